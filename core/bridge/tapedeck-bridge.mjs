@@ -125,35 +125,6 @@ function typeName(value) {
   return typeof value === "object" ? "dict" : typeof value;
 }
 
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-// Python's repr of a string: the same quotes and escapes, so messages read as tapedeck's host writes them.
-function strRepr(text) {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of text) {
-    const code = ch.codePointAt(0);
-    if (ch === "\\" || ch === quote) out += "\\" + ch;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (ch === " " || !UNPRINTABLE.test(ch)) out += ch;
-    else if (code < 0x100) out += "\\x" + code.toString(16).padStart(2, "0");
-    else if (code < 0x10000) out += "\\u" + code.toString(16).padStart(4, "0");
-    else out += "\\U" + code.toString(16).padStart(8, "0");
-  }
-  return out + quote;
-}
-
-// Python's repr of a JSON scalar (tapedeck's messages quote values that way); other values as JSON.
-function repr(value) {
-  if (value === null) return "None";
-  if (value === true) return "True";
-  if (value === false) return "False";
-  if (typeof value === "string") return strRepr(value);
-  return JSON.stringify(value);
-}
-
 const QUOTED = 80; // characters of a refused value a message quotes at most (core/shared/text.py's QUOTED)
 
 // `text` cut to at most `limit` UTF-16 units, never splitting a surrogate pair, marked with … (text.py's clip).
@@ -167,10 +138,50 @@ function clip(text, limit) {
   return out + "…";
 }
 
-// A value from outside as a message shows it (text.py's shown): a string cut before its repr, so the repr keeps
-// its closing quote; anything else's repr cut. A refused value of 100,000 characters is not written back whole.
-function shown(value) {
-  return typeof value === "string" ? strRepr(clip(value, QUOTED)) : clip(repr(value), QUOTED);
+// What JSON leaves as it is but a terminal acts on or draws out of order: DEL, the C1 controls, the line and
+// paragraph separators, the BiDi controls; written as their escapes, still the same JSON (text.py's _terminal_safe).
+const ACTIVE_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+function terminalSafe(json) {
+  return json.replace(ACTIVE_IN_JSON, (ch) => "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+function codePoints(text) {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+function grouped(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+// A value from outside as a message shows it, in the words of text.py's shown: as JSON, each character a terminal
+// acts on escaped, cut to QUOTED characters with … (a string before it is quoted, so the quotes stay) and then
+// followed by its whole length. A refused value of 100,000 characters is not written back whole.
+function shown(value, limit = QUOTED) {
+  if (typeof value === "string") {
+    const cut = clip(value, limit);
+    const text = terminalSafe(JSON.stringify(cut));
+    return cut === value ? text : `${text} (${grouped(codePoints(value))} characters)`;
+  }
+  const json = terminalSafe(JSON.stringify(value));
+  const cut = clip(json, limit);
+  return cut === json ? json : `${cut} (${grouped(codePoints(json))} characters of JSON)`;
+}
+
+// inbox.py's _number_given: a float beyond 64 bits by its size (its digits are not the ones sent), rounded to one
+// digit half to even as Python's format does; any other value as shown.
+function numberGiven(value) {
+  const v = Number(value);
+  if (!isFloat(value) || !Number.isInteger(v) || Math.abs(v) < 2 ** 63) return shown(value);
+  const digits = BigInt(Math.abs(v)).toString();
+  let lead = Number(digits[0]);
+  let exponent = digits.length - 1;
+  const [next, rest] = [digits[1], digits.slice(2)];
+  if (next > "5" || (next === "5" && (/[1-9]/.test(rest) || lead % 2 === 1))) lead += 1;
+  if (lead === 10) [lead, exponent] = [1, exponent + 1];
+  return `a number beyond what 64 bits hold, about ${v < 0 ? "-" : ""}${lead}e+${String(exponent).padStart(2, "0")}`;
 }
 
 function argError(op, name, [, kind, required, choices], value) {
@@ -180,7 +191,7 @@ function argError(op, name, [, kind, required, choices], value) {
     if (choices && !choices.includes(value))
       return `${op}: '${name}' must be one of ${choices.join(", ")} (got ${shown(value)})`;
   } else if (kind === "integer" && !(Number.isSafeInteger(value) && value >= 0)) {
-    return `${op}: '${name}' must be a non-negative integer (got ${shown(value)})`;
+    return `${op}: '${name}' must be a non-negative integer (got ${numberGiven(value)})`;
   }
   return null;
 }
@@ -235,8 +246,8 @@ function validate(op, args) {
 function originError(origin) {
   if (typeof origin !== "string") return `'origin' must be a string (got ${typeName(origin)})`;
   if (origin.length > 0 && origin.length <= MAX_ORIGIN_CHARS && ORIGIN.test(origin)) return null;
-  const shown = strRepr([...origin].slice(0, MAX_ORIGIN_CHARS + 1).join(""));
-  return `'origin' must be 1 to ${MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or digit (got ${shown})`;
+  const got = shown(origin, MAX_ORIGIN_CHARS); // whole up to the most it may have, so what is wrong is in sight
+  return `'origin' must be 1 to ${MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or digit (got ${got})`;
 }
 
 function tooDeep(value, limit) {

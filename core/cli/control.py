@@ -45,7 +45,7 @@ from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 
 DEFAULT_TIMEOUT = 30.0
 OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
@@ -66,9 +66,9 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ControlError(f"--arg expects KEY=VALUE (got {quoted(pair)!r})")
+            raise ControlError(f"--arg expects KEY=VALUE (got {shown(pair)})")
         if key in given:
-            raise ControlError(f"--arg {quoted(key)} is given twice ({quoted(given[key])!r}, then {quoted(text)!r}): "
+            raise ControlError(f"--arg {quoted(key)} is given twice ({shown(given[key])}, then {shown(text)}): "
                                "give it once")
         given[key] = text
         check_utf8(f"--arg {key}", text)
@@ -79,7 +79,7 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
             try:
                 out[key] = whole(text)
             except argparse.ArgumentTypeError:
-                raise ControlError(f"{op}: {key!r} must be an integer (got {quoted(text)!r})") from None
+                raise ControlError(f"{op}: {key!r} must be an integer (got {shown(text)})") from None
         else:
             out[key] = parse_value(text)
     return validate_request(op, out, kind)

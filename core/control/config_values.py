@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.shared.errors import ConfigError
+from core.shared.text import js_number, json_shown, quoted, shown
 
 MAX_DEPTH = 32
 INT_RANGE = range(-(2**63), 2**64)  # the integers a JSON event holds (signed or unsigned 64 bits)
@@ -20,20 +21,27 @@ ENTRY_NAMES = ("taskClass", "name")
 
 
 def describe(value: Any) -> str:
-    """A value as a message shows it, with its JSON type."""
+    """A value as a message shows it: as JSON (``json_shown``: cut to ``QUOTED`` characters, each character a terminal
+    acts on escaped), then its JSON type, and the whole length of one that was cut (``"kkk…" (a string of 100,000
+    characters)``)."""
     if value is None:
         return "null"
+    text, length = json_shown(value)
     if isinstance(value, bool):
-        return f"{'true' if value else 'false'} (a boolean)"
-    if isinstance(value, int | float):
-        return f"{value!r} (a number)"
-    if isinstance(value, str):
-        return f"{value[:60]!r} (a string)"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
+        kind = "a boolean"
+    elif isinstance(value, int | float):
+        kind = "a number"
+    elif isinstance(value, str):
+        kind = "a string"
+    elif isinstance(value, Mapping):
+        kind = "a table"
+    elif isinstance(value, list | tuple):
+        kind = "a list"
+    else:
+        kind = f"a {type(value).__name__}"
+    if length is None:
+        return f"{text} ({kind})"
+    return f"{text} ({kind} of {length:,} characters)" if isinstance(value, str) else f"{text} ({kind}, {length:,} characters of JSON)"
 
 
 def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
@@ -44,19 +52,21 @@ def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
     while stack:
         node, where, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ConfigError(f"{key}: the value is nested too deeply (more than {MAX_DEPTH} levels)")
+            raise ConfigError(f"{quoted(key)}: the value is nested too deeply (more than {MAX_DEPTH} levels)")
         if isinstance(node, float) and not math.isfinite(node):
             raise ConfigError(
-                f"{where}: {node!r} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
+                f"{quoted(where)}: {js_number(node)} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
                 "refused: the session log could not record them)"
             )
         if isinstance(node, int) and node not in INT_RANGE and in_force:  # only a float gives such an int here
             raise ConfigError(
-                f"{where} must be an integer the session log can record (-2**63 to 2**64-1), got {float(node):g} "
+                f"{quoted(where)} must be an integer the session log can record (-2**63 to 2**64-1), got {float(node):g} "
                 "(a number)"
             )
         if isinstance(node, int) and node not in INT_RANGE:
-            raise ConfigError(f"{where}: {node} is an integer beyond 64 bits, which the session log could not record")
+            raise ConfigError(
+                f"{quoted(where)}: {shown(node)} is an integer beyond 64 bits, which the session log could not record"
+            )
         if isinstance(node, str):
             _utf8(node, where)
         elif isinstance(node, Mapping):
@@ -71,7 +81,7 @@ def _utf8(text: str, where: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ConfigError(f"{where}: the text holds a character UTF-8 cannot encode (at {exc.start})") from exc
+        raise ConfigError(f"{quoted(where)}: the text holds a character UTF-8 cannot encode (at {exc.start})") from exc
 
 
 def check_type(value: Any, default: Any, key: str) -> None:
@@ -91,7 +101,7 @@ def check_type(value: Any, default: Any, key: str) -> None:
     else:
         return
     if not ok:
-        raise ConfigError(f"{key} must be {want}, got {describe(value)}")
+        raise ConfigError(f"{quoted(key)} must be {want}, got {describe(value)}")
     if isinstance(default, Mapping):
         for name, child in value.items():
             if name in default:
@@ -111,5 +121,5 @@ def child(node: Any, part: str, key: str) -> Any:
             if part == str(i) or (isinstance(entry, Mapping) and part in (entry.get(n) for n in ENTRY_NAMES)):
                 return entry
         names = [str(e.get(n)) for e in node if isinstance(e, Mapping) for n in ENTRY_NAMES if n in e]
-        raise ConfigError(f"{key}: no entry named {part!r} (entries: {', '.join(names) or 'none'})")
-    raise ConfigError(f"{key}: {part!r} is inside a plain value, not a table")
+        raise ConfigError(f"{quoted(key)}: no entry named {quoted(part)!r} (entries: {quoted(', '.join(names)) or 'none'})")
+    raise ConfigError(f"{quoted(key)}: {quoted(part)!r} is inside a plain value, not a table")

@@ -69,7 +69,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json, shown
+from core.shared.text import js_json, quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
@@ -172,7 +172,7 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
             )
         if is_start_only(args["key"]):
             raise ControlError(
-                f"config.set: {args['key']} is set only when the host starts (its --config file); a running host "
+                f"config.set: {quoted(args['key'])} is set only when the host starts (its --config file); a running host "
                 "keeps it"
             )
     return dict(args)
@@ -190,7 +190,7 @@ def origin_error(origin: object) -> str | None:
     if not 0 < len(origin) <= MAX_ORIGIN_CHARS or not ORIGIN.match(origin):
         return (
             f"'origin' must be 1 to {MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or "
-            f"digit (got {origin[:MAX_ORIGIN_CHARS + 1]!r})"
+            f"digit (got {shown(origin, MAX_ORIGIN_CHARS)})"  # whole up to the most it may have: what is wrong shows
         )
     return None
 

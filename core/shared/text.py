@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -109,10 +111,113 @@ def quoted(text: object) -> str:
     return clip(str(text), QUOTED)
 
 
-def shown(value: object) -> str:
-    """``value`` from outside (a config value) as a message shows it: its repr, a string cut by ``quoted`` first
-    (so the repr keeps its closing quote), anything else's repr cut to ``QUOTED`` characters."""
-    return repr(quoted(value)) if isinstance(value, str) else clip(repr(value), QUOTED)
+def shown(value: object, limit: int = QUOTED) -> str:
+    """``value`` from outside (a config value, a request's argument) as a message shows it: as JSON (``json_shown``),
+    a cut one followed by its whole length, ``"kkkk…" (100,000 characters)``."""
+    text, length = json_shown(value, limit)
+    if length is None:
+        return text
+    return f"{text} ({length:,} characters{'' if isinstance(value, str) else ' of JSON'})"
+
+
+def json_shown(value: object, limit: int = QUOTED) -> tuple[str, int | None]:
+    """``value`` as JSON as the DSH bridge words it too (``JSON.stringify``'s text, ``js_number``'s numbers), each
+    character a terminal acts on or draws out of order as its escape (``\\u001b``, ``\\u202e``), cut to ``limit``
+    characters (a string before it is quoted, so the quotes stay) with ``…``; and, when it was cut, its whole length
+    in characters (a string's own, else its JSON text's)."""
+    if isinstance(value, str):
+        cut = clip(value, limit)
+        return _terminal_safe(_string_json(cut)), None if cut == value else len(value)
+    text = _terminal_safe("".join(_json_pieces(value)))
+    cut = clip(text, limit)
+    return cut, None if cut == text else len(text)
+
+
+_ACTIVE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # JSON leaves them as they are
+_INDEX = re.compile(r"(?:0|[1-9][0-9]{0,9})\Z")  # a key JavaScript takes for an array index (below 2**32 - 1)
+
+
+def _terminal_safe(json_text: str) -> str:
+    """``json_text`` with DEL, the C1 controls, the line and paragraph separators and the BiDi controls, which JSON
+    writes as they are, as their ``\\uXXXX`` escapes (still the same JSON)."""
+    if not _ACTIVE_IN_JSON.search(json_text):
+        return json_text
+    return _ACTIVE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
+def _js_keys(keys: Iterable[str]) -> list[str]:
+    """Keys in the order JavaScript lists an object's: those that are array indexes first, by value, then the others
+    in the order given."""
+    keys = list(keys)
+    index = sorted((k for k in keys if _INDEX.match(k) and int(k) < 2**32 - 1), key=int)
+    first = set(index)
+    return index + [k for k in keys if k not in first] if index else keys
+
+
+def _json_pieces(value: object) -> Iterable[str]:
+    """The pieces of ``value``'s text as ``JSON.stringify`` writes it, in order, however deep it is nested (a float
+    as ``js_number`` writes it; any other value, such as a TOML date, as the JSON string of its text)."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Piece):
+            yield item.text
+        elif item is None or isinstance(item, bool):
+            yield "null" if item is None else "true" if item else "false"
+        elif isinstance(item, float):
+            yield js_number(item)
+        elif isinstance(item, int):
+            try:
+                yield str(item)
+            except ValueError:  # more digits than Python writes
+                yield f"{'-' if item < 0 else ''}1e+{int(item.bit_length() * 0.30103)}"
+        elif isinstance(item, Mapping):
+            keys = _js_keys(str(k) for k in item)
+            named = {str(k): v for k, v in item.items()}
+            parts: list[object] = []
+            for n, key in enumerate(keys):
+                parts += [_Piece(("{" if n == 0 else ",") + _string_json(key) + ":"), named[key]]
+            stack.extend(reversed([*parts, _Piece("}")] if parts else [_Piece("{}")]))
+        elif isinstance(item, list | tuple):
+            parts = [_Piece("[")]
+            for n, member in enumerate(item):
+                parts += [_Piece(","), member] if n else [member]
+            stack.extend(reversed([*parts, _Piece("]")]))
+        else:
+            yield _string_json(str(item))
+
+
+class _Piece:
+    """Text ``_json_pieces`` writes as it is (a bracket, a comma, a key)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def js_number(value: float) -> str:
+    """``value`` as JavaScript writes a number (``1``, ``1.5``, ``1e+21``, ``1e-7``; NaN and the infinities by their
+    JavaScript names), from the shortest digits that read back as it, which Python's repr gives too."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    _, digits_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digits_tuple)).rstrip("0")
+    k = len(digits)
+    n = int(exponent) + len(digits_tuple)  # value = 0.digits × 10**n
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        body = "0." + "0" * -n + digits
+    else:
+        body = f"{digits[0]}{'.' + digits[1:] if k > 1 else ''}e{'+' if n >= 1 else '-'}{abs(n - 1)}"
+    return ("-" if value < 0 else "") + body
 
 
 def js_json(value: Any) -> str:

@@ -142,7 +142,7 @@ def test_mode_is_a_dsh_argument_only() -> None:
         "text": "x",
         "mode": "queue",
     }
-    with pytest.raises(ControlError, match="unknown argument 'mode'"):
+    with pytest.raises(ControlError, match='unknown argument "mode"'):
         validate_request("message", {"text": "x", "mode": "queue"})
     with pytest.raises(ControlError, match="steer, queue"):
         validate_request("message", {"text": "x", "mode": "later"}, "dsh")

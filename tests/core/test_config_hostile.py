@@ -306,7 +306,7 @@ def test_an_arg_given_twice_quotes_its_long_values_cut() -> None:
     with pytest.raises(ControlError) as info:
         parse_args("checkpoint", [f"objective={_LONG}", f"objective={_LONG}x"])
     message = str(info.value)
-    assert message.startswith("--arg objective is given twice ('kkk") and "…" in message and len(message) < 1000, (
+    assert message.startswith('--arg objective is given twice ("kkk') and "…" in message and len(message) < 1000, (
         message[:300]
     )
 

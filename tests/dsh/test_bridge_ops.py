@@ -324,7 +324,7 @@ HOSTILE: list[tuple[bytes, str | None, str]] = [
     (b'{"id":"deep-1","op":"message","args":{"text":' + b"[" * 1000 + b"]" * 1000 + b"}}", "deep-1", "nested deeper than 32"),
     (b'{"id":"sur-1","op":"message","args":{"text":"a\\ud800b"}}', "sur-1", "not valid JSON"),
     (b'{"id":"big-1","op":"message","args":{"text":"' + b"x" * (2 << 20) + b'"}}', "big-1", "longer than 1048576 bytes"),
-    (b'{"id":"op-1","op":"explode","args":{}}', "op-1", "unknown control op 'explode'"),
+    (b'{"id":"op-1","op":"explode","args":{}}', "op-1", 'unknown control op "explode"'),
     (b'{"id":"arg-1","op":"expand","args":{"seq":-4}}', "arg-1", "'seq' must be a non-negative integer"),
     (b'{"id":"arg-2","op":"pause","args":[1,2]}', "arg-2", "args must be a JSON object"),
     (b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}', "bin-1", "not valid JSON"),

@@ -72,11 +72,11 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
 @pytest.mark.parametrize(
     ("op", "args", "message"),
     [
-        ("explode", {}, f"unknown control op 'explode'; valid ops: {VALID_OPS}"),
+        ("explode", {}, f'unknown control op "explode"; valid ops: {VALID_OPS}'),
         (None, {}, f"the request names no op; valid ops: {VALID_OPS}"),  # an inbox line without "op"
-        ("pause", {"force": True}, "pause: unknown argument 'force' (it takes no arguments)"),
+        ("pause", {"force": True}, 'pause: unknown argument "force" (it takes no arguments)'),
         ("expand", {}, "expand needs the argument 'seq'"),
-        ("expand", {"seq": "12"}, "expand: 'seq' must be a non-negative integer (got '12')"),
+        ("expand", {"seq": "12"}, "expand: 'seq' must be a non-negative integer (got \"12\")"),
         ("expand", {"seq": -1}, "expand: 'seq' must be a non-negative integer"),
         ("expand", {"seq": True}, "expand: 'seq' must be a non-negative integer"),
         ("message", {"text": "  "}, "message: 'text' must not be empty"),
@@ -87,7 +87,7 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
             {"key": "history.x", "value": 1},
             "must be <section>.<key> with a section of slice, rewind",
         ),
-        ("config.set", {"key": "slice.", "value": 1}, "config.set: key 'slice.' must be <section>.<key>"),
+        ("config.set", {"key": "slice.", "value": 1}, 'config.set: key "slice." must be <section>.<key>'),
         ("config.set", {"key": "slice.fold.minChars"}, "config.set needs the argument 'value'"),
         ("stop", ["now"], "stop: args must be a JSON object (got list)"),
     ],
@@ -166,7 +166,7 @@ def test_reader_reports_bad_lines_without_stopping(inbox: Path) -> None:
     assert "line 2 is not a JSON object" in (entries[1].error or "")
     assert "line 3 has no request id" in (entries[2].error or "")
     assert entries[3].request and entries[3].request["op"] == "explode"
-    assert entries[3].error and entries[3].error.startswith("unknown control op 'explode'")
+    assert entries[3].error and entries[3].error.startswith('unknown control op "explode"')
     assert entries[4].error and "'seq' must be a non-negative integer" in entries[4].error
     assert entries[5].error is None and entries[5].request == {
         "id": "r-ok",

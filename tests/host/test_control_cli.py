@@ -164,20 +164,20 @@ def test_a_wait_that_times_out_withdraws_its_request(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["explode"], "unknown control op 'explode'; valid ops: checkpoint, rewind"),
-        (["expand", "--arg", "seq=abc"], "expand: 'seq' must be an integer (got 'abc')"),
+        (["explode"], 'unknown control op "explode"; valid ops: checkpoint, rewind'),
+        (["expand", "--arg", "seq=abc"], "expand: 'seq' must be an integer (got \"abc\")"),
         # int() took other scripts' digits, '_' and spaces, and quoted 5000 digits whole
-        (["expand", "--arg", "seq=١٢"], "expand: 'seq' must be an integer (got '١٢')"),
-        (["expand", "--arg", "seq=1_2"], "expand: 'seq' must be an integer (got '1_2')"),
-        (["expand", "--arg", "seq= 12"], "expand: 'seq' must be an integer (got ' 12')"),
-        (["expand", "--arg", "seq=" + "9" * 5000], "expand: 'seq' must be an integer (got '999999999"),
-        (["expand", "--arg", "seq"], "--arg expects KEY=VALUE (got 'seq')"),
-        (["rewind", "--arg", "force=1"], "rewind: unknown argument 'force'"),
+        (["expand", "--arg", "seq=١٢"], "expand: 'seq' must be an integer (got \"١٢\")"),
+        (["expand", "--arg", "seq=1_2"], "expand: 'seq' must be an integer (got \"1_2\")"),
+        (["expand", "--arg", "seq= 12"], "expand: 'seq' must be an integer (got \" 12\")"),
+        (["expand", "--arg", "seq=" + "9" * 5000], "expand: 'seq' must be an integer (got \"999999999"),
+        (["expand", "--arg", "seq"], '--arg expects KEY=VALUE (got "seq")'),
+        (["rewind", "--arg", "force=1"], 'rewind: unknown argument "force"'),
         (["pause", "--timeout", "5"], "--timeout only applies together with --wait"),
         (["pause", "--wait", "--timeout", "0"], "--timeout must be a positive number of seconds"),
         # the last one was sent, the first dropped without a word
-        (["message", "--arg", "text=a", "--arg", "text=b"], "--arg text is given twice ('a', then 'b'): give it once"),
-        (["expand", "--arg", "seq=3", "--arg", " seq=4"], "--arg seq is given twice ('3', then '4'): give it once"),
+        (["message", "--arg", "text=a", "--arg", "text=b"], "--arg text is given twice (\"a\", then \"b\"): give it once"),
+        (["expand", "--arg", "seq=3", "--arg", " seq=4"], "--arg seq is given twice (\"3\", then \"4\"): give it once"),
     ],
 )
 def test_errors_exit_2_with_a_clear_message(

@@ -263,7 +263,7 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("slice.history.keepRecentTurns", '"abc"', "slice.history.keepRecentTurns must be a number, got 'abc' (a string)"),
+        ("slice.history.keepRecentTurns", '"abc"', 'slice.history.keepRecentTurns must be a number, got "abc" (a string)'),
         ("slice.history.keepRecentTurns", "-3", "history.keepRecentTurns must be a non-negative safe integer"),
         ("slice.nosuch", "1", "Unknown slice configuration key nosuch. Valid keys: "),
         ("rewind.toolName", '"bash"', "rewind.toolName 'bash' is the name of another tool"),
@@ -597,9 +597,9 @@ def test_a_request_to_a_dead_host_exits_3_and_writes_nothing(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["stpo"], "unknown control op 'stpo'"),
+        (["stpo"], 'unknown control op "stpo"'),
         (["rewind", "--arg", "markId=abc"], "rewind: 'markId' must be an integer"),
-        (["expand", "--arg", "sq=4"], "expand: unknown argument 'sq'"),
+        (["expand", "--arg", "sq=4"], 'expand: unknown argument "sq"'),
     ],
 )
 def test_a_malformed_request_to_a_dead_host_is_a_usage_error_not_no_host(

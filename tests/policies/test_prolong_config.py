@@ -90,7 +90,7 @@ def test_log_files_outside_the_workspace_are_rejected_at_load(value: object, mes
             {"promptOrder": 200},
             "prolong.promptOrder must be an integer in the tool-guidance band 100-199 (got 200)",
         ),
-        ({"registerCommand": "yes"}, "prolong.registerCommand must be true or false (got 'yes')"),
+        ({"registerCommand": "yes"}, 'prolong.registerCommand must be true or false (got "yes")'),
         ({"denyKeep": -1}, "prolong.denyKeep must be a non-negative integer (got -1)"),
         ({"logfile": "x"}, "prolong: unknown key 'logfile'"),
     ],

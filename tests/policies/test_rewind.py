@@ -419,7 +419,7 @@ def test_config_defaults_and_overrides() -> None:
             {"maxSummarizationRetries": 9},
             "rewind.maxSummarizationRetries must be an integer from 0 to 8 (got 9)",
         ),
-        ({"reportLanguage": "fr"}, "rewind.reportLanguage must be one of en, zh (got 'fr')"),
+        ({"reportLanguage": "fr"}, 'rewind.reportLanguage must be one of en, zh (got "fr")'),
         ({"summarizationModel": 3}, "rewind.summarizationModel must be a string (got 3)"),
         ({"toolName": ""}, "rewind.toolName must be a non-empty name"),
         ({"toolName": "fold back"}, "rewind.toolName must be 1 to 64 letters, digits, '_' or '-'"),

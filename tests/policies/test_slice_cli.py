@@ -67,7 +67,7 @@ def test_seal_text_preview_and_flags(log: Path, capsys: pytest.CaptureFixture[st
     ("flag", "value", "message"),
     [
         ("--keep-recent-turns", "-1", "history.keepRecentTurns must be a non-negative safe integer"),
-        ("--keep-recent-turns", "two", "slice.history.keepRecentTurns must be a number, got 'two' (a string)"),
+        ("--keep-recent-turns", "two", 'slice.history.keepRecentTurns must be a number, got "two" (a string)'),
         ("--entry-max-chars", "255", "history.entryMaxChars must be a safe integer >= 256"),
     ],
 )
