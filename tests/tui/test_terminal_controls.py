@@ -344,3 +344,39 @@ def test_config_values_the_log_set_are_drawn_as_pictures() -> None:
     check = Check("prolong.logFile", '"new"', "new", (("prolong.logFile", old, "new"),))
     for shown in (show_value(old), diff_text(check).plain):
         assert not _controls(shown) and "\u202e" not in shown and "old�2J�" in shown, shown
+
+
+async def test_a_policy_screens_message_line_and_outcomes_draw_control_characters_as_pictures(tmp_path: Path) -> None:
+    """The message line under a policy screen says why a view could not be derived, quoting the log (a host config
+    key that does not validate), and the outcome panel gives the host's reason for a rejection: both were drawn as
+    they came, so ESC ] 2 in either retitled the terminal while the screen was up; both are drawn as pictures."""
+    from core.control.inbox import outcome_event
+    from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, append_events, panel, read_inbox
+    from tests.tui.screens_policy.harness import settle as settle_screen
+    from tests.tui.screens_policy.scenarios import demo
+    from tui.screens.checkpoints import CheckpointsScreen
+    from tui.screens.config import ConfigScreen
+    from tui.screens.confirm import ConfirmScreen
+
+    log = LogBuilder()
+    log.events[0]["data"] = {**log.events[0]["data"], "config": {"slice": {f"x{ESCAPES}": 1}}}
+    log.start_turn("hi")
+    log.say("ok")
+    app = PolicyHarness(log.write(tmp_path / "bad"), ConfigScreen)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle_screen(pilot, lambda: "does not validate" in str(app.screen.query_one("#policy-message").render()))
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert not _controls(drawn) and "key x␛]52;c;" in drawn, drawn
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle_screen(pilot)
+        await pilot.press("w")
+        await settle_screen(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle_screen(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        append_events(path, [outcome_event(request, "rejected", error=f"no {ESCAPES}")])
+        await settle_screen(pilot, lambda: "rejected" in panel(app))
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert not _controls(drawn) and "no ␛]52;c;" in drawn, drawn

@@ -225,10 +225,10 @@ def outcome_line(item: TrackedRequest) -> Text:
     """One request as a line: state, what was asked, and the reason or detail."""
     line = Text()
     line.append(f"{item.state:<9}", style=_STATE_STYLE[item.state])
-    line.append(f" {item.label}")
-    if item.reason:
+    line.append(f" {printable(item.label)}")
+    if item.reason:  # the host's words, or an error quoting the log or the disk
         alarming = item.state in (REJECTED, CANCELLED, EXPIRED, UNKNOWN, NOT_SENT)
-        line.append(f" — {item.reason}", style="red" if alarming else "dim")
+        line.append(f" — {printable(item.reason)}", style="red" if alarming else "dim")
     return line
 
 
@@ -411,7 +411,7 @@ class PolicyScreen(Screen[None]):
         banner = self.query_one("#policy-readonly", Static)
         banner.display = reason is not None
         if reason is not None:
-            banner.update(Text(f"Read-only — actions are disabled: {reason}", style="bold"))
+            banner.update(Text(f"Read-only — actions are disabled: {printable(reason)}", style="bold"))
         self.refresh_bindings()
 
     # acting -----------------------------------------------------------------------------------------------
@@ -429,9 +429,10 @@ class PolicyScreen(Screen[None]):
         return self._read_only if action in self.ACTIONS else None
 
     def say(self, message: str, *, error: bool = False) -> None:
-        """Show a one-line message above the outcome panel (empty clears it)."""
+        """Show a one-line message above the outcome panel (empty clears it), its control characters as pictures:
+        why a view could not be derived or a request not sent quotes the log, the host or the disk."""
         self.query_one("#policy-message", Static).update(
-            Text(message, style="bold red" if error else "") if message else ""
+            Text(printable(message), style="bold red" if error else "") if message else ""
         )
 
     def confirm_then(
