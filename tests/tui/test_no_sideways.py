@@ -4,11 +4,13 @@ wrap or cut their lines. The snapshots of these screens at 60x20 are in tests/sn
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.app import App
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from tests.fleet.test_fleet_tui import _app as fleet_app
@@ -23,6 +25,15 @@ SIZES = [(60, 20), (80, 24)]
 KEYS = {"main": (), "surface": ("s",), "tape": ("t",), "folds": ("o",), "checkpoints": ("c",), "router": ("r",),
         "prolong": ("p",), "config": ("C",), "diagnostics": ("D",), "request": ("R",), "alerts": ("A",),
         "help": ("question_mark",), "filter": ("f",)}  # fmt: skip
+
+
+async def settled_sideways(pilot: Pilot[Any]) -> list[str]:
+    """``sideways`` once the layout has settled: a refit to the width runs after a refresh, so the widgets are
+    polled (up to 5 s) until none scrolls sideways, and those that still do are returned."""
+    deadline = time.monotonic() + 5
+    while (found := sideways(pilot.app)) and time.monotonic() < deadline:
+        await pilot.pause(0.05)
+    return found
 
 
 def sideways(app: App[Any]) -> list[str]:
@@ -42,8 +53,7 @@ async def test_no_screen_scrolls_sideways(tmp_path: Path, screen: str, size: tup
             for key in KEYS[screen]:
                 await pilot.press(key)
                 await settle(pilot)
-            await pilot.pause(0.1)  # a resize's refit runs after the refresh
-            assert sideways(app) == []
+            assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
 
@@ -55,7 +65,7 @@ async def test_the_fleet_does_not_scroll_sideways(tmp_path: Path, size: tuple[in
         async with app.run_test(size=size) as pilot:
             await _loaded(pilot, 3)
             await settle(pilot)
-            assert sideways(app) == []
+            assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
 
@@ -74,9 +84,8 @@ async def test_the_diagnostics_of_a_damaged_log_do_not_scroll_sideways(tmp_path:
             await settle(pilot)
             await pilot.press("D")
             await settle(pilot)
-            await pilot.pause(0.1)
             table = app.screen.query_one("#diagnostics-table")
             assert table.row_count >= 5  # type: ignore[attr-defined]
-            assert sideways(app) == []
+            assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
