@@ -42,20 +42,20 @@ def test_load_keymap(tmp_path: Path) -> None:
     keymap, problems = load_keymap(path, IDS)
     assert keymap == {"main.search": "ctrl+f", "main.filter": "f2,ctrl+g"}
     assert problems == [
-        f"{path}: unknown binding id 'nope' (press ? to see the ids)",
+        f'{path}: unknown binding id "nope" (press ? to see the ids)',
         f'{path}: app.help must be a string of keys such as "ctrl+f" or "f3,ctrl+f"',
     ]
     path.write_text('main.search = "\\u001b[2J"\nmain.filter = "f2,ctrl+\\u0085"\n')  # drawn in the footer, the palette
     assert load_keymap(path, IDS) == ({}, [
-        f"{path}: main.search: '\\x1b[2J' holds a control character, which no key name does",
-        f"{path}: main.filter: 'f2,ctrl+\\x85' holds a control character, which no key name does",
+        f'{path}: main.search: "\\u001b[2J" holds a control character, which no key name does',
+        f'{path}: main.filter: "f2,ctrl+\\u0085" holds a control character, which no key name does',
     ])  # fmt: skip
     # a private-use, unassigned or format character is no control, and no key sends it either: the binding was
     # taken, and the key could never be pressed (found by tests/test_hostile_files.py once its seed was a keymap)
     path.write_text('main.search = "\\ue000"\nmain.filter = "f2,a\\u200bb"\n')
     assert load_keymap(path, IDS) == ({}, [
-        f"{path}: main.search: '\\ue000' holds U+E000, a character no key name has",
-        f"{path}: main.filter: 'f2,a\\u200bb' holds U+200B, a character no key name has",
+        f'{path}: main.search: "\ue000" holds U+E000, a character no key name has',
+        f'{path}: main.filter: "f2,a\u200bb" holds U+200B, a character no key name has',
     ])  # fmt: skip
     path.write_text("main.search = \n")
     keymap, problems = load_keymap(path, IDS)
@@ -106,7 +106,7 @@ async def test_app_applies_the_keymap(tmp_path: Path) -> None:
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
-        assert app.keymap_problems == [f"{keymap}: unknown binding id 'main.bogus' (press ? to see the ids)"]
+        assert app.keymap_problems == [f'{keymap}: unknown binding id "main.bogus" (press ? to see the ids)']
         screen = main_screen(app)
         assert screen is not None
         await pilot.press("slash")
