@@ -9,26 +9,41 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from core.cli import Command
+if TYPE_CHECKING:
+    from core.cli import Command
 
-TUI_COMMANDS: dict[str, Command] = {
-    "watch": Command("tui.cli_watch", "follow a session log live in the terminal UI"),
-    "fleet": Command("tui.cli_fleet", "every session under sessions roots in one table, the ones needing you first"),
-    "demo": Command("tui.cli_demo", "watch a scripted agent fix a failing test, live, with operator control"),
+# Each command's module and help (core.cli.Command's fields): this module imports nothing of core.cli as it loads,
+# so that the console script holds SIGTERM before anything that takes time (run).
+_TUI_COMMANDS = {
+    "watch": ("tui.cli_watch", "follow a session log live in the terminal UI"),
+    "fleet": ("tui.cli_fleet", "every session under sessions roots in one table, the ones needing you first"),
+    "demo": ("tui.cli_demo", "watch a scripted agent fix a failing test, live, with operator control"),
 }
+
+
+def tui_commands() -> dict[str, Command]:
+    """The TUI's commands, by name."""
+    from core.cli import Command
+
+    return {name: Command(*spec) for name, spec in _TUI_COMMANDS.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``tapedeck`` with every subcommand, the TUI's included."""
     from core.cli import main as core_main
 
-    return core_main(sys.argv[1:] if argv is None else argv, extra_commands=TUI_COMMANDS)
+    return core_main(sys.argv[1:] if argv is None else argv, extra_commands=tui_commands())
 
 
 def run() -> int:
-    """The console script's entry: ``main``, then everything left is frozen, as the process ends here: the
+    """The console script's entry: SIGTERM and Ctrl-C held from its first step until the command takes them or lets
+    them go (``core.shared.held_signals``), ``main``, then everything left is frozen, as the process ends here: the
     interpreter's final collection skips a heap that exiting frees anyway (10 ms a command)."""
+    from core.shared.held_signals import hold
+
+    hold()
     from core.cli.common import ends_after_command
 
     ends_after_command()

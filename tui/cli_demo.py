@@ -30,7 +30,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
-from tui.cli import TUI_COMMANDS
+from tui.cli import tui_commands
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
 BASE_CHUNK_DELAY = 0.004
@@ -180,7 +180,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``demo``."""
     p = sub.add_parser(
         "demo",
-        help=TUI_COMMANDS["demo"].help,
+        help=tui_commands()["demo"].help,
         description=(
             "Create a small Python project with a failing test in a temporary workspace, run the reference host "
             "on it with a bundled six-turn script, and open the TUI on the live log. The host lives only as long as "

@@ -11,7 +11,7 @@ from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import parse_remote
-from tui.cli import TUI_COMMANDS
+from tui.cli import tui_commands
 
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``fleet``."""
     p = sub.add_parser(
         "fleet",
-        help=TUI_COMMANDS["fleet"].help,
+        help=tui_commands()["fleet"].help,
         description=(
             "One table of every session under the sessions roots (or of the logs and session directories given): "
             "title, host state, attention (why a session needs you now), turn.step, how the last turn ended, phase "

@@ -14,7 +14,7 @@ from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogIncompleteError, TapedeckError
-from tui.cli import TUI_COMMANDS
+from tui.cli import tui_commands
 
 
 def watch_target(path: str | None) -> Path:
@@ -95,7 +95,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``watch``."""
     p = sub.add_parser(
         "watch",
-        help=TUI_COMMANDS["watch"].help,
+        help=tui_commands()["watch"].help,
         description=(
             "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
             "session, subagent children included, in the fleet table: `tapedeck fleet`). Without PATH the newest "

@@ -167,6 +167,9 @@ def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command
         from core.cli.stops import started
 
         return started(lambda: _dispatch(words, extra_commands))
+    from core.shared.held_signals import let_go
+
+    let_go()  # any other command: the console script's hold ends, a signal held meanwhile acts now
     return _dispatch(words, extra_commands)
 
 

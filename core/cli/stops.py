@@ -1,6 +1,8 @@
 """SIGTERM and Ctrl-C for ``tapedeck run``, taken from the moment ``main`` knows the command is ``run``, before the
 host's modules are imported: a SIGTERM in the half second a run takes to start (imports, the config, the model's
-provider, the log) took the default action, which ended the process at once, exit status -15, with no word.
+provider, the log) took the default action, which ended the process at once, exit status -15, with no word. The
+console script holds them from its first step (``core.shared.held_signals``), and one held there is taken here as
+one that came once the handler was in place.
 
 Before the host is made, a first signal ends the command where it stands (``Terminated``, or Ctrl-C's
 ``KeyboardInterrupt``), caught by ``started``: nothing was written. While the host makes or opens its log the
@@ -14,6 +16,8 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
+
+from core.shared import held_signals
 
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
 EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
@@ -52,20 +56,23 @@ class Stops:
 
     @contextlib.contextmanager
     def taken(self) -> Iterator[None]:
-        """Within: both signals come here (once installed, a nested ``taken`` changes nothing). Only a process's main
-        thread takes signals (``main`` run on another thread, as tests run it, leaves them as they are)."""
+        """Within: both signals come here (once installed, a nested ``taken`` changes nothing), and one the console
+        script held is noted, for ``release`` to act on. Only a process's main thread takes signals (``main`` run on
+        another thread, as tests run it, leaves them as they are)."""
         if self._installed or threading.current_thread() is not threading.main_thread():
             yield
             return
         previous = {sig: signal.signal(sig, self) for sig in SIGNALS}
         self._installed = True
         try:
+            if (early := held_signals.taken()) is not None:  # held since the console script's first step
+                self.noted.append(early)  # acted on at ``release``
             yield
         finally:
             self._installed = False
             for sig, handler in previous.items():
                 if handler is not None:  # None: a handler set from C, which Python cannot set back
-                    signal.signal(sig, handler)
+                    signal.signal(sig, held_signals.usual(handler, sig))
 
     def hold(self) -> None:
         """From now until ``release`` a signal waits (the host makes or opens its log)."""
@@ -98,6 +105,7 @@ def started(command: Callable[[], int]) -> int:
     try:
         with stops.taken():
             try:
+                stops.release()  # a signal held since the console script's first step ends the run here
                 return command()
             except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
                 if not stops.ending:  # not a signal's

@@ -168,12 +168,12 @@ def test_a_type_or_turn_that_filters_nothing_is_refused(
 def test_demo_refuses_what_it_cannot_run_with(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    from tui.cli import TUI_COMMANDS
+    from tui.cli import tui_commands
 
     file = tmp_path / "a-file"
     file.write_text("x")
     argv = ["demo", "--no-tui", "--sessions-root", str(tmp_path / "root"), *(a.format(file=file) for a in args)]
-    assert main(argv, extra_commands=TUI_COMMANDS) == 2
+    assert main(argv, extra_commands=tui_commands()) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"tapedeck: {message.format(file=file)}\n")
     assert not (tmp_path / "root").exists()
@@ -185,12 +185,12 @@ def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
 ) -> None:
     """Under the TUI the host's own error went nowhere ('the demo host did not start (exit code 2); try
     --no-tui'), and either way the demo ended with 'demo log kept at …', naming a log that was never written."""
-    from tui.cli import TUI_COMMANDS
+    from tui.cli import tui_commands
 
     file = tmp_path / "a-file"
     file.write_text("x")
     argv = ["demo", "--speed", "0", "--sessions-root", str(file), *([] if tui else ["--no-tui"])]
-    assert main(argv, extra_commands=TUI_COMMANDS) == 2
+    assert main(argv, extra_commands=tui_commands()) == 2
     out, err = capfd.readouterr()
     assert f"cannot create the session directory {file}/" in err, err
     assert "demo log kept" not in out and "no demo log was written" in out, out
@@ -279,10 +279,10 @@ def test_a_day_of_seconds_is_the_longest_wait(value: float) -> None:
 def test_an_empty_path_is_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     # '' is Path('.'): 'sessions ""' listed the working directory as 'no sessions under ', exit 0, 'alerts ""' found
     # 'no alerts' there, and the others named '.' as the log that is not there
-    from tui.cli import TUI_COMMANDS
+    from tui.cli import tui_commands
 
     with pytest.raises(SystemExit) as done:
-        main(argv, TUI_COMMANDS)
+        main(argv, tui_commands())
     assert done.value.code == 2
     assert "an empty path names nothing" in capsys.readouterr().err
 
@@ -303,11 +303,11 @@ def test_an_empty_path_option_is_refused(
     # as an empty PATH is: '' is Path('.'), so 'run --sessions-root ""' wrote the session into the agent's
     # workspace, '--workspace ""' ran there, '--resume ""' started a new session, '--evidence ""' weighed none and
     # '--config ""' and '-o ""' named '.' as the file that is a directory; 'bridge install ""' took $DSH_HOME
-    from tui.cli import TUI_COMMANDS
+    from tui.cli import tui_commands
 
     log = str(fixtures_dir / FIXTURE)
     with pytest.raises(SystemExit) as done:
-        main([log if word == "LOG" else word for word in argv], TUI_COMMANDS)
+        main([log if word == "LOG" else word for word in argv], tui_commands())
     assert done.value.code == 2
     assert "an empty path names nothing" in capsys.readouterr().err
 

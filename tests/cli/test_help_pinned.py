@@ -10,9 +10,9 @@ from collections.abc import Callable
 import pytest
 
 from core.cli import COMMANDS, build_parser, main
-from tui.cli import TUI_COMMANDS
+from tui.cli import tui_commands
 
-ALL = {**COMMANDS, **TUI_COMMANDS}
+ALL = {**COMMANDS, **tui_commands()}
 NESTED = [["bridge", "install"], ["bridge", "remove"], ["bridge", "status"], ["cache", "info"], ["cache", "clear"]]
 ARGVS = [
     [],
@@ -27,7 +27,7 @@ ARGVS = [
 
 def _full(argv: list[str]) -> int:
     """``main`` with the parser of every command (``build_parser`` without a command)."""
-    parser = build_parser(TUI_COMMANDS)
+    parser = build_parser(tui_commands())
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
@@ -50,6 +50,6 @@ def test_the_parser_of_one_command_prints_what_the_parser_of_all_prints(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "100")  # argparse wraps help to the terminal's width
     full = _outcome(lambda: _full(argv), capsys)
-    lazy = _outcome(lambda: main(argv, extra_commands=TUI_COMMANDS), capsys)
+    lazy = _outcome(lambda: main(argv, extra_commands=tui_commands()), capsys)
     assert lazy == full
     assert full[0] in (0, 2) and (full[1] or full[2])

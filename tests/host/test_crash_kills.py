@@ -512,3 +512,45 @@ def test_a_wait_ended_by_ctrl_c_or_sigterm_withdraws_its_request_as_a_timeout_do
     assert err == (f"tapedeck: {how} while waiting; request {request['id']} was withdrawn, so the host will never "
                    "apply it\n"), err  # fmt: skip
     assert request["id"] in [json.loads(line).get("withdraw") for line in inbox.read_text().splitlines()]
+
+
+# The console script (tui.cli:run), with a SIGTERM sent to itself the moment it first imports MODULE: as early as
+# Python code can send one, at each step of a run's start, with no clock to race.
+SIGNALLED_AT_IMPORT = """
+import os, signal, sys
+class SignalAt:
+    def find_spec(self, name, path=None, target=None):
+        if name == %r:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return None
+sys.meta_path.insert(0, SignalAt())
+from tui.cli import run
+sys.exit(run())
+"""
+
+
+@pytest.mark.parametrize("module", ["core.cli", "core.cli.common", "core.cli.stops", "core.cli.host", "core.host.loop"])
+def test_a_sigterm_at_any_step_of_the_console_script_s_start_is_taken(
+    tmp_path: Path, processes: Processes, module: str
+) -> None:
+    """For the first 0.05-0.1 s of 'tapedeck run' (its modules loading: core.cli, before its handler was put in
+    place) a SIGTERM took the default action: the run died, exit -15, with no word. The console script holds the
+    signals from its first step, and the run takes one that came meanwhile as soon as its handler is in place: exit
+    143, and nothing written (or, once the host has made its log, the log records the stop and resumes)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+    proc = processes.start([sys.executable, "-c", SIGNALLED_AT_IMPORT % module, "run", "task", *common,
+                            "--workspace", str(workspace), "--session-id", "s1"], cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, (proc.returncode, err)
+    log = log_path(root, str(workspace), "s1", False)
+    if log.exists():
+        assert "terminated" in err and "Traceback" not in err, err
+        assert main(["run", "--resume", str(log), *common]) == 0
+    else:
+        assert err == "tapedeck: terminated before the session started; nothing was written\n", err
