@@ -163,10 +163,12 @@ _OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret
 _OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)")
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
-# -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``, ``docker
-# login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``,
+# -p …``, ``mysql -p…`` and MariaDB's (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``/``--pass …``,
+# ``curl -u user:…``, ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
+# aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
+# dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``, Windows' ``net user bob …``,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
-# keytool's ``-storepass``/``-keypass``, openssl's ``-pass pass:…``, the argument after the user's of ``htpasswd
+# keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
 # (``change_password``, ``authenticate_user``), and the first argument of Windows' ``net use`` after its share that
 # is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``: ``_NET_USE``)
@@ -198,14 +200,19 @@ _NET_USE = (
     rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
 )
 _CLI_PASSWORD = re2.compile(
-    rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
-    rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+"
+    rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
+    rb"|redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+"
+    rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
     rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|\b(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
-    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out)?[ \t]+\\?[\"']?pass:"
-    rb"|" + _HTPASSWD
+    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
+    rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
+    rb"|(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+"
+    rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?\\?[\"']?[A-Za-z0-9_$#]+/"
+    rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT
+    + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
     + rb"|" + _NET_USE
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
@@ -214,6 +221,10 @@ _CLI_PASSWORD = re2.compile(
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
 # to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
 _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+# the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
+# (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
+_ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+_ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
 # bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
 _SQL_PASSWORD = re2.compile(
@@ -361,7 +372,8 @@ _SCREEN = (
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
-    + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
+    + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
+    + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -654,7 +666,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 
 # the patterns whose value a quote may open (``_quoted_end``)
-_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _SQL_PASSWORD, _NAMED_VALUE)
+_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _SQL_PASSWORD, _NAMED_VALUE)
 
 
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
@@ -738,6 +750,12 @@ def _keygen_value(data: bytes, m: Any) -> bool:
     option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
     (``"$PASSPHRASE"``)."""
     return b"ssh-keygen" in _command(data, m.start()) and _cli_value(data, m)
+
+
+def _admin_value(data: bytes, m: Any) -> bool:
+    """True when ``password …`` is the new password ``mysqladmin`` (or ``mariadb-admin``) sets: that command is the
+    one the word is given to, and the value is no reference (``$NEW_PW``)."""
+    return _ADMIN.search(_command(data, m.start())) is not None and _cli_value(data, m)
 
 
 def _command(data: bytes, at: int) -> bytes:
@@ -871,7 +889,8 @@ class Redactor:
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
-            ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
+            ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
+            ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),
             ("key", _YAML_BLOCK, 4, _yaml_block),

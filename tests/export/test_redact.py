@@ -70,7 +70,10 @@ ASSIGNMENTS = st.tuples(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
      "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key ", "mongosh -u admin -p ",
      "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p",
-     "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob ", "net use Z: //srv/share /user:bob "]
+     "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob ", "net use Z: //srv/share /user:bob ",
+     "docker login -u bob -p", "mariadb -uroot -p", "mysqladmin -u root -pOld1pw password ", "redis-cli --pass ",
+     "openssl pkcs12 -export -password pass:", "openssl enc -d -k ", "sqlplus scott/", "rman target sys/",
+     "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1871,6 +1874,43 @@ def test_the_password_net_use_takes_goes(text: str, out: str) -> None:
 def test_net_use_without_a_password_stays() -> None:
     text = ("net use Z: \\\\srv\\share /user:bob /persistent:no\nnet use Z: \\\\srv\\share /user:bob *\nnet use\n"
             "net use Z: \\\\srv\\share\nnet use Z: /delete\nnet use \\\\srv\\share * /user:bob\n")
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("docker login -u bob -pHunter2pw", "docker login -u bob -p[redacted key]"),
+        ("mariadb-dump -u root -pHunter2pw db", "mariadb-dump -u root -p[redacted key] db"),
+        ("mysqladmin -u root -pOld1pw password 'two words'", "mysqladmin -u root -p[redacted key] password '[redacted key]'"),
+        ("redis-cli -h h --pass Hunter2pw ping", "redis-cli -h h --pass [redacted key] ping"),
+        ("openssl pkcs12 -export -password pass:Hunter2pw -in c", "openssl pkcs12 -export -password pass:[redacted key] -in c"),
+        ("openssl enc -d -aes256 -k Hunter2pw -in f", "openssl enc -d -aes256 -k [redacted key] -in f"),
+        ("sqlplus -s scott/Hunter2pw", "sqlplus -s scott/[redacted key]"),
+        ("expdp userid=scott/Hunter2pw dumpfile=x", "expdp userid=scott/[redacted key] dumpfile=x"),
+        ("NET USER bob Hunter2pw /add", "NET USER bob [redacted key] /add"),
+        ("nmcli dev wifi connect Home password 'two words'", "nmcli dev wifi connect Home password '[redacted key]'"),
+        ("nmcli con modify x wifi-sec.psk Hunter2pw", "nmcli con modify x wifi-sec.psk [redacted key]"),
+        ("wpa_passphrase Home Hunter2pw", "wpa_passphrase Home [redacted key]"),
+        ('{"command": "wpa_passphrase Home \\"Hunter2pw\\""}', '{"command": "wpa_passphrase Home \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_more_command_lines_that_take_a_password_let_it_go(text: str, out: str) -> None:
+    """Command lines that take a password went out: docker's ``-p`` glued to it, MariaDB's clients, ``mysqladmin
+    password NEW``, ``redis-cli --pass``, openssl's ``-password pass:`` and ``enc -k``, Oracle's ``user/password``
+    (sqlplus, rman, expdp), Windows' ``net user bob PW``, nmcli's ``password``/``wifi-sec.psk`` and
+    ``wpa_passphrase SSID PW``."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == out.count("[redacted key]"), found
+
+
+def test_those_command_lines_without_a_password_stay() -> None:
+    text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
+            "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
+            "wpa_passphrase Home\nopenssl enc -aes256 -kfile f\nnmcli dev wifi connect Home --ask\n"
+            "echo the password is set\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
