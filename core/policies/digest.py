@@ -66,6 +66,7 @@ class Digest:
 # ---------------------------------------------------------------------------------------------- patterns
 _A = re.ASCII
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+[:|]\s?", _A)
+_SPACES = " \t\n\r\f\v"  # what ``\s`` matches in an ASCII pattern
 _STRUCTURED = re.compile(r"^\s*(?:[A-Za-z_][\w.\-]*\s*[=:]\s*\S|#{1,6}\s|\[[^\]]+\]\s*$|```)", _A)
 _STRUCTURED_KEY = re.compile(r"^([A-Za-z_][\w.\-]*)\s*[=:]", _A)
 _CODE_EXT = re.compile(
@@ -110,7 +111,11 @@ _KEY_CUT = re.compile(r"[:=]")
 
 
 def _strip(line: str) -> str:
-    return _LINE_NUMBER_PREFIX.sub("", line, count=1)
+    """``line`` without its line-number prefix (``12: ``, ``  7| ``), if it has one. The pattern is tried only on
+    a line whose first character after ASCII spaces (``\\s`` in an ASCII pattern) is a digit: most lines are not
+    numbered, and a call of the pattern costs more than that look."""
+    first = line.lstrip(_SPACES)[:1]
+    return _LINE_NUMBER_PREFIX.sub("", line, count=1) if "0" <= first <= "9" else line
 
 
 def _is_blank(line: str) -> bool:
@@ -128,7 +133,7 @@ def _structured_key(line: str) -> str:
 
 
 def _non_blank(lines: Iterable[str]) -> list[str]:
-    return [s for s in (_strip(line) for line in lines) if s.strip()]
+    return [s for s in map(_strip, lines) if s.strip()]
 
 
 # ---------------------------------------------------------------------------------------------- kinds
@@ -139,7 +144,11 @@ def looks_like_code_path(path: str | None) -> bool:
 
 def looks_like_code(text: str) -> bool:
     """True when at least 15% of 8 or more non-blank lines look like code."""
-    lines = _non_blank(text.split("\n"))
+    return _code_lines(_non_blank(text.split("\n")))
+
+
+def _code_lines(lines: list[str]) -> bool:
+    """``looks_like_code`` of the text whose non-blank lines are ``lines``."""
     if len(lines) < 8:
         return False
     return sum(1 for line in lines if _CODE_LINE.match(line)) >= len(lines) * 0.15
@@ -147,9 +156,11 @@ def looks_like_code(text: str) -> bool:
 
 def detect_content_kind(text: str, path: str | None = None) -> ContentKind:
     """Classify command output: code, search hits, log output, or anything else as data."""
-    if looks_like_code_path(path) or looks_like_code(text):
+    if looks_like_code_path(path):
         return "code"
-    lines = _non_blank(text.split("\n"))
+    lines = _non_blank(text.split("\n"))  # split and stripped once, for the code test and the others
+    if _code_lines(lines):
+        return "code"
     if len(lines) < 4:
         return "data"
     if sum(1 for line in lines if _SEARCH_LINE.match(line)) >= len(lines) * 0.6:

@@ -142,3 +142,17 @@ def test_search_markers_count_the_dropped_matches(
         total = sum(1 for h in hits if h[0] == name)
         shown = sum(1 for line in kept if line.startswith(f"{name}:"))
         assert shown == (min(total, per_file) if d.digested else total)
+
+
+# every character class the line-number prefix's pattern tells apart: ASCII spaces, the separators' look-alikes,
+# ASCII and other digits, and whitespace that ``\s`` leaves alone in an ASCII pattern (``\x1c``, no-break space)
+PREFIX_ALPHABET = st.sampled_from(list(" \t\n\r\f\v\x1c\x1f\x85\xa0\u2003:|;0123456789٣０xé😀"))
+
+
+@given(st.one_of(st.lists(PREFIX_ALPHABET, max_size=12).map("".join), st.text(max_size=12)))
+@settings(max_examples=2000, deadline=None)
+def test_strip_is_the_prefix_pattern(line: str) -> None:
+    """``_strip`` tries the pattern only on lines that may hold a prefix: it gives what the pattern alone does."""
+    from core.policies.digest import _strip
+
+    assert _strip(line) == PREFIX.sub("", line, count=1)
