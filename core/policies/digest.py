@@ -82,11 +82,17 @@ _CODE_LINE = re.compile(
     _A,
 )
 _SEARCH_LINE = re.compile(r"^(?:[\w.\-~]+/)*[\w.\-]+\.\w{1,8}:\d+[:|]|^(?:[\w.\-~]+/)+[\w.\-]+:\d+[:|]", _A)
-_LOG_LINE = re.compile(
-    r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}"
-    r"|\b(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|PANIC|CRITICAL)\b"
+# A line of log output: one that starts as a log line does (a timestamp, a stack frame, a TAP or check mark) or
+# holds a level or outcome word anywhere. The two are apart: searched as one pattern, every start anchor was tried
+# again at each position of the line (2.5 times the cost, on a tool result's lines).
+_LOG_START = re.compile(
+    r"\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\s*\[?\d{2}:\d{2}:\d{2}|\s+at \S+ \(|\s+File \"|(?:ok|not ok) \d|\s*[✓✗]",
+    _A,
+)
+_LOG_WORD = re.compile(
+    r"\b(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|PANIC|CRITICAL)\b"
     r"|\b(?:PASSED|FAILED|SKIPPED|passed|failed|error\[E\d+\]|Traceback|Exception|npm (?:ERR|WARN)!|Compiling"
-    r"|warning:|error:)\b|^\s+at \S+ \(|^\s+File \"|^(?:ok|not ok) \d|^\s*[✓✗]",
+    r"|warning:|error:)\b",
     _A,
 )
 _ERROR_LINE = re.compile(
@@ -165,7 +171,7 @@ def detect_content_kind(text: str, path: str | None = None) -> ContentKind:
         return "data"
     if sum(1 for line in lines if _SEARCH_LINE.match(line)) >= len(lines) * 0.6:
         return "search"
-    if sum(1 for line in lines if _LOG_LINE.search(line)) >= len(lines) * 0.3:
+    if sum(1 for line in lines if _LOG_START.match(line) or _LOG_WORD.search(line)) >= len(lines) * 0.3:
         return "log"
     return "data"
 

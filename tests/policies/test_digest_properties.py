@@ -156,3 +156,27 @@ def test_strip_is_the_prefix_pattern(line: str) -> None:
     from core.policies.digest import _strip
 
     assert _strip(line) == PREFIX.sub("", line, count=1)
+
+
+# the log-line pattern as one search (before it was split into a start match and a word search)
+OLD_LOG_LINE = re.compile(
+    r"^\s*\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}"
+    r"|\b(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|PANIC|CRITICAL)\b"
+    r"|\b(?:PASSED|FAILED|SKIPPED|passed|failed|error\[E\d+\]|Traceback|Exception|npm (?:ERR|WARN)!|Compiling"
+    r"|warning:|error:)\b|^\s+at \S+ \(|^\s+File \"|^(?:ok|not ok) \d|^\s*[✓✗]",
+    re.ASCII,
+)
+LOG_PIECES = st.sampled_from(
+    [" ", "\t", "\x1c", "\xa0", "x", "_", "é", "1", "12", "2024-01-02", "T", ":", "[", "(", '"', "-", "✓", "✗",
+     "at ", "File ", "ok ", "not ok ", "ERROR", "WARN", "WARNING", "INFO", "PASSED", "failed", "error[E0308]",
+     "error:", "warning:", "npm ERR!", "npm WARN!", "Traceback", "Compiling", "Exception", "12:34:56", "2024-01-02 10:11"]
+)  # fmt: skip
+
+
+@given(st.one_of(st.lists(LOG_PIECES, max_size=10).map("".join), st.text(max_size=16)))
+@settings(max_examples=3000, deadline=None)
+def test_log_line_is_the_one_pattern(line: str) -> None:
+    """A start match or a word search finds a log line exactly where the one pattern's search did."""
+    from core.policies.digest import _LOG_START, _LOG_WORD
+
+    assert bool(_LOG_START.match(line) or _LOG_WORD.search(line)) == bool(OLD_LOG_LINE.search(line))
