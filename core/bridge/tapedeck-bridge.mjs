@@ -28,6 +28,7 @@ const COMMAND = "td";
 const POLL_MS = 150;
 const HEARTBEAT_MS = 1000;
 const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reload, not an absence
+const HEARTBEAT_FRESH_MS = 5000; // a heartbeat younger than this means a bridge writes the file (core/bridge/files.py)
 const HANDOVER_MS = 5000; // how long a replaced bridge keeps held steps for its successor
 const INBOX = "control.jsonl";
 const OUTCOMES = "control.outcomes.jsonl";
@@ -1130,23 +1131,43 @@ function servedByOther(previous, dir, plugin) {
 // Where the directory `here` (of identity `mine`, on machine `machine`) was copied from, as bridge.json there
 // (`previous`) names it: another machine's directory (whatever its path here names), or another directory of this
 // machine that is still the one it names; undefined when `here` is that directory, or it was moved here (the old
-// path is gone, or names another directory now: what its inbox holds was sent to this session). A file from a
-// plugin that wrote no identity is judged by its path alone.
+// path is gone, or names another directory now: what its inbox holds was sent to this session). A file of another
+// machine id that names this directory's device, inode and path, and that no bridge writes now (exited, or its
+// heartbeat old), is this directory's own: the machine's id changed (a container rebuilt on its volume), the rule
+// tapedeck reads it by (`placed` in core/bridge/files.py). A file from a plugin that wrote no identity is judged by
+// its path alone.
 function copyOf(previous, here, mine, machine) {
   const recorded = typeof previous.dir === "string" && previous.dir ? previous.dir : undefined;
   const id = typeof previous.dirId === "string" ? previous.dirId : undefined;
   if (id && mine) {
     if (id === mine) return undefined;
-    if (id.split(":")[0] !== machine) return `${recorded ?? "a session directory"} on another machine`;
+    const [idMachine, ...place] = id.split(":");
+    if (idMachine !== machine) {
+      const beat = Number.isSafeInteger(previous.heartbeat) ? previous.heartbeat : undefined;
+      const written = previous.state !== "exited" && beat !== undefined && Math.abs(Date.now() - beat) < HEARTBEAT_FRESH_MS;
+      const own = place.join(":") === mine.split(":").slice(1).join(":") && recorded !== undefined;
+      if (own && !written && sameDir(recorded, here)) return undefined;
+      return `${recorded ?? "a session directory"} on another machine`;
+    }
     return recorded && dirIdentity(recorded, machine) === id ? recorded : undefined;
   }
   if (!recorded) return undefined;
   try {
-    const there = fs.statSync(recorded);
-    const st = fs.statSync(here);
-    return there.dev === st.dev && there.ino === st.ino ? undefined : recorded;
+    fs.statSync(recorded);
   } catch {
     return undefined;
+  }
+  return sameDir(recorded, here) ? undefined : recorded;
+}
+
+// Whether the paths `a` and `b` name one directory (its device and inode); false when either cannot be asked.
+function sameDir(a, b) {
+  try {
+    const there = fs.statSync(a);
+    const st = fs.statSync(b);
+    return there.dev === st.dev && there.ino === st.ino;
+  } catch {
+    return false;
   }
 }
 

@@ -159,3 +159,27 @@ def test_a_moved_session_directory_reads_moved_and_runs_what_was_queued_for_it(
         web.prompt(sid, "The moved session's turn: steps=1 sleep=0")
         for request, objective in ((before, "before the move"), (after, "after the move")):
             assert final_outcome(moved, request["id"])["detail"]["objective"] == objective
+
+
+def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for_it(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A container rebuilt on its volume gets a new /etc/machine-id, and its DSH resumes the session it ran before:
+    the directory is the same one (its device, inode and path, as bridge.json's dirId and dir name them), so the
+    request queued before DSH was killed runs there, as tapedeck reads that directory as the session itself; it is
+    not cancelled as one sent to a copy of a session on another machine."""
+    world = DshHome(dsh, tmp_path / "a", model.url, machine_id="0123456789abcdef0123456789abcdef")
+    sid, d = _killed_mid_turn(world)
+    queued = send(d, "checkpoint", {"objective": "queued before the rebuild"}, queued=True)
+    last = bridge_json(d)["heartbeat"]
+    wait_for(lambda: time.time() * 1000 - last > 5000, 30, "the old heartbeat to go stale (the rebuild)", 0.2)
+    for path in (d, *d.iterdir()):  # the rebuild's `chmod -R` of the volume: every file's ctime is now
+        os.chmod(path, path.stat().st_mode)
+    assert (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]
+    world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the rebuild: steps=1 sleep=0")
+        done = final_outcome(d, queued["id"])
+        assert done["outcome"] == "applied" and done["detail"]["objective"] == "queued before the rebuild", done
+        assert bridge_json(d)["dirId"].startswith("fedcba9876543210fedcba9876543210:")
+    assert not [o for o in outcomes(d) if "copy" in (o.get("error") or "")], outcomes(d)
