@@ -4,6 +4,7 @@ wrap or cut their lines. The snapshots of these screens at 60x20 are in tests/sn
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,32 @@ async def test_the_diagnostics_of_a_damaged_log_do_not_scroll_sideways(tmp_path:
             assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_alerts_screen_with_an_alert_does_not_scroll_sideways(tmp_path: Path, size: tuple[int, int]) -> None:
+    """An alert's reason ('2 tool calls failed in a row (seq 7, crafted-)') made the alerts table 96 cells wide, so it
+    scrolled sideways at 80 columns; the reason is cut to the room the other columns leave (the line under the table
+    gives the selected one whole)."""
+    from core.control.config import validate_config
+    from tests.alerts.crafted import HEADER as CRAFTED
+    from tests.alerts.crafted import Log as Crafted
+    from tests.tui.pilot import NO_KEYMAP, until
+    from tui.app import TapedeckApp
+    from tui.screens.alerts import AlertsScreen
+
+    log = Crafted()
+    log.turn(1)
+    log.result(True)
+    log.result(True)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [CRAFTED, *log.events]))
+    config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 2}}})
+    app = TapedeckApp(path, follow=False, interval=0.02, keymap_file=NO_KEYMAP, config=config)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) == 1)
+        await settle(pilot)
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        assert await settled_sideways(pilot) == []
+        assert "2 tool calls failed in a row" in str(app.screen.query_one("#alerts-selected").render())

@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Static
 
 from core.shared.text import printable, short_session
 from tui.alerts import AlertBoard
-from tui.screens.policy_screen import fill_table
+from tui.cells import cut, fitting
+from tui.screens.policy_screen import column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.widgets.footer import PriorityFooter
@@ -26,6 +27,9 @@ from tui.widgets.rows import clock
 from tui.widgets.table import RowTable
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
+COLUMNS = ("time", "severity", "cause", "session", "seq", "reason")
+LEAST_NEEDED = ("severity", "session")  # left out in this order while the reason would get less than REASON_MIN
+REASON_MIN = 10  # a reason is cut no shorter than this (the line under the table gives the selected one whole)
 
 
 def alert_time(at: int | None) -> str:
@@ -58,8 +62,12 @@ class AlertsScreen(Screen[None]):
     def on_mount(self) -> None:
         """Columns, then the rows; the toasts kept off the newest alerts."""
         self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
-        self.query_one("#alerts-table", DataTable).add_columns("time", "severity", "cause", "session", "seq", "reason")
+        self.query_one("#alerts-table", DataTable).add_columns(*COLUMNS)
         self.show_alerts()
+
+    def on_resize(self) -> None:
+        """Fit the table to the new width."""
+        self.call_after_refresh(self.show_alerts)
 
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The toasts stack under the table's column labels, over the upper half of its rows (the oldest alerts):
@@ -71,11 +79,22 @@ class AlertsScreen(Screen[None]):
         alerts = self.board.alerts
         self._rows = {str(k): a for k, a in enumerate(alerts)}
         rows = [
-            (str(k), (alert_time(a.at), Text(a.severity, style=SEVERITY_STYLE.get(a.severity, "")), a.cause,
-                      short_session(a.session) or a.path, str(a.seq), a.reason))  # fmt: skip
-            for k, a in enumerate(alerts)
-        ]
-        fill_table(self.query_one("#alerts-table", DataTable), rows)
+            {"time": alert_time(a.at), "severity": Text(a.severity, style=SEVERITY_STYLE.get(a.severity, "")),
+             "cause": printable(a.cause), "session": printable(short_session(a.session) or a.path), "seq": str(a.seq),
+             "reason": printable(a.reason)}
+            for a in alerts
+        ]  # fmt: skip
+        table = self.query_one("#alerts-table", DataTable)
+        widths = {c: column_widths([c], [[row[c]] for row in rows]) for c in COLUMNS}
+        room = table.size.width - table.styles.scrollbar_size_vertical
+        shown = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
+        left = room - sum(widths[c] for c in shown if c != "reason") - 2  # the reason's padding (whole below)
+        if list(table.columns) != shown:
+            table.clear(columns=True)
+            for label in shown:
+                table.add_column(label, key=label)
+        fill_table(table, [(str(k), [cut(row[c], left) if c == "reason" else row[c] for c in shown])
+                           for k, row in enumerate(rows)])  # fmt: skip
         count = len(alerts)
         self.query_one("#alerts-summary", Static).update(
             Text(f"{count} alert{'' if count == 1 else 's'}" if count else "No alerts yet.", style="dim")
