@@ -12,7 +12,7 @@ from pathlib import Path
 from core.control.config_values import INT_RANGE
 from core.log.layout import default_sessions_root, stat_or_none
 from core.read.type_select import TypeSelection
-from core.remote.target import parse_remote
+from core.remote.target import bracket_problem, parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
 from core.shared.text import quoted
 
@@ -37,7 +37,7 @@ def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
 def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
     """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``; else such a path is
     refused with the commands that read one)."""
-    parser.add_argument("path", metavar=metavar or "PATH", type=path_argument if remote else _local_path,
+    parser.add_argument("path", metavar=metavar or "PATH", type=_remote_path if remote else _local_path,
                         help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))  # fmt: skip
 
 
@@ -45,6 +45,14 @@ def path_argument(text: str) -> str:
     """``text``, unless it is empty: as a path it would be the working directory, which it does not name."""
     if not text:
         raise argparse.ArgumentTypeError("an empty path names nothing (the working directory is '.')")
+    return text
+
+
+def _remote_path(text: str) -> str:
+    """``text``, unless it is empty or a bracketed remote host written wrong (``me@[::1:logs``)."""
+    problem = bracket_problem(path_argument(text))
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.cli import main
-from core.remote.target import parse_remote
+from core.remote.target import bracket_problem, parse_remote
 
 # the characters the grammar turns on, and a few it does not
-PARTS = st.text(st.sampled_from("ab@:/~.- \x00é\udcff\n"), max_size=12)
+PARTS = st.text(st.sampled_from("ab@:/~.- []\x00é\udcff\n"), max_size=12)
 # a name longer than this machine's paths: a component past NAME_MAX (255), a path past PATH_MAX (4,096)
 LONG = st.builds(lambda n, host, sep: host + ":" + sep.join(["a" * n] * 2), st.integers(250, 5000),
                  st.sampled_from(["h", "me@box", "a" * 300]), st.sampled_from(["", "/"]))  # fmt: skip
@@ -24,14 +24,46 @@ LONG = st.builds(lambda n, host, sep: host + ":" + sep.join(["a" * n] * 2), st.i
 @given(text=st.one_of(PARTS, LONG, st.text(max_size=30)))
 @example(text="h:" + "a" * 5000)  # ENAMETOOLONG out of the "a local file of that name?" check before
 @example(text="a" * 300 + ":p")
+@example(text="me@[::1]:logs")
+@example(text="me@[::1:logs")
 def test_any_text_is_a_target_or_a_local_path_never_an_exception(
     text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no local file of any of these names
     target = parse_remote(text)
+    problem = bracket_problem(text)
+    assert target is None or problem is None
     if target is not None:
-        assert target.host and "/" not in target.host and ":" not in target.host
+        assert target.host and "/" not in target.host, target
+        assert ":" not in target.host or text.partition(":")[0].endswith("[")  # only an address in brackets
         assert parse_remote(str(target)) == target  # what the fleet's rows and messages name reads back the same
+    if problem is not None:
+        assert "[ADDRESS]:PATH" in problem and len(problem) < 300
+
+
+@pytest.mark.parametrize(("text", "where", "path"), [
+    ("me@[::1]:logs", "me@[::1]", "logs"), ("[::1]:/var/a", "[::1]", "/var/a"),
+    ("[fe80::1%eth0]:~/x", "[fe80::1%eth0]", "x"), ("a@b@[2001:db8::2]:", "a@b@[2001:db8::2]", "."),
+    ("[box]:p", "box", "p"),
+])  # fmt: skip
+def test_an_address_in_brackets_is_the_host_as_scp_reads_it(text: str, where: str, path: str) -> None:
+    """``me@[::1]:logs`` was read as host ``[`` and path ``:1]:logs``: a name no lookup finds."""
+    target = parse_remote(text)
+    assert target is not None and (target.where, target.path) == (where, path)
+    assert "[" not in target.host
+
+
+@pytest.mark.parametrize("text", ["me@[::1:logs", "[::1]/x", "@[::1]:p", "[::1]x:p", "me@[a@b]:p"])
+def test_a_bracketed_host_written_wrong_is_refused_saying_how_to_write_it(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It reached ssh as host ``[`` (or ``me@[``): 'Name or service not known', nothing on how to write it."""
+    monkeypatch.chdir(tmp_path)
+    assert parse_remote(text) is None
+    with pytest.raises(SystemExit) as exited:
+        main(["inspect", text])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "[ADDRESS]:PATH" in err and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("argv", [["export", "{t}"], ["notes", "{t}"], ["note", "{t}", "--seq", "1", "x"],
