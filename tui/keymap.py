@@ -8,6 +8,7 @@ from typing import Any
 
 from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.parsers import NotUtf8, parse_toml, user_text
+from core.shared.regular import TooLarge, read_config
 from core.shared.text import printable, shown
 
 KEYMAP_NAME = "keymap.toml"
@@ -42,9 +43,11 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not path.is_file():
         return {}, []
     try:
-        table = parse_toml(user_text(path.read_bytes()))
+        table = parse_toml(user_text(read_config(path, "keymap")))
     except OSError as exc:
         return {}, [f"{path}: cannot read the keymap ({exc})"]
+    except TooLarge as exc:
+        return {}, [str(exc)]
     except NotUtf8 as exc:
         return {}, [f"{path}: {exc}"]
     except ValueError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.shared.parsers import NotUtf8, parse_toml, user_text
+from core.shared.regular import TooLarge, read_config
 
 SETTINGS_NAME = "tui.toml"
 
@@ -19,9 +20,11 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        table = parse_toml(user_text(path.read_bytes()))
+        table = parse_toml(user_text(read_config(path, "TUI settings file")))
     except OSError as exc:
         return None, f"{path}: cannot read the settings ({exc})"
+    except TooLarge as exc:
+        return None, str(exc)
     except NotUtf8 as exc:
         return None, f"{path}: {exc}"
     except ValueError as exc:

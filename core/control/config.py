@@ -33,7 +33,7 @@ from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, parse_toml, user_text
-from core.shared.regular import read_capped
+from core.shared.regular import TooLarge, read_config
 from core.shared.text import quoted
 
 SECTIONS: dict[str, str] = {
@@ -46,7 +46,6 @@ SECTIONS: dict[str, str] = {
     "alerts": "core.alerts.config",
 }
 CONFIG_EVENT = "tapedeck/config"
-MAX_CONFIG_BYTES = 1 << 20
 # What a host reads once, when it starts (a section, or one key): the inbox refuses changes to it and a resumed
 # host does not replay the changes an older host applied (what the shell may reach is the operator's choice at
 # start; the prolong log file is opened once, with its window).
@@ -175,11 +174,11 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     p = Path(path).expanduser()
     kind = "JSON" if p.suffix == ".json" else "TOML"
     try:
-        data = read_capped(p, MAX_CONFIG_BYTES)
+        data = read_config(p, "policy config")
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{p}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no policy config is")
+    except TooLarge as exc:
+        raise ConfigError(str(exc)) from None
     try:
         text = user_text(data)
     except NotUtf8 as exc:

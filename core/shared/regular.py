@@ -35,3 +35,19 @@ def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
     cannot be opened or read."""
     with open(path, "rb") as f:
         return f.read(limit + 1)
+
+
+MAX_CONFIG_BYTES = 1 << 20  # no config file (policies, keymap, TUI settings) is near a MiB
+
+
+class TooLarge(ValueError):
+    """A config file past ``MAX_CONFIG_BYTES``; its message names the file and what it was read as."""
+
+
+def read_config(path: str | os.PathLike[str], what: str) -> bytes:
+    """The bytes of the config file a user named at ``path``, read as ``what`` (``policy config``, ``keymap``): an
+    OSError when it cannot be read, ``TooLarge`` past ``MAX_CONFIG_BYTES`` (a file of gigabytes is not read whole)."""
+    data = read_capped(path, MAX_CONFIG_BYTES)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise TooLarge(f"{os.fspath(path)}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no {what} is")
+    return data

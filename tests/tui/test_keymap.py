@@ -199,3 +199,19 @@ async def test_a_key_that_reads_as_markup_shows_as_written_in_the_palette(tmp_pa
         assert app.screen.__class__.__name__ == "CommandPalette"
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
         assert f"key {keys}" in drawn, drawn
+
+
+@pytest.mark.parametrize("name", ["keymap.toml", "tui.toml"])
+def test_a_keymap_or_settings_file_past_a_mib_is_refused_unread(name: str, tmp_path: Path) -> None:
+    """Both were read whole (``read_bytes``), however large: a keymap of gigabytes was read into memory and parsed
+    at every start; the policy config is refused past 1 MiB, and so are they, with its message."""
+    path = tmp_path / name
+    path.write_bytes(b'theme = "textual-dark"\nmain.search = "ctrl+f"\n' + b"#" * (1 << 20) + b"\n")
+    expected = f"{path}: larger than 1 MiB, which no {'keymap' if name == 'keymap.toml' else 'TUI settings file'} is"
+    if name == "keymap.toml":
+        assert load_keymap(path, IDS) == ({}, [expected])
+    else:
+        assert load_theme(path) == (None, expected)
+    with path.open("r+b") as f:  # a sparse file of 4 GiB: only the first MiB is read
+        f.truncate(4 << 30)
+    assert (load_keymap(path, IDS)[1] if name == "keymap.toml" else [load_theme(path)[1]]) == [expected]
