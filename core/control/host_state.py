@@ -46,6 +46,7 @@ from core.shared.regular import open_regular, read_regular
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
+MAX_HOST_BYTES = 4096  # the most of host.json read, here and over SSH (a host writes a record of some 100 bytes)
 STATE_EVENT = "tapedeck/state"
 LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
@@ -163,12 +164,14 @@ def how_it_ended(log: str | os.PathLike[str], state: HostState) -> str:
 def _read_record(log: Path) -> tuple[dict[str, Any] | None, str | None]:
     """``host.json``'s record, or None and why not when a file is there that holds none."""
     try:  # never through a link, nor waiting on a FIFO there
-        data = read_regular(state_path(log), 4096, follow=False)
+        data = read_regular(state_path(log), MAX_HOST_BYTES, follow=False)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
         why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror or exc})"
         return None, why
+    if len(data) > MAX_HOST_BYTES:
+        return None, f"is larger than the {MAX_HOST_BYTES} bytes a host's record can take"
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -35,6 +35,7 @@ from core.control.host_state import (
     KIND_DSH,
     KIND_TAPEDECK,
     LIVE_STATES,
+    MAX_HOST_BYTES,
     SCAN_BYTES,
     STATE_FILE,
     STATES,
@@ -234,9 +235,11 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     dirs = [posixpath.dirname(log.path) for log, _ in logs]
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE)]
     stats = dict(zip(names, link.stat_many(names, follow=False), strict=True))
-    # a bridge.json of any size is read (one byte past the most a bridge writes says it is too large, as here)
+    # a bridge.json of any size is read (one byte past the most a bridge writes says it is too large, as here); a
+    # host.json past the most read here is no record, as here
+    most = {STATE_FILE: MAX_HOST_BYTES, STANDBY_FILE: MAX_BRIDGE_BYTES}
     small = [p for p, st in stats.items() if st is not None and st.kind == "file" and
-             (st.size <= MAX_BRIDGE_BYTES or posixpath.basename(p) == BRIDGE_FILE)]  # fmt: skip
+             st.size <= most.get(posixpath.basename(p), st.size)]  # fmt: skip
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
     bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
     asked = [*small, *MACHINE_ID_FILES, HOSTNAME_FILE] if bridged else small

@@ -211,8 +211,9 @@ def test_control_is_a_tapedeck_subcommand() -> None:
         (b"\x00\x00{garbage", "its host.json is not JSON"),
         (b'{"state": "exploded"}', "its host.json names no host state"),
         (b'{"state": "exited", "pid": 7, "since": 4102444800000}', "a time still to come by this machine's clock"),
+        (b'{"state": "exited", "pid": 7, "since": 5000, "pad": "' + b"x" * 5000 + b'"}', "its host.json is larger"),
     ],
-    ids=["not-json", "no-state", "future"],
+    ids=["not-json", "no-state", "future", "too-large"],
 )
 def test_a_damaged_host_file_is_named_and_its_exit_time_is_not_made_up(
     writer: SessionWriter, capsys: pytest.CaptureFixture[str], record: bytes, said: str

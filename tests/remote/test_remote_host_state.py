@@ -402,3 +402,26 @@ def test_a_session_a_container_runs_on_a_volume_of_this_machine_is_live_by_its_h
         ("running", True, True), ("running", True, True), ("exited", False, False)], states
     assert states == local and [s.bridge for s in states] == [s.bridge for s in local]
     assert "no process seen: live by its heartbeat" in describe_host(states[0].to_dict())
+
+
+def test_a_large_host_json_reads_the_same_over_ssh_as_here(sshd: Sshd, tmp_path: Path) -> None:
+    """A host.json padded past what a host writes (5 KB, then more than the most read) was read whole over SSH
+    (64 KiB) and cut at 4 KiB here, so a 5 KB one said 'exited at 5000' over SSH and 'died at the log's last write'
+    here: one limit (``MAX_HOST_BYTES``) holds for both, and what is past it is no record, here and there alike."""
+    from core.control.host_state import MAX_HOST_BYTES
+
+    sshd.trust()
+    said = {"state": "exited", "pid": 4, "since": 5_000}
+    sizes = (5_000, MAX_HOST_BYTES - 2, MAX_HOST_BYTES + 1, 70_000)
+    logs = []
+    for n, size in enumerate(sizes):
+        body = orjson.dumps({**said, "pad": ""})
+        body = body[:-2] + b"x" * (size - len(body)) + b'"}'
+        assert len(body) == size
+        target = _session(tmp_path, f"s{n}", {})
+        (Path(target.path).parent / "host.json").write_bytes(body)
+        logs.append(target)
+    states = remote_host_states(link_for(logs[0]), [(log, True) for log in logs])
+    local = [read_host_state(Path(log.path), True) for log in logs]
+    assert states == local
+    assert [s.since for s in local] == [5_000 if size <= MAX_HOST_BYTES else 1_700_000_000_000 for size in sizes]
