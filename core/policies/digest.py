@@ -95,9 +95,12 @@ _LOG_WORD = re.compile(
     r"|warning:|error:)\b",
     _A,
 )
-_ERROR_LINE = re.compile(
+# An error line: one that starts with a failure mark, or holds an error word anywhere (matched and searched apart,
+# as ``_LOG_START`` and ``_LOG_WORD`` are)
+_ERROR_START = re.compile(r"\s*(?:✗|not ok|E\s{2,})", re.I | _A)
+_ERROR_WORD = re.compile(
     r"\b(?:ERROR|FATAL|PANIC|CRITICAL|FAIL(?:ED|URE|S)?|Traceback|Exception|AssertionError|Segmentation fault"
-    r"|panicked at|npm ERR!|error(?:\[E\d+\]| TS\d+)?:)\b|^\s*(?:✗|not ok|E\s{2,})|\berror\b.*\bexit code\b",
+    r"|panicked at|npm ERR!|error(?:\[E\d+\]| TS\d+)?:)\b|\berror\b.*\bexit code\b",
     re.I | _A,
 )
 _WARN_LINE = re.compile(r"\b(?:WARN(?:ING)?|warning:|deprecat(?:ed|ion))\b", re.I | _A)
@@ -288,7 +291,11 @@ def digest_log(text: str, policy: DigestConfig) -> Digest:
     n = len(lines)
     stripped = [_strip(line) for line in lines]
     level = [
-        3 if _ERROR_LINE.search(s) else 2 if _WARN_LINE.search(s) or _SUMMARY_LINE.match(s) else 0
+        3
+        if _ERROR_START.match(s) or _ERROR_WORD.search(s)
+        else 2
+        if _WARN_LINE.search(s) or _SUMMARY_LINE.match(s)
+        else 0
         for s in stripped
     ]
     seen: set[str] = set()

@@ -180,3 +180,24 @@ def test_log_line_is_the_one_pattern(line: str) -> None:
     from core.policies.digest import _LOG_START, _LOG_WORD
 
     assert bool(_LOG_START.match(line) or _LOG_WORD.search(line)) == bool(OLD_LOG_LINE.search(line))
+
+
+# the error-line pattern as one search (before it was split into a start match and a word search)
+OLD_ERROR_LINE = re.compile(
+    r"\b(?:ERROR|FATAL|PANIC|CRITICAL|FAIL(?:ED|URE|S)?|Traceback|Exception|AssertionError|Segmentation fault"
+    r"|panicked at|npm ERR!|error(?:\[E\d+\]| TS\d+)?:)\b|^\s*(?:✗|not ok|E\s{2,})|\berror\b.*\bexit code\b",
+    re.I | re.ASCII,
+)
+ERROR_PIECES = st.sampled_from(
+    [" ", "\t", "\x1c", "\xa0", "x", "_", "é", "1", ":", "-", "✗", "not ok", "E", "e", "error", "Error", "ERROR:",
+     "error[E0308]:", "error TS2322:", "fail", "FAILS", "failure", "panicked at", "npm ERR!", "exit code", "K"]
+)  # fmt: skip
+
+
+@given(st.one_of(st.lists(ERROR_PIECES, max_size=10).map("".join), st.text(max_size=16)))
+@settings(max_examples=3000, deadline=None)
+def test_error_line_is_the_one_pattern(line: str) -> None:
+    """A start match or a word search finds an error line exactly where the one pattern's search did."""
+    from core.policies.digest import _ERROR_START, _ERROR_WORD
+
+    assert bool(_ERROR_START.match(line) or _ERROR_WORD.search(line)) == bool(OLD_ERROR_LINE.search(line))
