@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 from core.shared.errors import TapedeckError
+from core.shared.text import shown
 
 OWN = ("TAPEDECK_HOME", "TAPEDECK_CACHE_DIR")
 
@@ -23,7 +24,9 @@ def own_dir(name: str) -> Path | None:
         return None
     path = Path(value).expanduser()
     if not path.is_absolute():
-        raise TapedeckError(f"{name} is a relative path ({value!r}); give an absolute one (such as {path.absolute()})")
+        raise TapedeckError(
+            f"{name} is a relative path ({shown(value)}); give an absolute one (such as {shown(str(path.absolute()))})"
+        )
     return path
 
 

@@ -299,8 +299,21 @@ def test_a_relative_tapedeck_directory_is_refused_before_anything_is_written(
     monkeypatch.setenv(name, "kept")
     code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
     assert (code, out) == (2, "")
-    assert err == f"tapedeck: {name} is a relative path ('kept'); give an absolute one (such as {here / 'kept'})\n"
+    assert err == f'tapedeck: {name} is a relative path ("kept"); give an absolute one (such as "{here / "kept"}")\n'
     assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["TAPEDECK_CACHE_DIR", "TAPEDECK_HOME"])
+def test_a_long_relative_tapedeck_directory_is_quoted_cut(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A relative value was quoted whole twice (as given, and made absolute): 100,000 characters of a variable
+    written back two times over, and an escape sequence in it reached the terminal as it was."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(name, "k" * 100_000 + "\x1b[2J")
+    code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
+    assert (code, out) == (2, "")
+    assert len(err) < 400 and "\x1b" not in err and err.count(",0") == 2 and err.count(" characters)") == 2, err
 
 
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
