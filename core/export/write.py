@@ -270,7 +270,17 @@ def export_to_file(
             raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
     tmp = real.with_name(f".{real.name}.{os.getpid()}.part")
     try:
-        with open(tmp, "wb") as out:
+        try:
+            made = open(tmp, "wb")  # noqa: SIM115 (closed by the with below: only its making is tried here)
+        except FileNotFoundError:
+            if not real.parent.is_dir():
+                raise
+            raise TapedeckError(  # its strerror, No such file or directory, names neither the file nor its directory
+                f"{target}: cannot write: the export is first written to a new file in "
+                f"{real.parent if target.is_symlink() else target.absolute().parent}, then renamed over it, and that "
+                "directory's file system makes no new files (as /proc and /sys do not)"
+            ) from None
+        with made as out:
             doc = export(path, out, fmt, options, real.parent)
         os.replace(tmp, real)
     except OSError as exc:

@@ -245,6 +245,18 @@ def test_an_output_path_under_a_file_is_refused_naming_it(
     assert capsys.readouterr().err == f"tapedeck: {target}: cannot write (Not a directory)\n"
 
 
+@pytest.mark.parametrize("target", ["/proc/self/status", "/proc/tapedeck-export"])
+def test_an_output_path_where_no_file_can_be_made_is_refused_saying_why(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o /proc/self/status``: the part file beside it could not be made, and the refusal was its strerror, 'No
+    such file or directory', of a file and a directory that are both there."""
+    assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "-o", target]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tapedeck: {target}: cannot write: ") and "No such file" not in err, err
+    assert f"new file in {Path(target).parent}," in err and "makes no new files" in err, err
+
+
 @pytest.mark.parametrize("fmt", ["html", "md"])
 def test_a_format_that_shows_no_request_cost_row_exports_as_with_every_diff_made(
     fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
