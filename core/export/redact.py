@@ -167,6 +167,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # ``curl -u user:…``, ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``, Windows' ``net user bob …``,
+# RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
+# ``-P …`` of mosquitto_pub/sub, bcp and isql,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
@@ -205,7 +207,10 @@ _CLI_PASSWORD = re2.compile(
     rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
     rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
-    rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|\b(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
+    rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
+    rb"|(?:\b|\\[nrt])(?:un)?rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
+    rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*)\b[^\n|;&]*?[ \t]-p[ \t]+"
+    rb"|(?:mosquitto_(?:pub|sub|rr)|(?:\b|\\[nrt])(?:bcp|isql))\b[^\n|;&]*?[ \t]-P[ \t]+"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
     rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
@@ -374,6 +379,7 @@ _SCREEN = (
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
+    + rb"|(?:rar|bcp)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -73,7 +73,9 @@ ASSIGNMENTS = st.tuples(
      "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob ", "net use Z: //srv/share /user:bob ",
      "docker login -u bob -p", "mariadb -uroot -p", "mysqladmin -u root -pOld1pw password ", "redis-cli --pass ",
      "openssl pkcs12 -export -password pass:", "openssl enc -d -k ", "sqlplus scott/", "rman target sys/",
-     "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home "]
+     "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
+     "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
+     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1906,11 +1908,36 @@ def test_more_command_lines_that_take_a_password_let_it_go(text: str, out: str) 
     assert found == out and r.summary()["key"] == out.count("[redacted key]"), found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('{"c": "ls\\nzip -e -P Hunter2pw a.zip f"}', '{"c": "ls\\n' + 'zip -e -P [redacted key] a.zip f"}'),
+        ("unrar x -pHunter2pw a.rar", "unrar x -p[redacted key] a.rar"),
+        ("lftp -u bob,Hunter2pw ftp.example.com", "lftp -u bob,[redacted key] ftp.example.com"),
+        ("twine upload -u bob -p Hunter2pw dist/*", "twine upload -u bob -p [redacted key] dist/*"),
+        ("cf login -u bob -p Hunter2pw", "cf login -u bob -p [redacted key]"),
+        ("snowsql -a acct -u bob -p Hunter2pw", "snowsql -a acct -u bob -p [redacted key]"),
+        ("rabbitmqadmin -u bob -p Hunter2pw list queues", "rabbitmqadmin -u bob -p [redacted key] list queues"),
+        ("ncftpput -u bob -p Hunter2pw h /x f", "ncftpput -u bob -p [redacted key] h /x f"),
+        ("mosquitto_pub -u bob -P Hunter2pw -t x", "mosquitto_pub -u bob -P [redacted key] -t x"),
+        ("bcp t out f -U sa -P Hunter2pw", "bcp t out f -U sa -P [redacted key]"),
+        ("isql -U sa -P Hunter2pw", "isql -U sa -P [redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_password_of_archivers_uploaders_and_clients_goes(text: str, out: str) -> None:
+    """zip's ``-P`` went out after a line break JSON text escapes (``ls\\nzip``: no word starts there), and so did
+    RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, and the
+    ``-P …`` of mosquitto_pub, bcp and isql."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
             "wpa_passphrase Home\nopenssl enc -aes256 -kfile f\nnmcli dev wifi connect Home --ask\n"
-            "echo the password is set\n")
+            "echo the password is set\nrar a -p a.rar f\nlftp -u bob ftp.x\nlibrary -pfoo\ncf login -u bob\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
