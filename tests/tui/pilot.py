@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,13 +96,29 @@ async def settled_main_screen(pilot: Pilot[None]) -> MainScreen:
 
 
 async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Wait (processing messages) until ``predicate`` holds."""
+    """Wait (processing messages) until ``predicate`` holds; past ``timeout``, fail saying where the app's live
+    session stood and what its other threads were doing (a flake seen once in a loaded CI run is read from that)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         await asyncio.sleep(0.01)
         await pilot.pause()
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
+            raise AssertionError(f"condition not reached\n{_stood(pilot.app)}")
+
+
+def _stood(app: object) -> str:
+    """The live session's phase, error and seqs, and each other thread's innermost frames."""
+    live = getattr(app, "live", None)
+    lines = [] if live is None else [
+        f"live: phase={live.phase} error={live.error} next_seq={live.session.next_seq} read_to={live.read_to} "
+        f"generation={live.generation} announced={live.announced}"
+    ]  # fmt: skip
+    names = {t.ident: t.name for t in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        if ident != threading.get_ident():
+            where = " < ".join(f"{Path(f.f_code.co_filename).name}:{n} {f.f_code.co_name}" for f, n in traceback.walk_stack(frame))
+            lines.append(f"{names.get(ident, ident)}: {where[:600]}")
+    return "\n".join(lines)
 
 
 async def opened(pilot: Pilot[None], key: str, kind: type[ScreenT]) -> ScreenT:
