@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len, get_character_cell_size, set_cell_size
+from textual.widgets import DataTable
 
 
 def cut(text: str, room: int, tail: str = "") -> str:
@@ -64,3 +65,11 @@ def fitting(widths: Mapping[str, int], room: int, least_needed: Sequence[str]) -
             break
         shown.remove(column)
     return shown
+
+
+def show_columns(table: DataTable, shown: Sequence[str]) -> None:
+    """Give ``table`` the columns ``shown`` (each keyed by its label), clearing it only when they change."""
+    if list(table.columns) != list(shown):
+        table.clear(columns=True)
+        for label in shown:
+            table.add_column(label, key=label)

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from core.shared.text import printable, short_session
 from tui.alerts import AlertBoard
-from tui.cells import cut, fitting
+from tui.cells import cut, fitting, show_columns
 from tui.screens.policy_screen import column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
@@ -89,10 +89,7 @@ class AlertsScreen(Screen[None]):
         room = table.size.width - table.styles.scrollbar_size_vertical
         shown = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "reason") - 2  # the reason's padding (whole below)
-        if list(table.columns) != shown:
-            table.clear(columns=True)
-            for label in shown:
-                table.add_column(label, key=label)
+        show_columns(table, shown)
         fill_table(table, [(str(k), [cut(row[c], left) if c == "reason" else row[c] for c in shown])
                            for k, row in enumerate(rows)])  # fmt: skip
         count = len(alerts)

@@ -36,7 +36,7 @@ from core.log.vocabulary import HOST_EVENT
 from core.read.session import Session
 from core.shared.errors import ConfigError
 from core.shared.text import js_json, printable
-from tui.cells import cut, cut_middle, fitting
+from tui.cells import cut, cut_middle, fitting, show_columns
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, logged
 from tui.screens.stacked import while_stacked
@@ -350,10 +350,7 @@ class ConfigScreen(PolicyScreen):
         shown = fitting(least, room, HISTORY_LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c not in ("key", CHANGE))
         key_room, change_room = _shares(left, ["key", *(r["key"] for r in rows)], [CHANGE, *(r[CHANGE] for r in rows)])
-        if list(table.columns) != shown:
-            table.clear(columns=True)
-            for label in shown:
-                table.add_column(label, key=label)
+        show_columns(table, shown)
         change = table.columns[CHANGE]  # type: ignore[index]
         change.width, change.auto_width = change_room, False
         fill_table(table, [(f"{c.seq}:{c.key}", [cut_middle(row[n], key_room) if n == "key" else row[n] for n in shown])

@@ -17,7 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from core.shared.diagnostics import Diagnostic
-from tui.cells import fitting
+from tui.cells import fitting, show_columns
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
@@ -101,10 +101,7 @@ class DiagnosticsScreen(PolicyScreen):
         room = self.size.width - table.styles.scrollbar_size_vertical
         widths = {c: column_widths([c], [[cells[i]] for _, cells in rows]) for i, c in enumerate(COLUMNS)}
         shown = fitting({**widths, "message": MESSAGE_MIN + 2}, room, LEAST_NEEDED)
-        if list(table.columns) != shown:
-            table.clear(columns=True)
-            for label in shown:
-                table.add_column(label, key=label)
+        show_columns(table, shown)
         message = table.columns["message"]  # type: ignore[index]
         message.width = max(room - sum(widths[c] for c in shown if c != "message") - 2, MESSAGE_MIN)
         message.auto_width = False

@@ -21,7 +21,7 @@ from core.log.vocabulary import ROUTE_EVENT
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.text import js_json, printable
-from tui.cells import cut, fitting
+from tui.cells import cut, fitting, show_columns
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, logged
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
@@ -193,10 +193,7 @@ class RouterScreen(PolicyScreen):
         room = table.size.width - table.styles.scrollbar_size_vertical
         shown = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "reason") - 2  # the reason's padding
-        if list(table.columns) != shown:
-            table.clear(columns=True)
-            for label in shown:
-                table.add_column(label, key=label)
+        show_columns(table, shown)
         cells = [[cut(row[c], left) if c == "reason" else row[c] for c in shown] for row in rows]
         fill_table(table, [(str(line.seq), row) for line, row in zip(self._view, cells, strict=True)])
         return table
