@@ -468,7 +468,7 @@ class ConfigScreen(PolicyScreen):
         self._check = check
         line = self.query_one("#config-check", Static)
         if check.error is not None:
-            line.update(Text(f"✗ {check.error}", style="bold red"))
+            line.update(Text(f"✗ {printable(check.error)}", style="bold red"))
         elif not check.diff:
             line.update(Text("unchanged: this is the current value", style="dim"))
         else:

@@ -621,3 +621,17 @@ async def test_prolong_screen_of_a_host_whose_log_file_is_a_directory_says_writa
         assert "writable=NO sections=0 lastSeq=-" in report, report
         assert "note: the log file cannot be read (it is not a regular file)" in report
         assert "hint: suspect a permission/sandbox plugin" in report
+
+
+async def test_a_rejected_value_is_shown_printable(tmp_path: Path) -> None:
+    """A value the operator pastes from a log (an escape sequence in it) comes back in the section's refusal: the
+    line under the editor shows it printable, not as a sequence that reaches the terminal."""
+    async with _config_screen(tmp_path) as (_app, pilot, screen, _path):
+        check = screen.query_one("#config-check", Static)
+        screen._select("adaptive.pruneSchedule")  # type: ignore[attr-defined]
+        await pilot.press("e")
+        screen.query_one("#config-value", Input).value = '"\\u001b[2Jstep\\u202e"'
+        await settle(pilot, lambda: text(check).startswith("✗"))
+        assert "pruneSchedule must be one of" in text(check)
+        assert "\x1b" not in text(check) and "\u202e" not in text(check)
+        assert "␛[2Jstep" in text(check)
