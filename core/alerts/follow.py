@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from core.alerts.actions import send_action
 from core.alerts.engine import STATE_CAUSES, Alert, AlertEngine
 from core.alerts.rate import Projection, project, window_ms
+from core.bridge.files import HEARTBEAT_FRESH_MS
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
 from core.control.inbox import ControlError, inbox_path
@@ -119,6 +120,7 @@ class AlertWatch:
         self.unreadable: str | None = None  # why a follower's last poll could not read the log through (``poll_one``)
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._exit_read: int | None = None  # when a reading that the host exited first waited for the log (epoch ms)
+        self._stale_read: int | None = None  # when a heartbeat first read stale after a live reading (epoch ms)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
         self._restored: Restored | None = None  # the log a checkpoint stood for
@@ -376,7 +378,18 @@ class AlertWatch:
     def _settled(self, host: HostState, now: int) -> HostState | None:
         """``host``, unless it says the host exited while the log holds bytes the engine has not taken in: a host
         writes its last events (its turn's end) and then that it exited, so the engine would judge a turn open
-        that the log closes. The reading before it then stands, for ``EXIT_WAIT_MS`` at most."""
+        that the log closes. The reading before it then stands, for ``EXIT_WAIT_MS`` at most. Nor is a live
+        bridge's heartbeat, read stale where its process cannot be looked for (``unseen``: another machine's, as
+        on NFS, whose cache can serve a read seconds behind), believed at once: the live reading before it stands
+        until the readings have said so for ``HEARTBEAT_FRESH_MS``; a fresh one in between ends the wait."""
+        if host is self.host:  # no new reading (the fleet reads a live host's state once a second)
+            return host
+        if host.state != "exited" or not (host.bridge or {}).get("unseen") or self.host is None or not self.host.live:
+            self._stale_read = None
+        else:
+            self._stale_read = now if self._stale_read is None else self._stale_read
+            if now - self._stale_read < HEARTBEAT_FRESH_MS:
+                return self.host
         if host.state != "exited" or not self._behind():
             self._exit_read = None
             return host

@@ -35,6 +35,7 @@ from core.bridge.files import (
     bridge_live,
     dsh_runs,
     read_bridge,
+    same_machine,
     standby_pid,
     this_machine,
 )
@@ -289,8 +290,8 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    runs = dsh_runs(info)
-    state = bridge_host_state(info, bridge_live(info, runs, boot_id()), runs)
+    runs, boot = dsh_runs(info), boot_id()
+    state = bridge_host_state(info, bridge_live(info, runs, boot), runs, same_machine(info, boot))
     return with_standby(state, standby_pid(log.parent, info) if state.live else None)
 
 
@@ -316,12 +317,15 @@ def moved_note(bridge: dict[str, Any] | None) -> str:
     return ""
 
 
-def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostState:
-    """A DSH session's host state from its bridge's ``info``, ``live`` or not, and whether the DSH process it names
-    still ``runs`` (both found by the caller: its pid, with the start time recorded, in the boot the file was
-    written in, ``core.bridge.files.this_boot``). A bridge that said it exited while its DSH runs on was unloaded
-    (``tapedeck bridge remove``, or its row taken out): DSH goes on with the session, which no bridge runs now. The
-    bridge of a directory moved since (``info.moved``) serves its old path, if any: none reads this inbox."""
+def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False, checked: bool = True) -> HostState:
+    """A DSH session's host state from its bridge's ``info``, ``live`` or not, whether the DSH process it names
+    still ``runs`` and whether that process could be ``checked`` at all (each found by the caller: its pid, with the
+    start time recorded, in the boot the file was written in, ``core.bridge.files.this_boot`` and
+    ``same_machine``). A bridge that said it exited while its DSH runs on was unloaded (``tapedeck bridge remove``,
+    or its row taken out): DSH goes on with the session, which no bridge runs now. The bridge of a directory moved
+    since (``info.moved``) serves its old path, if any: none reads this inbox. A bridge found dead by its
+    heartbeat's age alone (its process not ``checked``, and it said nothing of exiting) is ``unseen`` too: a read
+    served from a cache (NFS) can be seconds behind, so an alert believes it only when readings confirm it."""
     if info.moved:
         return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
     if live:  # by its heartbeat alone when its process was not seen: its pid is another machine's, or none now
@@ -332,7 +336,8 @@ def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostS
                    "install` loads it again")  # fmt: skip
         return HostState("none", since=info.since, kind=KIND_DSH,
                          bridge={**info.summary(), "unloaded": True, "problem": problem})  # fmt: skip
-    return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
+    unseen = {"unseen": True} if not checked and info.state != "exited" else {}
+    return HostState("exited", info.pid, _exit_time(info), KIND_DSH, {**info.summary(), **unseen})
 
 
 def _exit_time(info: BridgeInfo) -> int | None:

@@ -26,6 +26,7 @@ from core.bridge.files import (
     parse_bridge,
     parse_standby,
     placed,
+    same_machine,
     standby_runs,
     stat_start_time,
     this_boot,
@@ -355,7 +356,7 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
         if info is None:
             return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
         runs = boot is not None and this_boot(info, boot_id) and starts.get(info.pid or 0) == info.proc_start
-        return bridge_host_state(info, bridge_live(info, runs, boot_id), runs)
+        return bridge_host_state(info, bridge_live(info, runs, boot_id), runs, same_machine(info, boot_id))
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

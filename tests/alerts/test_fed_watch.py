@@ -498,3 +498,44 @@ def test_a_host_that_died_mid_turn_is_still_told_when_the_log_ends_in_a_torn_lin
     assert fed.poll(now) == []
     (alert,) = fed.poll(now + EXIT_WAIT_MS)
     assert (alert.cause, alert.reason) == ("host-died", "the host exited in the middle of turn 1")
+
+
+def _beat(path: Path, heartbeat: int) -> None:
+    """The bridge.json a DSH bridge of another machine writes (a boot id not this one's: no pid to check here)."""
+    bridge = {"kind": "dsh", "state": "running", "pid": 4242, "procStart": "77", "bootId": "another-machine-boot",
+              "since": heartbeat - 60_000, "heartbeat": heartbeat, "sessionId": "x", "plugin": "tapedeck-bridge/0.1.0"}  # fmt: skip
+    (path.parent / "bridge.json").write_text(json.dumps(bridge))
+
+
+def test_one_stale_heartbeat_read_between_fresh_ones_raises_no_host_died(tmp_path: Path) -> None:
+    """A bridge another machine writes (a shared or NFS directory) is live by its heartbeat alone; NFS attribute
+    caching can serve a read of bridge.json a few seconds behind, whose heartbeat looks stale: one such read between
+    fresh ones raised host-died (critical) for a DSH that never stopped. A stale heartbeat is believed once the
+    readings over ``HEARTBEAT_FRESH_MS`` say so; a DSH that did stop is then told, as before."""
+    import time
+
+    from core.bridge.files import HEARTBEAT_FRESH_MS
+
+    now = int(time.time() * 1000)
+    log = Log(start_ms=now - 10_000)
+    log.turn(1)
+    log.call("read_file", '{"path": "a.py"}')
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
+    _beat(path, now)
+    fed = FedWatch(config({"hostDied": {}}), live=True)
+    reader = object()
+    fed.begin(reader, path, HEADER, _store(log.events))
+    fed.take(reader, list(log.events), end=path.stat().st_size)
+    fed.loaded(reader, path.stat().st_size)
+    assert fed.poll(now) == [] and fed.host is not None and fed.host.state == "running"
+    _beat(path, now - HEARTBEAT_FRESH_MS - 1_000)  # a read served from a cache: the heartbeat of seconds ago
+    assert fed.poll(now + 1_000) == [] and "host-died" not in fed.engine.active
+    _beat(path, int(time.time() * 1000))  # the next read is fresh
+    assert fed.poll(now + 2_000) == []
+    _beat(path, now - HEARTBEAT_FRESH_MS - 1_000)  # DSH stopped: its heartbeat stays old
+    assert fed.poll(now + 3_000) == []
+    assert fed.poll(now + 3_000 + HEARTBEAT_FRESH_MS - 1) == []
+    (alert,) = fed.poll(now + 3_000 + HEARTBEAT_FRESH_MS)
+    assert (alert.cause, alert.reason) == ("host-died", "DSH exited in the middle of turn 1")
+    assert [a.cause for a in fed.engine.fired] == ["host-died"]
