@@ -350,13 +350,11 @@ async def test_a_policy_screens_message_line_and_outcomes_draw_control_character
     """The message line under a policy screen says why a view could not be derived, quoting the log (a host config
     key that does not validate), and the outcome panel gives the host's reason for a rejection: both were drawn as
     they came, so ESC ] 2 in either retitled the terminal while the screen was up; both are drawn as pictures."""
-    from core.control.inbox import outcome_event
-    from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, append_events, panel, read_inbox
+    from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, rewind_rejected
     from tests.tui.screens_policy.harness import settle as settle_screen
     from tests.tui.screens_policy.scenarios import demo
     from tui.screens.checkpoints import CheckpointsScreen
     from tui.screens.config import ConfigScreen
-    from tui.screens.confirm import ConfirmScreen
 
     log = LogBuilder()
     log.events[0]["data"] = {**log.events[0]["data"], "config": {"slice": {f"x{ESCAPES}": 1}}}
@@ -371,12 +369,6 @@ async def test_a_policy_screens_message_line_and_outcomes_draw_control_character
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle_screen(pilot)
-        await pilot.press("w")
-        await settle_screen(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
-        await settle_screen(pilot, lambda: len(read_inbox(path)) == 1)
-        (request,) = read_inbox(path)
-        append_events(path, [outcome_event(request, "rejected", error=f"no {ESCAPES}")])
-        await settle_screen(pilot, lambda: "rejected" in panel(app))
+        await rewind_rejected(pilot, path, f"no {ESCAPES}")
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
         assert not _controls(drawn) and "no ␛]52;c;" in drawn, drawn

@@ -287,3 +287,19 @@ async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, ti
             await pilot.pause()
             return
     raise AssertionError("the policy screen did not settle")
+
+
+async def rewind_rejected(pilot: Pilot[Any], path: Path, error: str) -> None:
+    """On the checkpoints screen: rewind, confirm it, and answer the request it sends as rejected with ``error``;
+    returns once the outcome panel shows the rejection."""
+    from core.control.inbox import outcome_event
+    from tui.screens.confirm import ConfirmScreen
+
+    app = pilot.app
+    await pilot.press("w")
+    await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    await pilot.press("y")
+    await settle(pilot, lambda: len(read_inbox(path)) == 1)
+    (request,) = read_inbox(path)
+    append_events(path, [outcome_event(request, "rejected", error=error)])
+    await settle(pilot, lambda: "rejected" in panel(app))

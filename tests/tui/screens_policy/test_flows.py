@@ -33,6 +33,7 @@ from tests.tui.screens_policy.harness import (
     panel,
     plain,
     read_inbox,
+    rewind_rejected,
     settle,
     text,
 )
@@ -197,14 +198,8 @@ async def test_rewind_rejected_by_the_host_shows_why(tmp_path: Path) -> None:
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("w")
-        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
-        await settle(pilot, lambda: len(read_inbox(path)) == 1)
-        (request,) = read_inbox(path)
         error = "rewind: the fold region changed during summarization"
-        append_events(path, [outcome_event(request, "rejected", error=error)])
-        await settle(pilot, lambda: "rejected" in panel(app))
+        await rewind_rejected(pilot, path, error)
         assert panel(app) == f"rejected  rewind checkpoint 1 — {error}"
 
 
