@@ -116,16 +116,6 @@ function isFloat(value) {
   return value instanceof Number;
 }
 
-function typeName(value) {
-  if (value === null) return "NoneType";
-  if (isFloat(value)) return "float";
-  if (Array.isArray(value)) return "list";
-  if (typeof value === "string") return "str";
-  if (typeof value === "boolean") return "bool";
-  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
-  return typeof value === "object" ? "dict" : typeof value;
-}
-
 const QUOTED = 80; // characters of a refused value a message quotes at most (core/shared/text.py's QUOTED)
 
 // `text` cut to at most `limit` UTF-16 units, never splitting a surrogate pair, marked with … (text.py's clip).
@@ -187,7 +177,7 @@ function numberGiven(value) {
 
 function argError(op, name, [, kind, required, choices], value) {
   if (kind === "string") {
-    if (typeof value !== "string") return `${op}: '${name}' must be a string (got ${typeName(value)})`;
+    if (typeof value !== "string") return `${op}: '${name}' must be a string (got ${shown(value)})`;
     if (required && !value.trim()) return `${op}: '${name}' must not be empty`;
     if (choices && !choices.includes(value))
       return `${op}: '${name}' must be one of ${choices.join(", ")} (got ${shown(value)})`;
@@ -213,7 +203,7 @@ function validate(op, args) {
   const specs = OPS[op];
   if (args === null || args === undefined) args = {};
   if (typeof args !== "object" || Array.isArray(args) || isFloat(args))
-    throw new Error(`${op}: args must be a JSON object (got ${typeName(args)})`);
+    throw new Error(`${op}: args must be a JSON object (got ${shown(args)})`);
   const names = specs.map((s) => s[0]);
   // the first by code point (as tapedeck names it): JavaScript lists keys like "0" before the others
   const unknown = Object.keys(args)
@@ -245,7 +235,7 @@ function validate(op, args) {
 }
 
 function originError(origin) {
-  if (typeof origin !== "string") return `'origin' must be a string (got ${typeName(origin)})`;
+  if (typeof origin !== "string") return `'origin' must be a string (got ${shown(origin)})`;
   if (origin.length > 0 && origin.length <= MAX_ORIGIN_CHARS && ORIGIN.test(origin)) return null;
   const got = shown(origin, MAX_ORIGIN_CHARS); // whole up to the most it may have, so what is wrong is in sight
   return `'origin' must be 1 to ${MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or digit (got ${got})`;
@@ -1427,7 +1417,7 @@ const HANDLERS = {
       (live.length ? ` (namespaces: ${live.map((d) => d.ns).join(", ")})` : "");
     if (SESSION_KEYS.includes(key)) {
       if (value !== null && typeof value !== "string")
-        throw new Rejected(`config.set: ${key} must be a string or null (got ${typeName(value)})`);
+        throw new Rejected(`config.set: ${key} must be a string or null (got ${shown(value)})`);
       const proposed = { ...bridge.overrides, [key]: value };
       const llm = plugin.ctx.get("llm");
       const header = bridge.agent.session.requestHeader?.()?.config;

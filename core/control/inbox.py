@@ -99,7 +99,7 @@ def inbox_path(session_path: str | os.PathLike[str]) -> Path:
 def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
     if spec.kind == "string":
         if not isinstance(value, str):
-            return f"{op}: {name!r} must be a string (got {type(value).__name__})"
+            return f"{op}: {name!r} must be a string (got {shown(value)})"
         if spec.required and not value.strip():
             return f"{op}: {name!r} must not be empty"
         if spec.choices and value not in spec.choices:
@@ -134,7 +134,7 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
-        raise ControlError(f"{op}: args must be a JSON object (got {type(args).__name__})")
+        raise ControlError(f"{op}: args must be a JSON object (got {shown(args)})")
     unknown = [k for k in args if k not in specs]
     if unknown:
         takes = f"it takes {', '.join(specs)}" if specs else "it takes no arguments"
@@ -186,7 +186,7 @@ def origin_error(origin: object) -> str | None:
     """Why ``origin`` cannot name a request's sender (None when it can): a string of 1 to ``MAX_ORIGIN_CHARS``
     letters, digits and ``. _ : / -``, such as ``alert:budget``."""
     if not isinstance(origin, str):
-        return f"'origin' must be a string (got {type(origin).__name__})"
+        return f"'origin' must be a string (got {shown(origin)})"
     if not 0 < len(origin) <= MAX_ORIGIN_CHARS or not ORIGIN.match(origin):
         return (
             f"'origin' must be 1 to {MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or "

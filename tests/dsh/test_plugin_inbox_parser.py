@@ -171,7 +171,9 @@ def test_both_quote_a_long_refused_value_cut_the_same(
      b'{"id": "j", "op": "expand", "args": {"seq": ["' + b"k" * 200 + b'"]}}',
      b'{"id": "o", "op": "pause", "origin": "' + b"a" * 100 + b'"}', b'{"id": "o", "op": "pause", "origin": "' + b"a" * 101 + b'"}',
      b'{"id": "o", "op": "pause", "origin": "' + b"a" * 99 + b' "}',
-     b'{"id": "o", "op": "pause", "origin": "' + b"a" * 98 + "\U0001f600".encode() + b'bbbbb"}'],
+     b'{"id": "o", "op": "pause", "origin": "' + b"a" * 98 + "\U0001f600".encode() + b'bbbbb"}',
+     b'{"id": "o", "op": "pause", "origin": 5.0}', b'{"id": "t", "op": "message", "args": {"text": {"a": null}}}',
+     b'{"id": "s", "op": "stop", "args": ["now", 1.5]}'],
 )  # fmt: skip
 def test_both_word_a_refused_value_as_json(decoder: subprocess.Popen[str], tmp_path: Path, line: bytes) -> None:
     """The host quoted a refused value as Python does (['x'], None), the plugin as JSON (["x"], null), and a bad

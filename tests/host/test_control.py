@@ -81,7 +81,7 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
         ("expand", {"seq": True}, "expand: 'seq' must be a non-negative integer"),
         ("message", {"text": "  "}, "message: 'text' must not be empty"),
         ("message", {"text": "hi", "kind": "shout"}, "message: 'kind' must be one of steer, note"),
-        ("checkpoint", {"objective": 3}, "checkpoint: 'objective' must be a string"),
+        ("checkpoint", {"objective": 3}, "checkpoint: 'objective' must be a string (got 3)"),
         (
             "config.set",
             {"key": "history.x", "value": 1},
@@ -89,7 +89,7 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
         ),
         ("config.set", {"key": "slice.", "value": 1}, 'config.set: key "slice." must be <section>.<key>'),
         ("config.set", {"key": "slice.fold.minChars"}, "config.set needs the argument 'value'"),
-        ("stop", ["now"], "stop: args must be a JSON object (got list)"),
+        ("stop", ["now"], 'stop: args must be a JSON object (got ["now"])'),
     ],
 )
 def test_invalid_requests_are_refused_and_nothing_is_written(

@@ -71,3 +71,17 @@ def test_a_bad_origin_is_shown_whole_up_to_the_most_it_may_have() -> None:
     assert origin_error("a" * (MAX_ORIGIN_CHARS + 1)) == f'{ORIGIN_RULE} (got "{"a" * 99}…" (101 characters))'
     # a character of two UTF-16 units across the cut is left out whole, not split; the length counts characters
     assert origin_error("a" * 98 + "\U0001f600" + "b" * 5) == f'{ORIGIN_RULE} (got "{"a" * 98}…" (104 characters))'
+
+
+@pytest.mark.parametrize(("value", "said"), [(5, "5"), (None, "null"), ({"a": [1.5]}, '{"a":[1.5]}')])
+def test_a_value_of_the_wrong_kind_is_shown_not_named_by_a_python_type(value: object, said: str) -> None:
+    """A string argument, the args or the origin of another kind was refused naming its Python type ('got int',
+    'got NoneType', 'got dict'), which an operator of the DSH bridge never sees a use of; it is shown as JSON."""
+    for op, args, says in (("message", {"text": value}, "message: 'text' must be a string"),
+                           ("stop", value, "stop: args must be a JSON object")):  # fmt: skip
+        if args is None or isinstance(args, dict):
+            continue  # no args (none given), or an object of args
+        with pytest.raises(ControlError) as info:
+            validate_request(op, args)
+        assert str(info.value) == f"{says} (got {said})"
+    assert origin_error(value) == f"'origin' must be a string (got {said})"
