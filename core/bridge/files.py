@@ -32,6 +32,7 @@ PLUGIN_FILE = "tapedeck-bridge.mjs"
 BRIDGE_FILE = "bridge.json"
 OUTCOMES_FILE = "control.outcomes.jsonl"
 STANDBY_FILE = "bridge.standby.json"  # a second DSH process running the session, whose bridge waits to serve it
+BRIDGE_STATE_FILE = "bridge.state.json"  # what the plugin keeps across a reload (its inbox cursor, pause, marks)
 BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10

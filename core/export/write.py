@@ -18,11 +18,16 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from core.bridge.files import BRIDGE_FILE, BRIDGE_STATE_FILE, OUTCOMES_FILE, STANDBY_FILE
+from core.control.host_state import STATE_FILE
+from core.control.inbox import INBOX_NAME
 from core.export.build import FOUND, ExportOptions, ExportPass, count_shown, in_step
 from core.export.redact import KINDS, Counts
 from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
-from core.log.layout import resolve_log_path
+from core.log.layout import LOG_NAMES, resolve_log_path
+from core.log.writer import LOCK_NAME
+from core.read.index import index_path
 from core.read.notes import SUFFIX, sidecar_paths
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps
@@ -234,6 +239,19 @@ def export(
     return doc
 
 
+# the files that tapedeck, its host and the DSH bridge keep in a session directory beside its log (named where each
+# is written or read), none of which an export may replace
+SESSION_FILES = (
+    *LOG_NAMES, INBOX_NAME, STATE_FILE, LOCK_NAME, BRIDGE_FILE, BRIDGE_STATE_FILE, STANDBY_FILE, OUTCOMES_FILE
+)
+
+
+def _kept(real: Path, log: Path) -> bool:
+    """Whether the file at ``real`` (a real path) is one the session of ``log`` keeps: a file of
+    ``SESSION_FILES`` in its directory, or the log's index."""
+    return (real.parent == log.parent and real.name in SESSION_FILES) or real == index_path(log)
+
+
 def _holds_notes(real: Path, log: Path) -> bool:
     """Whether the file at ``real`` (a real path) is a notes sidecar of ``log``: its own, beside it or in the data
     directory, or one beside it that another session's notes were moved aside to (``<log>.<session>.notes.json``)."""
@@ -256,6 +274,9 @@ def export_to_file(
     if _holds_notes(real, log):
         raise TapedeckError(f"{target} holds the notes of the session log being exported: write the export to "
                             "another file")  # fmt: skip
+    if _kept(real, log):
+        what = real.name if real.parent == log.parent else "its index"
+        raise TapedeckError(f"{target} is a file the session keeps ({what}): write the export to another file")
     try:
         kind = os.stat(target).st_mode
     except OSError:

@@ -600,3 +600,28 @@ def test_the_html_request_marks_what_is_new_as_its_cache_stood(name: str, mark: 
     request = page[page.index('id="request"') : page.index("<h2", page.index('id="request"') + 1)]
     marks = re.findall(r'<span class="mark">(new: [^<]*)</span>', request)
     assert marks == [mark] * marked
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["control.jsonl", "host.json", "bridge.json", "bridge.standby.json", "bridge.state.json",
+     "control.outcomes.jsonl", ".writer.lock", "session.jsonl.zstd", "index"],
+)  # fmt: skip
+def test_an_export_never_replaces_a_file_the_session_keeps(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` naming a file that tapedeck, its host or the DSH bridge keeps for the session (its control inbox, the
+    host's or the bridge's state, the bridge's outcomes, the writer's lock, the other log name of its directory, the
+    log's index) replaced it with the page, as it did the log before: each is refused, the file left as it was."""
+    from core.read.index import index_path
+
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    target = index_path(log) if name == "index" else log.parent / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b'{"kept":true}\n')
+    for given in (log, log.parent) if name != "session.jsonl.zstd" else (log,):  # (the newer log is the directory's)
+        assert main(["export", str(given), "-o", str(target)]) == 2
+        assert "the session keeps" in capsys.readouterr().err
+        assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
