@@ -32,8 +32,7 @@ from typing import Any
 from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
-from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, parse_toml, user_text
-from core.shared.regular import TooLarge, read_config
+from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
 from core.shared.text import quoted
 
 SECTIONS: dict[str, str] = {
@@ -164,6 +163,16 @@ def _default_at(dotted: str) -> Any:
         return None
 
 
+_WORDING = Wording(  # how a policy config that cannot be read is named
+    unreadable="{path}: cannot read config ({why})",
+    too_large="{why}",
+    not_utf8="{path}: {why}",
+    syntax="{path}: not valid {kind}: {why}",
+    depth="{path}: not a usable {kind} config: it is nested too deeply",
+    digits="{path}: not a usable {kind} config: a number has more than {digits} digits",
+)
+
+
 def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) -> PolicyConfig:
     """Load and validate a TOML or JSON config file; None gives the defaults: of ``only`` those sections when
     given (a command that reads no other section need not import or validate them; a file is validated whole)."""
@@ -172,25 +181,7 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
             return PolicyConfig({name: {} for name in only}, {name: _validate_section(name, {}) for name in only})
         return validate_config({})
     p = Path(path).expanduser()
-    kind = "JSON" if p.suffix == ".json" else "TOML"
-    try:
-        data = read_config(p, "policy config")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
-    except TooLarge as exc:
-        raise ConfigError(str(exc)) from None
-    try:
-        text = user_text(data)
-    except NotUtf8 as exc:
-        raise ConfigError(f"{p}: {exc}") from None
-    try:
-        raw = parse_json(text) if kind == "JSON" else parse_toml(text)
-    except Unparsable as why:
-        if why.failure is Failure.SYNTAX:
-            raise ConfigError(f"{p}: not valid {kind}: {why}") from None
-        if why.failure is Failure.DEPTH:
-            raise ConfigError(f"{p}: not a usable {kind} config: it is nested too deeply") from None
-        raise ConfigError(f"{p}: not a usable {kind} config: a number has more than {why.digits} digits") from None
+    raw = load_document(p, "JSON" if p.suffix == ".json" else "TOML", "policy config", _WORDING, ConfigError)
     try:
         return validate_config(raw)
     except ConfigError as exc:

@@ -9,7 +9,10 @@ import enum
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from core.shared.regular import MAX_CONFIG_BYTES, TooLarge, read_config
 
 
 class Failure(enum.Enum):
@@ -74,3 +77,38 @@ def _parsed(loads: Callable[[str], Any], text: str, syntax: type[ValueError]) ->
         if isinstance(exc, syntax):
             raise Unparsable(Failure.SYNTAX, str(exc), getattr(exc, "msg", ""), getattr(exc, "pos", None)) from None
         raise Unparsable(Failure.DIGITS, f"a number has more than {sys.get_int_max_str_digits()} digits") from None
+
+
+class Wording(NamedTuple):
+    """How a reader of a file words each way it can fail: ``str.format`` templates given ``path``, ``kind`` (JSON or
+    TOML), ``why`` (the error's own text) and ``digits`` (the most digits Python converts)."""
+
+    unreadable: str
+    too_large: str
+    not_utf8: str
+    syntax: str
+    depth: str
+    digits: str
+
+
+def load_document(
+    path: Path, kind: str, what: str, wording: Wording, error: Callable[[str], Exception], limit: int = MAX_CONFIG_BYTES
+) -> Any:
+    """The file a user named at ``path``, read as ``what`` (``read_config``: at most ``limit`` bytes), decoded
+    (``user_text``) and parsed as ``kind`` (``JSON``, else TOML); every failure raised as ``error`` of the message
+    ``wording`` gives it."""
+    try:
+        data = read_config(path, what, limit)
+    except OSError as exc:
+        raise error(wording.unreadable.format(path=path, why=exc.strerror or exc)) from exc
+    except TooLarge as exc:
+        raise error(wording.too_large.format(path=path, why=exc)) from None
+    try:
+        text = user_text(data)
+    except NotUtf8 as exc:
+        raise error(wording.not_utf8.format(path=path, why=exc)) from None
+    try:
+        return parse_json(text) if kind == "JSON" else parse_toml(text)
+    except Unparsable as why:
+        template = {Failure.SYNTAX: wording.syntax, Failure.DEPTH: wording.depth}.get(why.failure, wording.digits)
+        raise error(template.format(path=path, kind=kind, why=why, digits=why.digits)) from None

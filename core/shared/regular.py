@@ -44,10 +44,10 @@ class TooLarge(ValueError):
     """A config file past ``MAX_CONFIG_BYTES``; its message names the file and what it was read as."""
 
 
-def read_config(path: str | os.PathLike[str], what: str) -> bytes:
+def read_config(path: str | os.PathLike[str], what: str, limit: int = MAX_CONFIG_BYTES) -> bytes:
     """The bytes of the config file a user named at ``path``, read as ``what`` (``policy config``, ``keymap``): an
-    OSError when it cannot be read, ``TooLarge`` past ``MAX_CONFIG_BYTES`` (a file of gigabytes is not read whole)."""
-    data = read_capped(path, MAX_CONFIG_BYTES)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise TooLarge(f"{os.fspath(path)}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no {what} is")
+    OSError when it cannot be read, ``TooLarge`` past ``limit`` (a file of gigabytes is not read whole)."""
+    data = read_capped(path, limit)
+    if len(data) > limit:
+        raise TooLarge(f"{os.fspath(path)}: larger than {limit >> 20} MiB, which no {what} is")
     return data

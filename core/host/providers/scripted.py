@@ -60,9 +60,8 @@ from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
-from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, user_text
+from core.shared.parsers import Wording, load_document
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.regular import read_capped
 from core.shared.text import js_json, quoted
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
@@ -169,28 +168,21 @@ def _check_plans(raw: Any) -> list[dict[str, Any]]:
     return plans
 
 
+_WORDING = Wording(  # how a script that cannot be read is named
+    unreadable="scripted model: cannot read {path}: {why}",
+    too_large=f"scripted model: {{path}} is larger than {MAX_SCRIPT_BYTES >> 20} MiB, which no script is",
+    not_utf8="scripted model: {path}: {why}",
+    syntax="scripted model: {path} is not valid JSON: {why}",
+    depth="scripted model: {path} is nested too deeply to read",
+    digits="scripted model: {path} holds a number of more than {digits} digits",
+)
+
+
 def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | PlanPlayer]:
     """Read and validate a script file: its settings (``model``, ``efforts`` …) and the player of its
     ``responses`` or ``plans``."""
     p = Path(path)
-    try:
-        data = read_capped(p, MAX_SCRIPT_BYTES)  # a device without end (/dev/zero) is not read forever
-    except OSError as exc:
-        raise ProviderError(f"scripted model: cannot read {p}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise ProviderError(f"scripted model: {p} is larger than {MAX_SCRIPT_BYTES >> 20} MiB, which no script is")
-    try:
-        text = user_text(data)
-    except NotUtf8 as exc:
-        raise ProviderError(f"scripted model: {p}: {exc}") from None
-    try:
-        raw = parse_json(text)
-    except Unparsable as why:
-        if why.failure is Failure.SYNTAX:
-            raise ProviderError(f"scripted model: {p} is not valid JSON: {why}") from None
-        if why.failure is Failure.DEPTH:
-            raise ProviderError(f"scripted model: {p} is nested too deeply to read") from None
-        raise ProviderError(f"scripted model: {p} holds a number of more than {why.digits} digits") from None
+    raw = load_document(p, "JSON", "script", _WORDING, ProviderError, MAX_SCRIPT_BYTES)
     try:
         settings = (
             dict(_keys(raw, FILE_KEYS, "the script")) if not isinstance(raw, list) else {"responses": raw}
