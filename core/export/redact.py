@@ -208,9 +208,9 @@ _CLI_PASSWORD = re2.compile(
     rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
     rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
-    rb"|(?:\b|\\[nrt])(?:un)?rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
+    rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
     rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*)\b[^\n|;&]*?[ \t]-p[ \t]+"
-    rb"|(?:mosquitto_(?:pub|sub|rr)|(?:\b|\\[nrt])(?:bcp|isql))\b[^\n|;&]*?[ \t]-P[ \t]+"
+    rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
     rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
@@ -230,6 +230,14 @@ _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
 _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
+# the password ``echo`` (or ``printf``) pipes into a registry login that reads it from stdin (group 1, unless it is a
+# reference: ``_cli_value``): ``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW | …`` (podman,
+# nerdctl, helm, oras …)
+_STDIN_PASSWORD = re2.compile(
+    rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*"
+    rb"(?:sudo[ \t]+)?(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?"
+    rb"[ \t]--password-stdin"
+)
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
 # bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
 _SQL_PASSWORD = re2.compile(
@@ -672,7 +680,9 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 
 # the patterns whose value a quote may open (``_quoted_end``)
-_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _SQL_PASSWORD, _NAMED_VALUE)
+_QUOTED = (
+    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _SQL_PASSWORD, _NAMED_VALUE
+)
 
 
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
@@ -896,6 +906,7 @@ class Redactor:
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
+            ("key", _STDIN_PASSWORD, 1, _cli_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

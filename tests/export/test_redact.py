@@ -116,7 +116,9 @@ CONFIG = st.one_of(
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
                                "net use Z: \\\\srv\\share {} /persistent:no", "htpasswd -n -b bob {}",
-                               "htpasswd -b -C 12 .htpasswd bob {}", "htpasswd -B -r 9 -b -c f bob {}"]),
+                               "htpasswd -b -C 12 .htpasswd bob {}", "htpasswd -B -r 9 -b -c f bob {}",
+                               "echo {} | docker login -u bob --password-stdin",
+                               "printf '%s' {} | helm registry login r.io --password-stdin"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1913,6 +1915,8 @@ def test_more_command_lines_that_take_a_password_let_it_go(text: str, out: str) 
     [
         ('{"c": "ls\\nzip -e -P Hunter2pw a.zip f"}', '{"c": "ls\\n' + 'zip -e -P [redacted key] a.zip f"}'),
         ("unrar x -pHunter2pw a.rar", "unrar x -p[redacted key] a.rar"),
+        ("x=1;0unrar x -pHunter2pw a.rar", "x=1;0unrar x -p[redacted key] a.rar"),
+        ("0bcp t out f -P Hunter2pw", "0bcp t out f -P [redacted key]"),
         ("lftp -u bob,Hunter2pw ftp.example.com", "lftp -u bob,[redacted key] ftp.example.com"),
         ("twine upload -u bob -p Hunter2pw dist/*", "twine upload -u bob -p [redacted key] dist/*"),
         ("cf login -u bob -p Hunter2pw", "cf login -u bob -p [redacted key]"),
@@ -1933,11 +1937,30 @@ def test_the_password_of_archivers_uploaders_and_clients_goes(text: str, out: st
     assert found == out and r.summary()["key"] == 1, found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("echo Hunter2pw | docker login -u bob --password-stdin", "echo [redacted key] | docker login -u bob --password-stdin"),
+        ('echo -n "two words" | podman login quay.io --password-stdin', 'echo -n "[redacted key]" | podman login quay.io --password-stdin'),
+        ("printf '%s' Hunter2pw | helm registry login r.io --password-stdin", "printf '%s' [redacted key] | helm registry login r.io --password-stdin"),
+        ('{"c": "ls\\nprintf \\"%s\\\\n\\" Hunter2pw | docker login --password-stdin"}',
+         '{"c": "ls\\nprintf \\"%s\\\\n\\" [redacted key] | docker login --password-stdin"}'),
+    ],
+)  # fmt: skip
+def test_a_password_echoed_into_a_registry_login_goes(text: str, out: str) -> None:
+    """``echo PW | docker login --password-stdin`` (printf's too, podman's, helm's) let the password out: the login
+    reads it from the pipe, whose writer names it."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
             "wpa_passphrase Home\nopenssl enc -aes256 -kfile f\nnmcli dev wifi connect Home --ask\n"
-            "echo the password is set\nrar a -p a.rar f\nlftp -u bob ftp.x\nlibrary -pfoo\ncf login -u bob\n")
+            "echo the password is set\nrar a -p a.rar f\nlftp -u bob ftp.x\nlibrary -pfoo\ncf login -u bob\n"
+            'echo "$PW" | docker login -u bob --password-stdin\ncat pw.txt | docker login --password-stdin\n')
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
