@@ -15,7 +15,7 @@ from core.control.config import validate_config
 from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
 from tests.tui.conftest import anyio_backend  # noqa: F401 - Textual runs on asyncio
-from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, settle, until
 from tui.app import TapedeckApp
 from tui.screens.alerts import AlertsScreen
 
@@ -143,7 +143,7 @@ def test_the_alerts_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytes
         app.clear_notifications()
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
-        await pilot.pause(0.2)
+        await quiet(pilot)  # its table filled and fitted to the width
 
     assert snap_compare(app, terminal_size=(120, 24), run_before=run)
 

@@ -87,6 +87,30 @@ async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:
             raise AssertionError(f"the app did not settle in {timeout:g} s: {why or 'it had just settled'}")
 
 
+async def quiet(pilot: Pilot[Any], timeout: float = 60.0) -> None:
+    """Wait until the screen on top is quiet, three polls in a row: no worker pending or running (but the app's
+    followers) and no layout, repaint or after-refresh callback pending (a table's rows land from a worker, and its
+    refit to the width runs after a refresh). Only a screen that never goes quiet meets ``timeout``."""
+    deadline = time.monotonic() + timeout
+    calm = 0
+    while calm < 3:
+        await pilot.pause(0.02)
+        busy = _busy(pilot.app)
+        calm = 0 if busy else calm + 1
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the screen did not go quiet in {timeout:g} s: {busy}")
+
+
+def _busy(app: Any) -> str:
+    """What the screen on top is still doing ("" when it is quiet)."""
+    screen = app.screen
+    workers = [w.name or w.group for w in app.workers
+               if w.group != "live" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]  # fmt: skip
+    pending = {"workers": workers, "layout": screen._layout_required, "repaint": screen._dirty_widgets,
+               "after refresh": screen._callbacks}  # fmt: skip
+    return ", ".join(f"{what}: {how}" for what, how in pending.items() if how)
+
+
 async def settled_main_screen(pilot: Pilot[None]) -> MainScreen:
     """The app's main screen once the app has settled (``settle``); fails when there is none."""
     await settle(pilot)

@@ -5,7 +5,6 @@ wrap or cut their lines. The snapshots of these screens at 60x20 are in tests/sn
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from textual.widget import Widget
 from tests.fleet.test_fleet_tui import _app as fleet_app
 from tests.fleet.test_fleet_tui import _loaded, _root
 from tests.tui.logs import HEADER, policy_log, release_hosts
-from tests.tui.pilot import make_app, settle
+from tests.tui.pilot import make_app, quiet, settle
 from tests.tui.test_live_bad_input import bad_events
 
 pytestmark = pytest.mark.anyio
@@ -29,12 +28,10 @@ KEYS = {"main": (), "surface": ("s",), "tape": ("t",), "folds": ("o",), "checkpo
 
 
 async def settled_sideways(pilot: Pilot[Any]) -> list[str]:
-    """``sideways`` once the layout has settled: a refit to the width runs after a refresh, so the widgets are
-    polled (up to 5 s) until none scrolls sideways, and those that still do are returned."""
-    deadline = time.monotonic() + 5
-    while (found := sideways(pilot.app)) and time.monotonic() < deadline:
-        await pilot.pause(0.05)
-    return found
+    """``sideways`` once the screen on top is quiet (``quiet``): checked before that, a table still at its old
+    columns, its refit to the width due after a refresh, was taken for one too wide."""
+    await quiet(pilot)
+    return sideways(pilot.app)
 
 
 def sideways(app: App[Any]) -> list[str]:
