@@ -27,7 +27,7 @@ was replaced, by kind. What is replaced:
   ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
   netrc entry's password
   (``machine … login … password …``, or a line of its own but for prose's ``password expired``), the passphrase
-  ``ssh-keygen -N``/``-P`` takes, a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
+  ``ssh-keygen -N``/``-P`` takes (and the password ``ldappasswd -s``/``-a`` does), a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
   crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), each
   value a quote opens up to its closing quote (``psk="correct horse"``, ``_quoted_end``), the lines of a YAML
   block scalar under a key named for a secret (``password: |``, ``_block_end``), and the whole
@@ -168,7 +168,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``, Windows' ``net user bob …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
-# ``-P …`` of mosquitto_pub/sub, bcp and isql,
+# ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
+# ``-password …``,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
@@ -220,12 +221,16 @@ _CLI_PASSWORD = re2.compile(
     + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
     + rb"|" + _NET_USE
-    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
+    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
+    rb"|https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
+    rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=))"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
-# the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
-# to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
-_KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+# the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
+# reference (``_keygen_value``): a key's new (``-N``) or old (``-P``) passphrase to ``ssh-keygen``, both where
+# ``ssh-keygen -p -P old -N new`` changes it, and the new (``-s``) or old (``-a``) password to ``ldappasswd``
+_LETTER_SECRETS = {b"ssh-keygen": b"NP", b"ldappasswd": b"as"}
+_KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
 # the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
 _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
@@ -387,7 +392,7 @@ _SCREEN = (
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
-    + rb"|(?:rar|bcp)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql"
+    + rb"|(?:rar|bcp|https?)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -762,10 +767,13 @@ def _cli_value(data: bytes, m: Any) -> bool:
 
 
 def _keygen_value(data: bytes, m: Any) -> bool:
-    """True when a ``-N``/``-P`` option's value is the passphrase ``ssh-keygen`` takes: that command is the one the
-    option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
+    """True when a one-letter option's value is a secret (``_LETTER_SECRETS``): a command that takes it so is the one
+    the option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
     (``"$PASSPHRASE"``)."""
-    return b"ssh-keygen" in _command(data, m.start()) and _cli_value(data, m)
+    letter, command = m.group(0).lstrip()[1:2], _command(data, m.start())
+    return any(letter in letters and tool in command for tool, letters in _LETTER_SECRETS.items()) and _cli_value(
+        data, m
+    )
 
 
 def _admin_value(data: bytes, m: Any) -> bool:

@@ -75,7 +75,8 @@ ASSIGNMENTS = st.tuples(
      "openssl pkcs12 -export -password pass:", "openssl enc -d -k ", "sqlplus scott/", "rman target sys/",
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
-     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P "]
+     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:",
+     "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1955,12 +1956,34 @@ def test_a_password_echoed_into_a_registry_login_goes(text: str, out: str) -> No
     assert found == out and r.summary()["key"] == 1, found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("http -a bob:Hunter2pw api.example.com", "http -a bob:[redacted key] api.example.com"),
+        ("https POST x.io --auth=bob:Hunter2pw a=1", "https POST x.io --auth=bob:[redacted key] a=1"),
+        ('{"c": "ls\\nhttp --auth \\"bob:Hunter2pw\\" x.io"}', '{"c": "ls\\nhttp --auth \\"bob:[redacted key]\\" x.io"}'),
+        ("influx -username bob -password Hunter2pw -host db", "influx -username bob -password [redacted key] -host db"),
+        ("influx -password=Hunter2pw", "influx -password=[redacted key]"),
+        ("ldappasswd -x -D cn=admin -W -s Hunter2pw uid=bob", "ldappasswd -x -D cn=admin -W -s [redacted key] uid=bob"),
+        ("ldappasswd -x -a Hunter2pw -S uid=bob", "ldappasswd -x -a [redacted key] -S uid=bob"),
+    ],
+)  # fmt: skip
+def test_the_password_of_httpie_influx_and_ldappasswd_goes(text: str, out: str) -> None:
+    """httpie's ``http -a user:…`` (``--auth``, ``https``), influx's ``-password …`` and the new (``-s``) or old
+    (``-a``) password of ``ldappasswd`` went out."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
             "wpa_passphrase Home\nopenssl enc -aes256 -kfile f\nnmcli dev wifi connect Home --ask\n"
             "echo the password is set\nrar a -p a.rar f\nlftp -u bob ftp.x\nlibrary -pfoo\ncf login -u bob\n"
-            'echo "$PW" | docker login -u bob --password-stdin\ncat pw.txt | docker login --password-stdin\n')
+            'echo "$PW" | docker login -u bob --password-stdin\ncat pw.txt | docker login --password-stdin\n'
+            "http -a bob x.io\nhttp -a $U:$PW x.io\nsee http://x.io -a b:c\nssh-keygen -a 100 -f k\nldappasswd -S -W\n"
+            "rsync -a src/ h:dst\ninflux -username bob\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
