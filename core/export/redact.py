@@ -174,7 +174,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
 # (``change_password``, ``authenticate_user``), and the first argument of Windows' ``net use`` after its share that
-# is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``: ``_NET_USE``)
+# is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``: ``_NET_USE``), as
+# the first of smbclient's after its service is when no option (``smbclient //h/s … -U bob``)
 _CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&-][^\s\"'\\|;&]*\\?[\"']?[ \t]+"  # an argument before the password, not an option
 # htpasswd's options, before its arguments: flags alone or run together in any order (``-b -n``, ``-nbB``), a ``C``
 # or ``r`` taking the rest of its word or the next word as its value (``-C 12``, ``-bC12``). With ``b`` the password
@@ -202,6 +203,8 @@ _NET_SHARE = rb"(?:\\?[\"'](?:\\\\|//|%)[^\"'\n]*?\\?[\"']|(?:\\\\|//|%)[^\s\"'|
 _NET_USE = (
     rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
 )
+# what, in the place of a password after a share, is none: by the command's first three letters
+_POSITIONAL = {b"net": (b"/",), b"smb": (b"-", b"<", b">", b"1>", b"2>")}
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
     rb"|redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+"
@@ -220,7 +223,7 @@ _CLI_PASSWORD = re2.compile(
     rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT
     + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|" + _NET_USE
+    + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+"
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
     rb"|https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=))"
@@ -760,10 +763,11 @@ def _root_home(data: bytes, m: Any) -> bool:
 
 
 def _cli_value(data: bytes, m: Any) -> bool:
-    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``) nor a
-    switch after ``net use``'s user (``/persistent:no``: no password given)."""
+    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``) nor, in
+    the place of one after a share (``_POSITIONAL``), a switch or a redirection: ``net use … /persistent:no``,
+    ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password given."""
     value = m.group(1)
-    return not _placeholder(value) and not (value.startswith(b"/") and m.group(0)[:3].lower() == b"net")
+    return not _placeholder(value) and not value.startswith(_POSITIONAL.get(m.group(0)[:3].lower(), ()))
 
 
 def _keygen_value(data: bytes, m: Any) -> bool:

@@ -76,7 +76,8 @@ ASSIGNMENTS = st.tuples(
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
      "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:",
-     "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s "]
+     "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
+     "smbclient //h/s "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1976,6 +1977,24 @@ def test_the_password_of_httpie_influx_and_ldappasswd_goes(text: str, out: str) 
     assert found == out and r.summary()["key"] == 1, found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("smbclient //h/s Hunter2pw -U bob", "smbclient //h/s [redacted key] -U bob"),
+        ("smbclient -U bob -W dom //h/s Hunter2pw", "smbclient -U bob -W dom //h/s [redacted key]"),
+        ('smbclient "//h/my share" "two words" -U bob', 'smbclient "//h/my share" "[redacted key]" -U bob'),
+        ('{"c": "ls\\nsmbclient \\\\\\\\h\\\\s Hunter2pw -U bob"}',
+         '{"c": "ls\\nsmbclient \\\\\\\\h\\\\s [redacted key] -U bob"}'),
+    ],
+)  # fmt: skip
+def test_the_password_after_smbclients_service_goes(text: str, out: str) -> None:
+    """``smbclient //h/s PW -U bob`` let the password out: it is the first argument after the service, as with
+    ``net use``, when no option or redirection takes that place."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
@@ -1983,7 +2002,8 @@ def test_those_command_lines_without_a_password_stay() -> None:
             "echo the password is set\nrar a -p a.rar f\nlftp -u bob ftp.x\nlibrary -pfoo\ncf login -u bob\n"
             'echo "$PW" | docker login -u bob --password-stdin\ncat pw.txt | docker login --password-stdin\n'
             "http -a bob x.io\nhttp -a $U:$PW x.io\nsee http://x.io -a b:c\nssh-keygen -a 100 -f k\nldappasswd -S -W\n"
-            "rsync -a src/ h:dst\ninflux -username bob\n")
+            "rsync -a src/ h:dst\ninflux -username bob\nsmbclient //h/s -N\nsmbclient //h/s <cmds\n"
+            "smbclient //h/s 2>/dev/null\nsmbclient -L //h -U bob\nsmbclient //h/s $PW -U bob\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
