@@ -169,7 +169,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``, Windows' ``net user bob …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
-# ``-password …``,
+# ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
+# ``mc alias set NAME URL KEY …`` (``mc config host add``),
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
@@ -226,7 +227,9 @@ _CLI_PASSWORD = re2.compile(
     + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+"
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
     rb"|https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
-    rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=))"
+    rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
+    rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
+    rb"|mc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+" + _CLI_ARGUMENT + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
@@ -240,12 +243,14 @@ _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|"
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a registry login that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): ``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW | …`` (podman,
-# nerdctl, helm, oras …)
+# nerdctl, helm, oras …), and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``)
+_ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?"
+_PIPED = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*(?:sudo[ \t]+)?"
 _STDIN_PASSWORD = re2.compile(
-    rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*"
-    rb"(?:sudo[ \t]+)?(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?"
+    _ECHOED + _PIPED + rb"(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?"
     rb"[ \t]--password-stdin"
 )
+_CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
 # bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
 _SQL_PASSWORD = re2.compile(
@@ -395,7 +400,7 @@ _SCREEN = (
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
-    + rb"|(?:rar|bcp|https?)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx"
+    + rb"|(?:rar|bcp|https?|mc)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -918,7 +923,7 @@ class Redactor:
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
-            ("key", _STDIN_PASSWORD, 1, _cli_value),
+            ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

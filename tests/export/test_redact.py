@@ -77,7 +77,8 @@ ASSIGNMENTS = st.tuples(
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
      "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
-     "smbclient //h/s "]
+     "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
+     "useradd -m -p "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -120,7 +121,8 @@ CONFIG = st.one_of(
                                "net use Z: \\\\srv\\share {} /persistent:no", "htpasswd -n -b bob {}",
                                "htpasswd -b -C 12 .htpasswd bob {}", "htpasswd -B -r 9 -b -c f bob {}",
                                "echo {} | docker login -u bob --password-stdin",
-                               "printf '%s' {} | helm registry login r.io --password-stdin"]),
+                               "printf '%s' {} | helm registry login r.io --password-stdin",
+                               "echo 'bob:{}' | sudo chpasswd"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1995,6 +1997,28 @@ def test_the_password_after_smbclients_service_goes(text: str, out: str) -> None
     assert found == out and r.summary()["key"] == 1, found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("echo 'bob:Hunter2pw' | chpasswd", "echo 'bob:[redacted key]' | chpasswd"),
+        ('{"c": "ls\\nprintf \\"%s\\\\n\\" bob:Hunter2pw | sudo chpasswd"}',
+         '{"c": "ls\\nprintf \\"%s\\\\n\\" bob:[redacted key] | sudo chpasswd"}'),
+        ("mc alias set s3 https://s3.x.io AKIAEXAMPLE Hunter2pw", "mc alias set s3 https://s3.x.io AKIAEXAMPLE [redacted key]"),
+        ("mc config host add m http://m:9000 minio Hunter2pw", "mc config host add m http://m:9000 minio [redacted key]"),
+        ("neo4j-admin set-initial-password Hunter2pw", "neo4j-admin set-initial-password [redacted key]"),
+        ("neo4j-admin dbms set-initial-password Hunter2pw", "neo4j-admin dbms set-initial-password [redacted key]"),
+        ("useradd -m -p Hunter2pw bob", "useradd -m -p [redacted key] bob"),
+        ("usermod -p Hunter2pw bob", "usermod -p [redacted key] bob"),
+    ],
+)  # fmt: skip
+def test_the_password_an_account_or_store_is_given_goes(text: str, out: str) -> None:
+    """``echo 'bob:PW' | chpasswd``, ``mc alias set NAME URL KEY SECRET``, ``neo4j-admin set-initial-password PW``
+    and ``useradd -p PW`` (usermod's) let the password out."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
@@ -2003,7 +2027,9 @@ def test_those_command_lines_without_a_password_stay() -> None:
             'echo "$PW" | docker login -u bob --password-stdin\ncat pw.txt | docker login --password-stdin\n'
             "http -a bob x.io\nhttp -a $U:$PW x.io\nsee http://x.io -a b:c\nssh-keygen -a 100 -f k\nldappasswd -S -W\n"
             "rsync -a src/ h:dst\ninflux -username bob\nsmbclient //h/s -N\nsmbclient //h/s <cmds\n"
-            "smbclient //h/s 2>/dev/null\nsmbclient -L //h -U bob\nsmbclient //h/s $PW -U bob\n")
+            "smbclient //h/s 2>/dev/null\nsmbclient -L //h -U bob\nsmbclient //h/s $PW -U bob\n"
+            "echo bob | chpasswd\necho 'bob:$PW' | chpasswd\nmc alias set s3 https://x\nmc alias ls\nuseradd -m bob\n"
+            'useradd -p "$(openssl passwd -6 x)" bob\nneo4j-admin set-initial-password\n')
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
