@@ -694,7 +694,8 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _SQL_PASSWORD, _NAMED_VALUE
+    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _SQL_PASSWORD,
+    _NAMED_VALUE,
 )
 
 
@@ -824,9 +825,14 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
     on; else, for a password of several words, at its line's end (``_line_end``); else where
-    the group ends. openssl's quote opens before ``pass:`` (``-passin 'pass:two words'``)."""
+    the group ends. The quote may open before what the value follows in its word: openssl's ``pass:`` (``-passin
+    'pass:two words'``), a user and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
     start, end = m.start(group), m.end(group)
-    opens = start - 5 if start - 5 > m.start() and data.startswith(b"pass:", start - 5) else start
+    head = data[m.start() : start]
+    word = max(head.rfind(b'"'), head.rfind(b"'")) + 1  # after the last quote of the match before the value
+    opens = m.start() + word if 0 < word < len(head) and head.endswith((b":", b"%", b",")) and not any(
+        c in head[word:] for c in b" \t"
+    ) else start
     if opens > m.start() and data[opens - 1] in b"\"'":
         quote = data[opens - 2 : opens] if opens - 2 >= m.start() and data[opens - 2] == 0x5C else data[opens - 1 : opens]
         if data.startswith(quote, end):

@@ -2019,6 +2019,25 @@ def test_the_password_an_account_or_store_is_given_goes(text: str, out: str) -> 
     assert found == out and r.summary()["key"] == 1, found
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('curl -u "bob:two words" https://x', 'curl -u "bob:[redacted key]" https://x'),
+        ("http -a 'bob:two words' x.io", "http -a 'bob:[redacted key]' x.io"),
+        ('smbclient //h/s -U "bob%two words"', 'smbclient //h/s -U "bob%[redacted key]"'),
+        ("lftp -u 'bob,two words' ftp.x", "lftp -u 'bob,[redacted key]' ftp.x"),
+        ("echo 'bob:two words' | chpasswd", "echo 'bob:[redacted key]' | chpasswd"),
+        ('{"c": "curl -u \\"bob:two words\\" x"}', '{"c": "curl -u \\"bob:[redacted key]\\" x"}'),
+    ],
+)  # fmt: skip
+def test_a_quoted_password_after_its_user_goes_whole(text: str, out: str) -> None:
+    """``curl -u "bob:two words"`` let all but the first word out: the quote opens before the user, not before the
+    password, as openssl's opens before ``pass:``."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
 def test_those_command_lines_without_a_password_stay() -> None:
     text = ("net user\nnet user bob\nnet user bob /domain\nnet user bob *\nsqlplus / as sysdba\nsqlplus scott\n"
             "mysqladmin -u root -p password $NEWPW\ndocker login -u bob --password-stdin\nmysqladmin status\n"
