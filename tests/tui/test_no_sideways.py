@@ -15,8 +15,8 @@ from textual.widget import Widget
 
 from tests.fleet.test_fleet_tui import _app as fleet_app
 from tests.fleet.test_fleet_tui import _loaded, _root
-from tests.tui.logs import HEADER, policy_log, release_hosts
-from tests.tui.pilot import make_app, quiet, settle
+from tests.tui.logs import HEADER, append, policy_log, release_hosts
+from tests.tui.pilot import make_app, quiet, settle, until
 from tests.tui.test_live_bad_input import bad_events
 
 pytestmark = pytest.mark.anyio
@@ -51,6 +51,29 @@ async def test_no_screen_scrolls_sideways(tmp_path: Path, screen: str, size: tup
             for key in KEYS[screen]:
                 await pilot.press(key)
                 await settle(pilot)
+            assert await settled_sideways(pilot) == []
+    finally:
+        release_hosts()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_event_list_does_not_scroll_sideways_after_an_append(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The list gave itself a virtual width of its whole content width, the vertical scrollbar's two cells included:
+    once rows came after the layout had settled (an append while following, or a slow load), it could be scrolled
+    two cells sideways past its rows. Its rows are always cut to the width it shows, so it has no width to scroll."""
+    log = policy_log()
+    path = log.write(tmp_path / "demo" / "session.jsonl")
+    start = len(log.events)
+    for turn in range(4, 9):
+        log.turn(turn, f"step {turn}", "ok")
+    app = make_app(path, follow=True)
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            events = app.screen.query_one("#events")
+            rows = events.virtual_size.height
+            append(path, log, start)
+            await until(pilot, lambda: events.virtual_size.height > rows)
             assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
@@ -97,7 +120,7 @@ async def test_the_alerts_screen_with_an_alert_does_not_scroll_sideways(tmp_path
     from core.control.config import validate_config
     from tests.alerts.crafted import HEADER as CRAFTED
     from tests.alerts.crafted import Log as Crafted
-    from tests.tui.pilot import NO_KEYMAP, until
+    from tests.tui.pilot import NO_KEYMAP
     from tui.app import TapedeckApp
     from tui.screens.alerts import AlertsScreen
 

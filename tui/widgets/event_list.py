@@ -198,7 +198,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.view = view
         # the bar is compared with its drawn look once it has its new extent and position
         with held_scrollbar(self):
-            set_virtual_size(self, Size(self.size.width, len(view)))
+            self._set_rows(len(view))
             if self.following:
                 self._move(len(view) - 1, follow=True)
             else:
@@ -278,6 +278,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         elif self.cursor >= self.scroll_y + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False)
 
+    def _set_rows(self, rows: int) -> None:
+        """Give the list a virtual height of ``rows`` and no virtual width: every row is cut to the width shown, so
+        there is nothing beside it to scroll to (a width of the whole content region, the vertical scrollbar's
+        cells included, let the list scroll two cells sideways once rows came after the layout settled)."""
+        set_virtual_size(self, Size(0, rows))
+
     def on_resize(self) -> None:
         """Keep the cursor in view at the new size."""
         self._reveal()
@@ -298,7 +304,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             if pos is not None and seq != start:
                 if pos not in self.view.expanded_positions():
                     self.view.toggle(pos, self.children_of(start))
-                    set_virtual_size(self, Size(self.size.width, len(self.view)))
+                    self._set_rows(len(self.view))
                 self.go(self.view.row_of_position(pos) + 1 + seq - start)
                 return True
         row = self.view.row_of_seq(seq, at_or_after=True)
@@ -417,7 +423,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             return
         children = self.children_of(seq)
         self.view.toggle(pos, children)
-        set_virtual_size(self, Size(self.size.width, len(self.view)))
+        self._set_rows(len(self.view))
         self._move(row, follow=False)
         height = self.scrollable_content_region.height
         if self.view.expanded_positions().get(pos) and height > 0:  # show what opened, the row itself kept
