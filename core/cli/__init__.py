@@ -32,17 +32,26 @@ itself never imports ``tui``. ``main(argv) -> int`` is the in-process entry that
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
-from core import __version__
-from core.shared.envdirs import check_own_dirs
-from core.shared.errors import TapedeckError
-from core.shared.jsonout import allow_deepest_walks
+# ``python -m core.cli`` (the module being imported as -m's): its signals are held from here, as the console script
+# holds them from its first step (tui/cli.py), while the imports below take their time (a SIGTERM then took the
+# default action, exit -15 with no word); ``main`` takes them (``run``) or lets them go (any other command).
+if sys.argv[:1] == ["-m"]:
+    from core.shared.held_signals import hold
+
+    hold()
+
+import argparse  # noqa: E402 - after the hold
+import importlib  # noqa: E402
+import os  # noqa: E402
+from collections.abc import Mapping, Sequence  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+
+from core import __version__  # noqa: E402
+from core.shared.envdirs import check_own_dirs  # noqa: E402
+from core.shared.errors import TapedeckError  # noqa: E402
+from core.shared.jsonout import allow_deepest_walks  # noqa: E402
 
 
 class Command(NamedTuple):

@@ -430,23 +430,53 @@ def test_a_sigterm_before_the_host_is_made_ends_the_command_with_143_and_writes_
     assert not root.exists()
 
 
+# A sitecustomize for the runs below: at the import of core.shared.envdirs (a module ``python -m core.cli`` imports
+# on its way to its handler, whatever the command) it writes the file TD_TEST_READY names, and with TD_TEST_SIGTERM
+# set it sends itself a SIGTERM there: the signal comes at a known point of the start, not at the mercy of timing.
+_AT_IMPORT = """
+import os, signal, sys
+
+def _hook(event, args):
+    if event == "import" and args[0] == "core.shared.envdirs" and "TD_TEST_READY" in os.environ:
+        open(os.environ.pop("TD_TEST_READY"), "w").close()
+        if os.environ.get("TD_TEST_SIGTERM"):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+sys.addaudithook(_hook)
+"""
+
+
 def test_sigterms_sent_as_runs_start_leave_each_log_resumable(tmp_path: Path, processes: Processes) -> None:
-    """Runs signalled at once and a little later, each somewhere else in its start: each ends 143 (or -15, when the
-    signal came before Python ran any of tapedeck), without a traceback, and a log it made resumes to its end."""
+    """Runs signalled as ``python -m core.cli`` imports its modules (before any handler of its own was in place,
+    where a SIGTERM took the default action: exit -15, no word) and a little later, each somewhere else in its
+    start: each ends 143 without a traceback, its host.json (if a host was made) says it exited, and a log it made
+    resumes to its end."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for n, delay in enumerate((0.0, 0.0, 0.05, 0.1, 0.2, 0.4)):
-        workspace, root = tmp_path / f"ws{n}", tmp_path / f"root{n}"
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_AT_IMPORT)
+    for n, delay in enumerate((None, None, 0.0, 0.05, 0.1, 0.2, 0.4)):
+        workspace, root, ready = tmp_path / f"ws{n}", tmp_path / f"root{n}", tmp_path / f"ready{n}"
         workspace.mkdir()
+        env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_READY": str(ready),
+               "TD_TEST_SIGTERM": "1" if delay is None else ""}  # fmt: skip
         common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
         proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace", str(workspace),
                                 "--session-id", "s1"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        time.sleep(delay)
-        proc.send_signal(signal.SIGTERM)
+        if delay is not None:
+            deadline = time.monotonic() + 60
+            while not ready.exists():
+                assert proc.poll() is None and time.monotonic() < deadline, "the run never imported its modules"
+                time.sleep(0.005)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode in (143, -signal.SIGTERM, 0) and "Traceback" not in err, (delay, err)
+        assert proc.returncode in (143, 0) and "Traceback" not in err, (delay, proc.returncode, err)
         log = log_path(root, str(workspace), "s1", False)
+        state = state_path(log)  # a host that was made closed as it should: it said it exited, no temporary left
+        assert not state.exists() or json.loads(state.read_bytes())["state"] == "exited", delay
+        assert not [*state.parent.glob(".host.json.*")], delay
         if log.exists() and proc.returncode != 0:
             assert main(["run", "--resume", str(log), *common]) == 0, delay
 
