@@ -92,9 +92,11 @@ class RepairReport:
 
 @dataclass
 class _Piece:
-    """Either a decoded line (``line``) or damage (``hole``), in file order."""
+    """Either a decoded line (``line``) or damage (``hole``), in file order; a line's ``offset`` and ``length`` are the
+    bytes of the file it lies in (a zstd log's: those of its frame, whose text is not in the file byte for byte)."""
 
     offset: int
+    length: int = 0
     line: bytes | None = None
     hole: Hole | None = None
 
@@ -104,13 +106,15 @@ def _pieces(f: IO[bytes], compressed: bool) -> Iterator[_Piece]:
     return _zstd_pieces(f) if compressed else _raw_pieces(f)
 
 
-def _lines(blob: bytes, offset: int, fixed: bool) -> Iterator[_Piece]:
+def _lines(blob: bytes, offset: int, frame: int | None = None) -> Iterator[_Piece]:
+    """The lines of ``blob``, which starts at ``offset``: a raw log's each where it lies, or those of a zstd frame
+    ``frame`` bytes long each at that frame."""
     start = 0
     for raw in blob.split(b"\n"):
-        here = offset if fixed else offset + start
+        here = offset + start
         start += len(raw) + 1
         if raw.strip():
-            yield _Piece(here, line=raw)
+            yield _Piece(here, len(raw), line=raw) if frame is None else _Piece(offset, frame, line=raw)
 
 
 def _raw_pieces(f: IO[bytes]) -> Iterator[_Piece]:
@@ -118,9 +122,9 @@ def _raw_pieces(f: IO[bytes]) -> Iterator[_Piece]:
     while chunk := f.read(CHUNK):
         blob = carry + chunk
         cut = blob.rfind(b"\n") + 1
-        yield from _lines(blob[: cut - 1], base, fixed=False) if cut else ()
+        yield from _lines(blob[: cut - 1], base) if cut else ()
         base, carry = base + cut, blob[cut:]
-    yield from _lines(carry, base, fixed=False)
+    yield from _lines(carry, base)
 
 
 def _zstd_pieces(f: IO[bytes]) -> Iterator[_Piece]:
@@ -143,7 +147,7 @@ def _zstd_pieces(f: IO[bytes]) -> Iterator[_Piece]:
         else:
             reason = "incomplete frame"
         if decoded is not None and end is not None:
-            yield from _lines(decoded, base + pos, fixed=True)
+            yield from _lines(decoded, base + pos, end - pos)
             pos = end
             continue
         # A frame that fails is never trusted for its length: frames go on at the next magic number.
@@ -151,7 +155,7 @@ def _zstd_pieces(f: IO[bytes]) -> Iterator[_Piece]:
             pass
         stop = nxt if nxt >= 0 else len(buf)
         if nxt < 0 and reason == "incomplete frame":  # a torn final frame: keep the lines a reader saw
-            yield from _lines(recover_lines(buf[pos:]), base + pos, fixed=True)
+            yield from _lines(recover_lines(buf[pos:]), base + pos, stop - pos)
         yield _Piece(base + pos, hole=Hole(base + pos, stop - pos, reason))
         pos = stop
 
@@ -181,12 +185,12 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
 def _repair(path: Path) -> RepairReport:
     read_log_header(path)  # a header the readers refuse (not JSON, not a session, another version) stops here
     compressed = is_compressed(path)
-    capacity = path.stat().st_size * (ZSTD_RATIO if compressed else 1)
+    ratio = ZSTD_RATIO if compressed else 1
     explicit = None
     for _ in range(2):  # again when most lines say otherwise than the first (a damaged first line lost its seq)
         try:
             with open_regular(path) as f:  # a FIFO swapped in since the header was read is not waited on
-                scan = _Rebuild(path, capacity, None, explicit)
+                scan = _Rebuild(path, ratio, None, explicit)
                 events, holes, duplicates, moved = scan.run(_pieces(f, compressed))
         except OSError as exc:
             raise LogFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
@@ -201,7 +205,7 @@ def _repair(path: Path) -> RepairReport:
     backup: Path | None = None
     try:
         with open_regular(path) as f:  # the log itself: its writer lock keeps every tapedeck writer out meanwhile
-            events, holes, duplicates, moved = _Rebuild(path, capacity, out.write, explicit).run(_pieces(f, compressed))
+            events, holes, duplicates, moved = _Rebuild(path, ratio, out.write, explicit).run(_pieces(f, compressed))
         out.flush()
         backup = _keep_damaged(path)
         out.install()
@@ -318,6 +322,7 @@ class _Line:
     order: int  # its place among the file's intact lines
     count: int = field(compare=False)  # the seqs it fills (a packed row's members)
     offset: int = field(compare=False)
+    length: int = field(compare=False)  # its bytes in the file (a zstd log's: its frame's)
     raw: bytes = field(compare=False)
     time: int | None = field(compare=False)
     damage: list[Hole] = field(compare=False, default_factory=list)  # what lies between it and the line before
@@ -332,10 +337,11 @@ class _Rebuild:
     """One walk of the pieces as the repaired log holds them, handing each of its lines to ``write``."""
 
     def __init__(
-        self, path: Path, capacity: int, write: Callable[[bytes], None] | None, explicit: bool | None = None
+        self, path: Path, ratio: int, write: Callable[[bytes], None] | None, explicit: bool | None = None
     ) -> None:
         self.path = path
-        self.capacity = capacity  # more lost events than this the file could never have held
+        self.ratio = ratio  # bytes of lines one byte of the file holds at most
+        self.capacity = path.stat().st_size * ratio  # more lost events than this the file could never have held
         self.out = write or (lambda line: None)
         self.holes: list[Hole] = []
         self.leftover: list[Hole] = []  # damage with no intact line after it
@@ -393,16 +399,16 @@ class _Rebuild:
         try:
             event = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            return Hole(piece.offset, len(raw), f"not JSON: {exc}")
+            return Hole(piece.offset, piece.length, f"not JSON: {exc}")
         if not isinstance(event, dict):
-            return Hole(piece.offset, len(raw), "not an event object")
+            return Hole(piece.offset, piece.length, "not an event object")
         count, key = 1, "seq"
         if is_packed_row(event):
             key = "seq0"
             try:
                 count = PackedRow(event, 0, 0).count
             except RecordError as exc:
-                return Hole(piece.offset, len(raw), str(exc))
+                return Hole(piece.offset, piece.length, str(exc))
         seq = event.get(key)
         if self.explicit is None:
             self.explicit = seq is not None
@@ -411,11 +417,11 @@ class _Rebuild:
         if seq is None and not self.explicit:
             seq = self.expected if before is None else before.end  # a log without seqs numbers by position
         elif seq is None:
-            return Hole(piece.offset, len(raw), f"no {key}")
+            return Hole(piece.offset, piece.length, f"no {key}")
         elif type(seq) is not int or not 0 <= seq <= MAX_SEQ:
-            return Hole(piece.offset, len(raw), f"{key} {seq!r} is not an integer from 0 to {MAX_SEQ}")
+            return Hole(piece.offset, piece.length, f"{key} {seq!r} is not an integer from 0 to {MAX_SEQ}")
         stamp = event.get("time0" if key == "seq0" else "time")
-        return _Line(seq, False, 0, 0, order, count, piece.offset, raw, stamp if type(stamp) is int else None)
+        return _Line(seq, False, 0, 0, order, count, piece.offset, piece.length, raw, stamp if type(stamp) is int else None)
 
     def _hold(self, line: _Line) -> list[Hole]:
         """Hold ``line`` until its turn comes; the damage it is (with what stood before it) when its seq is too
@@ -458,10 +464,10 @@ class _Rebuild:
         gap = line.seq - self.expected
         if gap > self.capacity:
             return False
-        return not line.misfit or gap <= 2 * WINDOW or gap <= sum(hole.length for hole in line.damage)
+        return not line.misfit or gap <= 2 * WINDOW or gap <= sum(hole.length for hole in line.damage) * self.ratio
 
     def _out_of_place(self, line: _Line) -> Hole:
-        return Hole(line.offset, len(line.raw), f"seq {line.seq} out of place (expected about {self.expected})")
+        return Hole(line.offset, line.length, f"seq {line.seq} out of place (expected about {self.expected})")
 
     def _pop(self) -> _Line:
         line = heapq.heappop(self.heap)

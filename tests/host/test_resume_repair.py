@@ -123,6 +123,27 @@ def test_holes_are_reported_in_file_order(tmp_path: Path) -> None:
     assert [h.offset for h in report.holes] == sorted(h.offset for h in report.holes)
 
 
+def test_a_bad_line_in_a_zstd_frame_is_named_by_the_frames_bytes(tmp_path: Path) -> None:
+    """A damaged line of a zstd log was a hole at its frame's offset as long as the line's decoded text, so a line
+    of 100,001 bytes in a 2 KB log ran past the file's end, in the report and in its tapedeck/lost event; the hole
+    is the frame that holds it, bytes of the file."""
+    log = _log(tmp_path, compressed=True)
+    lines = _lines(log)
+    lines[10] = b"{" + b"x" * 100_000  # seq 9, in the frame of lines 10-12
+    _put(log, lines)
+    blob = log.read_bytes()
+    frame = 0
+    for _ in range(4):  # the header's frame, then three of three lines each
+        frame = frame_end(blob, frame)
+
+    report = repair_log(log)
+
+    [hole] = report.holes
+    assert (hole.offset, hole.length, hole.seqs) == (frame, frame_end(blob, frame) - frame, [9])
+    [lost] = [e for e in read_log(log).events if e["type"] == LOST_EVENT]
+    assert (lost["data"]["offset"], lost["data"]["bytes"]) == (hole.offset, hole.length)
+
+
 @pytest.mark.parametrize("seq", [10**6, 10**12, 2**64 - 1])
 def test_one_huge_seq_is_one_damaged_line_not_a_count_of_lost_events(tmp_path: Path, seq: int) -> None:
     log = _log(tmp_path)
@@ -315,7 +336,7 @@ def test_repair_keeps_every_intact_line_and_always_resumes(damages: list[tuple[s
         report = repair_log(log)
 
         assert [h.offset for h in report.holes] == sorted(h.offset for h in report.holes)
-        assert all(h.length >= 0 for h in report.holes)
+        assert all(h.length >= 0 and h.offset + h.length <= len(damaged) for h in report.holes)
         kept = set(_lines(log))
         _kept_in_order(log, [line for line in intact if line not in contested or line in kept])
         for line in contested:
