@@ -114,6 +114,8 @@ SHORTEST = 3  # characters from which a value under a key word may be a secret (
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
 # (``"``), and the blanks before its first word (``_NETRC_BLANK``)
 _LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
+_NEWLINE = rb"(?:\r?\n|(?:\\\\)*\\n)"  # a line break, itself or as JSON text escapes it
+_INDENT = rb"(?:[ \t]|\\+t)*"  # the blanks before a line's text, a tab also as JSON text escapes it
 # an npm config line's credential: ``_auth``, ``_authToken``, ``_password``, alone or after a registry's ``//host/:``
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, a
@@ -251,6 +253,20 @@ _STDIN_PASSWORD = re2.compile(
     rb"[ \t]--password-stdin"
 )
 _CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
+# … or that a here-string gives it (``chpasswd <<< 'bob:PW'``, group 1) …
+_HERE_STRING = re2.compile(
+    rb"chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+)
+# … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
+# ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
+# group 1 the delimiter, group 3 the line break as written (itself, or as JSON text escapes it)
+_HEREDOC = re2.compile(
+    rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*\\?[\"']?([A-Za-z_][A-Za-z0-9_]*)\\?[\"']?([^\r\n\\]*)"
+    rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + rb"[^\s:\"'\\|;&]+:"
+    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+)
+_INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
+_INDENTED = re.compile(_INDENT)
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
 # bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
 _SQL_PASSWORD = re2.compile(
@@ -278,10 +294,9 @@ _XML_CDATA = re2.compile(_XML_OPEN + rb"<!\[CDATA\[([\s\S]*?)\]\]>" + _XML_BLANK
 # key's indent (with a list item's ``- ``), group 2 the line break ending the header as written (itself, or as JSON
 # text escapes it), group 3 the indent of its first line that is not blank and group 4 that line's first character;
 # the block goes on while its lines are deeper than the key (``_block_end``)
-_YAML_NEWLINE = rb"(?:\r?\n|(?:\\\\)*\\n)"
 _YAML_BLOCK = re2.compile(
     rb"(?:(?m:^)|[\r\n\"]|(?:\\\\)*\\[nr])([ \t]*(?:-[ \t]+)?)[A-Za-z0-9_.-]*?(?:" + _KEY_WORDS + rb")[ \t]*:[ \t]+"
-    rb"[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n\"\\]*)?[ \t]*(" + _YAML_NEWLINE + rb")(?:[ \t]*" + _YAML_NEWLINE + rb")*"
+    rb"[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n\"\\]*)?[ \t]*(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*"
     rb"([ \t]*)([^\s\"\\]|\\[^\s\"nrt])"
 )
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
@@ -694,8 +709,8 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _SQL_PASSWORD,
-    _NAMED_VALUE,
+    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _HERE_STRING,
+    _SQL_PASSWORD, _NAMED_VALUE,
 )
 
 
@@ -866,6 +881,37 @@ def _block_end(data: bytes, m: Any, group: int) -> int:
         at = stop + len(newline)
 
 
+def _heredoc_value(data: bytes, m: Any) -> bool:
+    """True when a here-document's first ``user:password`` line (``_HEREDOC``) is chpasswd's: the document is given
+    to it (``chpasswd <<EOF``) or ``cat`` pipes it there, and the password is no reference (``$PW``)."""
+    into = not m.group(0).startswith(b"cat") or _INTO_CHPASSWD.match(m.group(2)) is not None
+    return into and not _placeholder(m.group(4))
+
+
+def _heredoc_end(data: bytes, m: Any, group: int) -> int:
+    """Where the here-document of ``m`` (``_HEREDOC``) ends: at the end of its last line that is not blank, before
+    the line that closes it (its delimiter, after blanks: ``<<-`` allows tabs), the text's end or, in JSON text, the
+    quote that ends the string holding it (as ``_block_end`` finds it). A line that is no ``user:password`` (no
+    ``:``), or that starts another here-document (``<<``), ends it too: no line is read for two documents, so a
+    text of many takes time in step with its length. Each line is read once."""
+    delimiter, newline = m.group(1), m.group(3)
+    escapes = len(newline) - 1 if newline[:1] == b"\\" else 0
+    at, end = m.start(group), m.end(group)
+    while True:
+        stop = data.find(newline, at)
+        stop = len(data) if stop < 0 else stop
+        close = _string_end(data, at, stop, escapes) if escapes else -1
+        line = data[at : stop if close < 0 else close].rstrip(b" \t\r")
+        text = line[_INDENTED.match(line).end() :]  # type: ignore[union-attr]  # it matches the empty string
+        if at > end and text and (text == delimiter or b":" not in text or b"<<" in text):  # (not the first line)
+            return end
+        if text:
+            end = at + len(line)
+        if close >= 0 or stop == len(data):
+            return end
+        at = stop + len(newline)
+
+
 def _string_end(data: bytes, start: int, stop: int, escapes: int) -> int:
     """The first quote between ``start`` and ``stop`` with fewer than ``escapes`` backslashes before it: the end of
     the JSON string whose text writes its own quotes with that many (-1: none)."""
@@ -890,7 +936,9 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 
 
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
-_ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {**dict.fromkeys(_QUOTED, _quoted_end), _YAML_BLOCK: _block_end}
+_ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
+    **dict.fromkeys(_QUOTED, _quoted_end), _YAML_BLOCK: _block_end, _HEREDOC: _heredoc_end
+}
 
 
 def written_forms(values: list[str]) -> list[str]:
@@ -930,6 +978,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
+            ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

@@ -122,7 +122,8 @@ CONFIG = st.one_of(
                                "htpasswd -b -C 12 .htpasswd bob {}", "htpasswd -B -r 9 -b -c f bob {}",
                                "echo {} | docker login -u bob --password-stdin",
                                "printf '%s' {} | helm registry login r.io --password-stdin",
-                               "echo 'bob:{}' | sudo chpasswd"]),
+                               "echo 'bob:{}' | sudo chpasswd", "chpasswd <<< 'bob:{}'",
+                               "sudo chpasswd <<EOF\nbob:{}\nEOF"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -179,6 +180,19 @@ def _export(log: Path, fmt: str, redactor: Redactor | None) -> bytes:
     out = io.BytesIO()
     export(log, out, fmt, ExportOptions(redactor=redactor))
     return out.getvalue()
+
+
+def _redacts(text: str, out: str, keys: int = 1) -> None:
+    """``text`` redacts to ``out``, with ``keys`` secrets replaced and nothing else."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary() == {**dict.fromkeys(KINDS, 0), "key": keys}, found
+
+
+def _stays(text: str) -> None:
+    """``text`` comes out of redaction as it is, with nothing counted."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0, r.text(text)
 
 
 _BASELINES: dict[str, str] = {}
@@ -2068,3 +2082,39 @@ def test_openssls_quoted_pass_goes_whole(text: str, out: str) -> None:
     r = Redactor(environ={}, home="/home/ann")
     found = r.text(text)
     assert found == out and r.summary()["key"] == 1, found
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("chpasswd <<< 'bob:Hunter2pw'", "chpasswd <<< 'bob:[redacted key]'"),
+        ("sudo chpasswd <<<bob:Hunter2pw", "sudo chpasswd <<<bob:[redacted key]"),
+        ('chpasswd -c SHA512 <<< "bob:two words"', 'chpasswd -c SHA512 <<< "bob:[redacted key]"'),
+        ("chpasswd <<EOF\nbob:Hunter2pw\nEOF\nls", "chpasswd <<EOF\nbob:[redacted key]\nEOF\nls"),
+        ("sudo chpasswd << 'END'\n\nbob:two words\nann:Other1pw\nEND", "sudo chpasswd << 'END'\n\nbob:[redacted key]\nEND"),
+        ("cat <<EOF | sudo chpasswd\nbob:Hunter2pw\nEOF", "cat <<EOF | sudo chpasswd\nbob:[redacted key]\nEOF"),
+        ('{"c": "chpasswd <<-EOF\\n\\tbob:Hunter2pw\\n\\tEOF\\nid"}', '{"c": "chpasswd <<-EOF\\n\\tbob:[redacted key]\\n\\tEOF\\nid"}'),
+        ('{"c": "chpasswd <<EOF\\nbob:Hunter2pw"}', '{"c": "chpasswd <<EOF\\nbob:[redacted key]"}'),
+    ],
+)  # fmt: skip
+def test_the_password_a_here_string_or_document_gives_chpasswd_goes(text: str, out: str) -> None:
+    """``chpasswd <<< 'bob:PW'`` and a here-document's ``bob:PW`` lines (``chpasswd <<EOF``, ``cat <<EOF |
+    chpasswd``) let the password out: only ``echo 'bob:PW' | chpasswd`` was known. A document's lines go from the
+    first password to its last line."""
+    _redacts(text, out)
+
+
+def test_a_text_of_many_chpasswd_documents_is_redacted_in_linear_time() -> None:
+    """Each here-document reads on to its delimiter: with none, one that ran on over every later one took time
+    growing as the square of their number (8,000 took 73 s). A line holding another document's ``<<`` ends it."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "out = Redactor(environ={}, home='/home/ann').text('chpasswd <<EOF x:y\\nbob:pw\\n' * 20000)\n"
+        "print(out.count('bob:[redacted key]'), 'bob:pw' in out)\n"
+    )
+    assert _printed_within_a_minute(code) == "20000 False\n"
+
+
+def test_chpasswd_given_no_password_stays() -> None:
+    _stays("chpasswd < users.txt\nchpasswd <<< \"$CREDS\"\nchpasswd <<< 'bob:$PW'\nchpasswd <<EOF\n$U:$PW\nEOF\n"
+           "cat <<EOF > notes.txt\nbob:not a password\nEOF\nchpasswd <<EOF\nEOF\n")
