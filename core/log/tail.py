@@ -2,13 +2,17 @@
 
 ``Tailer.poll`` is non-blocking: it stats the file, reads whatever complete lines or frames are new, and keeps
 the partial rest for the next poll. A file that shrinks or changes inode (truncated, rewritten, replaced) is
-re-read from the start and reported with ``reset=True`` and a diagnostic. A file that does not exist yet is
-waited for; one that disappears is reported with ``reset`` too (whatever comes back is read from its start). ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a polling fallback.
+re-read from the start and reported with ``reset=True`` and a diagnostic; each read checks that the file it opened
+is the one the poll's stat measured, so one renamed over it in between is left for the next poll (``_opened_as``).
+A file that does not exist yet is waited for; one that disappears is reported with ``reset`` too (whatever comes
+back is read from its start). ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a
+polling fallback.
 ``tail_events`` reads the last events of a log from the end of the file (``events_at_end``: never more than that).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
@@ -16,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 import zstandard
@@ -120,13 +124,18 @@ class Tailer:
 
     def resume(self, decoder: LogDecoder, offset: int) -> None:
         """Go on from file ``offset`` with ``decoder`` (a ``LogDecoder.resumed`` at that offset, its consumer
-        this tailer's): the bytes before it count as read, as a log's index says they were."""
-        st = os.stat(self.path)
-        with open_regular(self.path) as f:
-            head = f.read(min(offset, FINGERPRINT))
-            f.seek(max(0, offset - FINGERPRINT))
-            tail = f.read(min(offset, FINGERPRINT))
-        self._decoder, self._offset, self._identity = decoder, offset, (st.st_dev, st.st_ino)
+        this tailer's): the bytes before it count as read, as a log's index says they were. The file followed is
+        the one the tailer saw first (``start_at``'s), else the one there now."""
+        if self._identity is None:
+            st = os.stat(self.path)
+            self._identity = (st.st_dev, st.st_ino)
+        head = tail = b""  # a file put in its place since: the next poll reads that one from its start
+        with _opened_as(self.path, self._identity) as f:
+            if f is not None:
+                head = f.read(min(offset, FINGERPRINT))
+                f.seek(max(0, offset - FINGERPRINT))
+                tail = f.read(min(offset, FINGERPRINT))
+        self._decoder, self._offset = decoder, offset
         self._head, self._tail = head, tail
 
     def start_at(self, offset: int, header: dict[str, Any]) -> None:
@@ -143,6 +152,7 @@ class Tailer:
         if not self.compressed:
             st = self._stat()
             self.start_at(st.size if st is not None else 0, header)
+            self._identity = st.identity if st is not None else None  # the file that end is of
 
     def _started(self) -> bool:
         """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet. An offset
@@ -151,8 +161,12 @@ class Tailer:
         assert self._start is not None
         offset, header = self._start
         st = self._stat()
+        if st is not None and self._identity not in (None, st.identity):  # replaced: the poll reads the new one whole
+            self._start = None
+            return True
         if st is None or st.size <= offset:
             return False
+        self._identity = st.identity  # what is read from here on is of this file (``_opened_as``)
         back = 1 if offset > 0 else 0  # the byte before the offset says whether a line starts there
         data = self._read_at(offset - back, min(READ_CHUNK, st.size - offset) + back)
         if back and data[:1] != b"\n":
@@ -178,8 +192,11 @@ class Tailer:
         return True
 
     def _read_at(self, offset: int, size: int) -> bytes:
-        """Up to ``size`` bytes of the file from ``offset`` (a subclass reads another kind of file)."""
-        with open_regular(self.path) as f:
+        """Up to ``size`` bytes of the file from ``offset``, none when another file has taken its place (a subclass
+        reads another kind of file)."""
+        with _opened_as(self.path, self._identity) as f:
+            if f is None:
+                return b""
             f.seek(offset)
             return f.read(size)
 
@@ -294,7 +311,9 @@ class Tailer:
         if not changed:
             return False
         try:
-            with open_regular(self.path) as f:
+            with _opened_as(self.path, self._identity) as f:
+                if f is None:  # replaced since the poll's stat: the next poll sees the new file
+                    return False
                 if f.read(len(self._head)) != self._head:
                     return True
                 f.seek(self._offset - len(self._tail))
@@ -337,14 +356,27 @@ class Tailer:
             yield from self._file_chunks(end)
 
     def _file_chunks(self, end: int) -> Iterator[bytes]:
-        """``_chunks`` read from the file (a subclass reads another kind of file)."""
-        with open_regular(self.path) as f:
+        """``_chunks`` read from the file, none when another file has taken its place since the poll's stat (the next
+        poll sees it replaced; a subclass reads another kind of file)."""
+        with _opened_as(self.path, self._identity) as f:
+            if f is None:
+                return
             f.seek(self._offset)
             while self._offset < end:
                 chunk = f.read(min(READ_CHUNK, end - self._offset))
                 if not chunk:
                     return
                 yield chunk
+
+
+@contextlib.contextmanager
+def _opened_as(path: Path, identity: tuple[int, int] | None) -> Iterator[BinaryIO | None]:
+    """``path`` opened for reading (``open_regular``) when it is the file of ``identity`` (device and inode, as a stat
+    of it said), else None: a file renamed over it between that stat and this open is never read as if it were the
+    one that stat measured."""
+    with open_regular(path) as f:
+        st = os.fstat(f.fileno())
+        yield f if identity is None or (st.st_dev, st.st_ino) == identity else None
 
 
 def follow(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from core.log.decoder import Consumer
-from core.log.tail import Tailer, follow, wakeups
+from core.log.tail import FileState, Tailer, TailUpdate, follow, wakeups
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
 
 
@@ -237,3 +238,66 @@ def test_a_zstd_log_followed_from_the_end_is_read_from_its_start(tmp_path: Path)
     tailer = Tailer(path)
     tailer.follow_from_end(HEADER)
     assert len(tailer.poll().events) == 11
+
+
+class _Swapped(Tailer):
+    """A tailer whose next stat is followed at once by ``swap`` (another file renamed over the log): the moment
+    between a poll's stat and its read, held open."""
+
+    swap: Callable[[], None] | None = None
+
+    def _stat(self) -> FileState | None:
+        st = super()._stat()
+        if self.swap is not None:
+            swap, self.swap = self.swap, None
+            swap()
+        return st
+
+
+def _other_session(tmp_path: Path, path: Path) -> Callable[[], None]:
+    """Renames a log of another session, longer than ``path``'s, over it."""
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(raw_log(one_turn_with_tool("another output " * 20), {**HEADER, "id": "t-2"}))
+    return lambda: os.replace(other, path)
+
+
+def _replaced_whole(update: TailUpdate) -> None:
+    assert update.reset and [d.code for d in update.diagnostics] == ["log-reset"], update.diagnostics
+    assert "replaced by a new file" in update.diagnostics[0].message
+    assert [e["seq"] for e in update.events] == list(range(11)) and update.header["id"] == "t-2"
+
+
+def test_a_file_renamed_over_the_log_between_the_stat_and_the_read_is_not_read_as_the_old_one(tmp_path: Path) -> None:
+    """A poll stat the log, then opened it again by name to read up to the size that stat gave: a file renamed over
+    it in between was read from the old one's offset (or, as the old one rewritten, from its start) up to the old
+    one's size. The read takes the file the stat measured or nothing; the next poll reads the new one whole."""
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    path.write_bytes(raw_log(events[:3]))
+    tailer = _Swapped(path)
+    assert len(tailer.poll().events) == 3
+    with open(path, "ab") as f:
+        f.write(raw_log(events[3:])[len(raw_log([])) :])
+    tailer.swap = _other_session(tmp_path, path)
+
+    update = tailer.poll()
+
+    assert not update.events and not update.diagnostics and not update.reset
+    _replaced_whole(tailer.poll())
+
+
+def test_a_file_renamed_over_the_log_before_following_from_its_end_starts_is_read_whole(tmp_path: Path) -> None:
+    """Following from the end (a control wait) took the old file's end as an offset into the new one."""
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    blob = raw_log(events)
+    cut = blob.index(b"\n", blob.index(b"\n") + 1) + 1
+    path.write_bytes(blob[:cut])
+    tailer = _Swapped(path)
+    tailer.follow_from_end(HEADER)
+    with open(path, "ab") as f:
+        f.write(blob[cut:])
+    tailer.swap = _other_session(tmp_path, path)
+
+    assert not tailer.poll()
+    _replaced_whole(tailer.poll())
