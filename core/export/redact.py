@@ -208,6 +208,7 @@ _NET_USE = (
 )
 # what, in the place of a password after a share, is none: by the command's first three letters
 _POSITIONAL = {b"net": (b"/",), b"smb": (b"-", b"<", b">", b"1>", b"2>")}
+_HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
     rb"|redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+"
@@ -228,12 +229,16 @@ _CLI_PASSWORD = re2.compile(
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
     + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+"
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
-    rb"|https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
+    rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
     rb"|mc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+" + _CLI_ARGUMENT + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
+# the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
+# (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
+_BEARER = re2.compile(_HTTPIE_AUTH + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+_BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))\\?[\"']?bearer\b")
 # the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
 # reference (``_keygen_value``): a key's new (``-N``) or old (``-P``) passphrase to ``ssh-keygen``, both where
 # ``ssh-keygen -p -P old -N new`` changes it, and the new (``-s``) or old (``-a``) password to ``ldappasswd``
@@ -710,7 +715,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
     _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _HERE_STRING,
-    _SQL_PASSWORD, _NAMED_VALUE,
+    _SQL_PASSWORD, _NAMED_VALUE, _BEARER,
 )
 
 
@@ -801,6 +806,12 @@ def _keygen_value(data: bytes, m: Any) -> bool:
     )
 
 
+def _bearer_value(data: bytes, m: Any) -> bool:
+    """True when httpie's ``-a`` value is a bearer token: ``-A bearer`` (``--auth-type=bearer``) is given to the same
+    command, before or after it, and the value is no reference (``$TOKEN``)."""
+    return _BEARER_SCHEME.search(_command_around(data, m.start(), m.end())) is not None and _cli_value(data, m)
+
+
 def _admin_value(data: bytes, m: Any) -> bool:
     """True when ``password …`` is the new password ``mysqladmin`` (or ``mariadb-admin``) sets: that command is the
     one the word is given to, and the value is no reference (``$NEW_PW``)."""
@@ -812,6 +823,14 @@ def _command(data: bytes, at: int) -> bytes:
     looked for at most ``COMMAND_REACH`` bytes back (not back to the text's start each time: it may hold thousands)."""
     lo = max(0, at - COMMAND_REACH)
     return data[max((i + len(end) for end in _COMMAND_END if (i := data.rfind(end, lo, at)) >= 0), default=lo) : at]
+
+
+def _command_around(data: bytes, start: int, end: int) -> bytes:
+    """The whole command that ``data[start:end]`` is in: ``_command`` before it, and after it up to the command's end
+    (a line break, its JSON escape, a pipe, ``;``, ``&``), looked for at most ``COMMAND_REACH`` bytes on."""
+    hi = min(len(data), end + COMMAND_REACH)
+    stop = min((i for stop in _COMMAND_END if (i := data.find(stop, end, hi)) >= 0), default=hi)
+    return _command(data, start) + data[start:stop]
 
 
 def _search_argument(data: bytes, at: int) -> bool:
@@ -978,7 +997,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
-            ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value),
+            ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _BEARER, 1, _bearer_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

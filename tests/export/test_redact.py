@@ -75,7 +75,7 @@ ASSIGNMENTS = st.tuples(
      "openssl pkcs12 -export -password pass:", "openssl enc -d -k ", "sqlplus scott/", "rman target sys/",
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
-     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:",
+     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
      "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
      "useradd -m -p "]
@@ -2118,3 +2118,24 @@ def test_a_text_of_many_chpasswd_documents_is_redacted_in_linear_time() -> None:
 def test_chpasswd_given_no_password_stays() -> None:
     _stays("chpasswd < users.txt\nchpasswd <<< \"$CREDS\"\nchpasswd <<< 'bob:$PW'\nchpasswd <<EOF\n$U:$PW\nEOF\n"
            "cat <<EOF > notes.txt\nbob:not a password\nEOF\nchpasswd <<EOF\nEOF\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("http -A bearer -a Tok3nValue99 pie.dev/bearer", "http -A bearer -a [redacted key] pie.dev/bearer"),
+        ("https --auth-type=bearer --auth Tok3nValue99 x.io", "https --auth-type=bearer --auth [redacted key] x.io"),
+        ("http --auth-type bearer --auth='Tok3nValue99' x.io", "http --auth-type bearer --auth='[redacted key]' x.io"),
+        ("http -a Tok3nValue99 -A bearer x.io", "http -a [redacted key] -A bearer x.io"),
+        ('{"c": "http -A bearer -a \\"Tok3nValue99\\" x.io"}', '{"c": "http -A bearer -a \\"[redacted key]\\" x.io"}'),
+    ],
+)  # fmt: skip
+def test_the_token_httpies_bearer_auth_takes_goes(text: str, out: str) -> None:
+    """``http -A bearer -a TOKEN`` let the token out: only ``-a user:password`` was known, and ``-a`` without a
+    ``:`` asks for a password, but with the bearer scheme it is the token itself."""
+    _redacts(text, out)
+
+
+def test_httpie_given_no_token_stays() -> None:
+    _stays("http -a bob x.io\nhttp -A digest -a bob x.io\nhttp -A bearer -a $TOKEN x.io\nhttp -A bearer x.io\n"
+           "http -a bob x.io | grep -A bearer\nhttp -a bob x.io\necho -A bearer\n")
