@@ -168,7 +168,7 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # -p …``, ``mysql -p…`` and MariaDB's (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``/``--pass …``,
 # ``curl -u user:…``, ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
-# dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``, Windows' ``net user bob …``,
+# dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
 # ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
@@ -176,9 +176,7 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
-# (``change_password``, ``authenticate_user``), and the first argument of Windows' ``net use`` after its share that
-# is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``: ``_NET_USE``), as
-# the first of smbclient's after its service is when no option (``smbclient //h/s … -U bob``)
+# (``change_password``, ``authenticate_user``)
 _CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&-][^\s\"'\\|;&]*\\?[\"']?[ \t]+"  # an argument before the password, not an option
 # htpasswd's options, before its arguments: flags alone or run together in any order (``-b -n``, ``-nbB``), a ``C``
 # or ``r`` taking the rest of its word or the next word as its value (``-C 12``, ``-bC12``). With ``b`` the password
@@ -208,6 +206,7 @@ _NET_USE = (
 )
 # what, in the place of a password after a share, is none: by the command's first three letters
 _POSITIONAL = {b"net": (b"/",), b"smb": (b"-", b"<", b">", b"1>", b"2>")}
+_CLI_VALUE = rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"  # a command's argument, quoted or not
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
@@ -224,17 +223,27 @@ _CLI_PASSWORD = re2.compile(
     rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
     rb"|(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+"
     rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?\\?[\"']?[A-Za-z0-9_$#]+/"
-    rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|" + _HTPASSWD
+    rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+"
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
     rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
     rb"|mc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+" + _CLI_ARGUMENT + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
-    rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+    + _CLI_VALUE
 )
+# the password a command takes as a bare argument in a place of its own (group 1), unless it is a reference, or
+# none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
+# share that is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``:
+# ``_NET_USE``), and the first of smbclient's after its service (``smbclient //h/s … -U bob``)
+_POSITIONAL_PASSWORD = re2.compile(
+    rb"(?:(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE
+    + rb"[ \t]+)" + _CLI_VALUE
+)
+# what follows an unquoted password in such a place: the command's end (a line break, a quote or either as JSON
+# text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
+# option, or a redirection
+_AFTER_POSITIONAL = re.compile(rb"[ \t]*(?:\Z|[\r\n\"'|;&)`]|\\+[nr\"'])|[ \t]+(?:[-/<>]|[0-9]>)")
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
 _BEARER = re2.compile(_HTTPIE_AUTH + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
@@ -715,7 +724,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
     _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _HERE_STRING,
-    _SQL_PASSWORD, _NAMED_VALUE, _BEARER,
+    _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD,
 )
 
 
@@ -789,11 +798,21 @@ def _root_home(data: bytes, m: Any) -> bool:
 
 
 def _cli_value(data: bytes, m: Any) -> bool:
-    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``) nor, in
-    the place of one after a share (``_POSITIONAL``), a switch or a redirection: ``net use … /persistent:no``,
-    ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password given."""
+    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``)."""
+    return not _placeholder(m.group(1))
+
+
+def _positional_value(data: bytes, m: Any) -> bool:
+    """True when the argument in the place of a password (``_POSITIONAL_PASSWORD``) is one: no reference, no switch
+    or redirection (``net use … /persistent:no``, ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password
+    given), and, when it is a word of lower-case letters, where the command ends or an option follows
+    (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` is prose. A quoted value, or a word with a
+    capital, a digit or a symbol, is one wherever it stands."""
     value = m.group(1)
-    return not _placeholder(value) and not value.startswith(_POSITIONAL.get(m.group(0)[:3].lower(), ()))
+    if _placeholder(value) or value.startswith(_POSITIONAL[m.group(0)[:3].lower()]):
+        return False
+    quoted = data[m.start(1) - 1] in b"\"'"
+    return quoted or not _PROSE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
 
 
 def _keygen_value(data: bytes, m: Any) -> bool:
@@ -994,6 +1013,7 @@ class Redactor:
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
+            ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),

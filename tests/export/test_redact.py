@@ -2139,3 +2139,34 @@ def test_the_token_httpies_bearer_auth_takes_goes(text: str, out: str) -> None:
 def test_httpie_given_no_token_stays() -> None:
     _stays("http -a bob x.io\nhttp -A digest -a bob x.io\nhttp -A bearer -a $TOKEN x.io\nhttp -A bearer x.io\n"
            "http -a bob x.io | grep -A bearer\nhttp -a bob x.io\necho -A bearer\n")
+
+
+def test_a_word_of_prose_after_a_share_or_user_is_no_password() -> None:
+    """``smbclient //srv/share to list the files`` lost ``to``, and ``net use \\\\srv\\share with …`` its ``with``: the
+    argument after the service (a ``net user``'s user) was taken for a password whatever came after it. A word of
+    lower-case letters there is one only when the command ends after it or an option follows."""
+    _stays("smbclient -U bob //srv/share to list the files\nRun smbclient //srv/share with the password you got.\n"
+           "net use \\\\srv\\share to map the drive\nnet user bob to see the account\n"
+           '{"c": "smbclient //srv/share from the shell\\nls"}\n')
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("smbclient //srv/share secret -U bob", "smbclient //srv/share [redacted key] -U bob", 1),
+        ("smbclient //srv/share secret", "smbclient //srv/share [redacted key]", 1),
+        ('{"c": "smbclient //srv/share secret\\nls"}', '{"c": "smbclient //srv/share [redacted key]\\nls"}', 1),
+        ("net use \\\\srv\\share secret /user:bob", "net use \\\\srv\\share [redacted key] /user:bob", 1),
+        ("net user bob secret | more", "net user bob [redacted key] | more", 1),
+        ("smbclient //srv/share Hunter2pw to list", "smbclient //srv/share [redacted key] to list", 1),
+        ("smbclient //srv/share 'two words' to list", "smbclient //srv/share '[redacted key]' to list", 1),
+        ("smbclient //h/s -U bob%-Secret1pw", "smbclient //h/s -U bob%[redacted key]", 1),
+        ("smbclient //h/s Hunter2pw -U bob%Other1pw", "smbclient //h/s [redacted key] -U bob%[redacted key]", 2),
+    ],
+)  # fmt: skip
+def test_a_password_after_a_share_or_user_still_goes(text: str, out: str, keys: int) -> None:
+    """A password after the share (or ``net user``'s user) still goes: a word of lower-case letters where the command
+    ends or an option follows, any other word or a quoted one wherever it stands. And smbclient's ``-U bob%PW`` goes
+    whatever the password starts with, beside a password after the service: ``-U bob%-PW`` was judged as a password
+    after the service (``-`` there is an option), and with both, the first rule to match hid the other."""
+    _redacts(text, out, keys)
