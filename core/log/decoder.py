@@ -379,9 +379,11 @@ class LogDecoder:
         deltas, top, record, parts = self._deltas_to, MAX_COUNTER, self._record, row_parts
         run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
         seq0 = turn = step = chars = 0
-        # a raw log's run is noted as one line (``Consumer.spans``): its ``lined`` lines from ``first`` to ``last``
+        # a raw log's run is noted as one line (``Consumer.spans``): its ``lined`` lines from ``first`` on, to the
+        # newline before the line that ends it (``start - 1`` then: where the run's last line ends is not kept a line
+        # at a time)
         spans = self._spans is not None and not fixed_offset
-        lined = first = last = 0
+        lined = first = 0
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         end = data.rfind(b"\n", start) + 1  # the partial rest begins there
         if not end:
@@ -454,7 +456,7 @@ class LogDecoder:
                 else:
                     if run:
                         if lined:
-                            self._note_run(seq0, run, lined, base + first, first, last)
+                            self._note_run(seq0, run, lined, base + first, first, start - 1)
                         deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                     if n < 0:  # what ``_chunk`` does with it, its checks made above
                         run = 0
@@ -470,7 +472,6 @@ class LogDecoder:
                     self.run_head = obj
                 if spans:
                     lined += 1
-                    last = nl
                 elif record is not None:
                     record((seq, n, base if fixed_offset else base + start, start, nl - start, CHUNK))
                 self.next_seq = seq + n
@@ -478,7 +479,7 @@ class LogDecoder:
                 continue
             if run:  # a run ends before anything else is projected
                 if lined:
-                    self._note_run(seq0, run, lined, base + first, first, last)
+                    self._note_run(seq0, run, lined, base + first, first, start - 1)
                     lined = 0
                 deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                 run = 0
@@ -515,7 +516,7 @@ class LogDecoder:
             start = nl + 1
         if run:
             if lined:
-                self._note_run(seq0, run, lined, base + first, first, last)
+                self._note_run(seq0, run, lined, base + first, first, start - 1)
             deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
         return start
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.log.decoder import CHUNK
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.rows import is_error_event
-from core.shared.text import tool_block_failed
+
+if TYPE_CHECKING:
+    from core.read.session import Session
 
 
 @dataclass
@@ -119,26 +121,26 @@ class SessionFacts:
             if reason.__class__ is dict and reason.get("kind") == "error":
                 self.observe(event)
 
-    def typed_observers(self) -> dict[str, Callable[[dict[str, Any]], None]]:
-        """``observe`` for the fact types the decoder's fused paths take (``Session.typed_sinks``), for an event
-        such a path took: valid, numbered, its ``data`` an object and a tool result's ``message`` one too, so
-        without the checks it passed."""
-        return {"step/start": self._step_started, "tool/result": self._result}
+    def typed_observers(self, session: Session) -> dict[str, Callable[[dict[str, Any]], None]]:
+        """``observe`` for the fact types the decoder's fused paths into ``session`` take (``Session.typed_sinks``),
+        for an event such a path took: valid, numbered, its ``data`` an object and a tool result's ``message`` one
+        too, so without the checks it passed."""
+        call_at = session.tool_call_at
+
+        def result(event: dict[str, Any]) -> None:
+            # ``is_error_event``: the fused path filed on the result's call what its first tool-result block reports
+            # (``tool_block_failed``), so the block is not read again
+            data = event["data"]
+            if call_at(data["turn"], data["step"], data["message"]["source"]["callId"]).result_error:  # type: ignore[union-attr]
+                self.errors.append(event["seq"])
+
+        return {"step/start": self._step_started, "tool/result": result}
 
     def _step_started(self, event: dict[str, Any]) -> None:
         self.step_starts.append(event["seq"])
         step = event["data"].get("step")
         if step.__class__ is int:  # ``_int``: a fused path's data is as orjson made it, so no int subclass
             self.step = step
-
-    def _result(self, event: dict[str, Any]) -> None:
-        # ``is_error_event``: ``tool_result_failed`` of a message a fused path took, whose content is a list
-        # of objects that each have a type (the first tool-result block)
-        for block in event["data"]["message"]["content"]:
-            if block["type"] == "tool-result":
-                if tool_block_failed(block):
-                    self.errors.append(event["seq"])
-                return
 
 
 # the types ``SessionFacts.observe`` records something for (``is_error_event`` included)

@@ -235,7 +235,7 @@ def _typed_routes(
             seen -= general
         else:
             sinks = {etype: _gated(etype, sink, skip_before) if etype in general else sink for etype, sink in sinks.items()}
-    noted = facts.typed_observers() if facts is not None else {}
+    noted = facts.typed_observers(session) if facts is not None else {}
     after: dict[str, Callable[[dict[str, Any]], None]] = {}
     for etype in sinks:
         note = noted.get(etype, facts.observe if facts is not None and etype in FACT_TYPES else None)

@@ -11,13 +11,20 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.log.decoder import Consumer
 from core.read.facts import SessionFacts
+from core.read.index import restore
+from core.read.load import load_session
 from core.read.rows import is_error_event
 from tests.dsh.harness import DshHome, DshInstall, ScriptedModel, log_events, run_headless
 
 
 def test_a_non_zero_exit_of_a_real_dsh_bash_call_counts_as_a_failed_tool_call(
-    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    dsh: DshInstall,
+    model: ScriptedModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     world = DshHome(dsh, tmp_path, model.url, bridge=False)
     done = run_headless(world, "Run the script: steps=4 fail=3,4")
@@ -32,11 +39,14 @@ def test_a_non_zero_exit_of_a_real_dsh_bash_call_counts_as_a_failed_tool_call(
     failed = [e["seq"] for e in results[2:]]
 
     assert [e["seq"] for e in log_events(log.parent) if is_error_event(e)] == failed
-    facts, fused = SessionFacts.empty(), SessionFacts.empty()  # an event at a time, and as the fused path takes it
+    facts = SessionFacts.empty()  # an event at a time
     for event in results:
         facts.observe(event)
-        fused.typed_observers()["tool/result"](event)
-    assert facts.errors == fused.errors == failed
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")  # and as the fused paths take them, into the log's index
+    load_session(log, retain=False, index=True)
+    back = restore(log, False, Consumer())
+    assert back is not None
+    assert facts.errors == back.facts.errors == failed
     assert main(["inspect", str(log), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tools"]["errors"] == 2
     assert main(["alerts", str(log), "--json", "--set", "alerts.errorStreak.count=2"]) == 1
