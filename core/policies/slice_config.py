@@ -135,10 +135,12 @@ def levenshtein(a: str, b: str) -> int:
 
 
 def nearest_key(key: str, candidates: tuple[str, ...] | list[str]) -> str | None:
-    """The first candidate within case-insensitive edit distance 2 of ``key``, if any."""
+    """The first candidate within case-insensitive edit distance 2 of ``key``, if any (a candidate whose length
+    differs from the key's by more than 2 is not measured: a hostile key of megabytes costs nothing)."""
     folded = key.lower()
     for candidate in candidates:
-        if levenshtein(folded, candidate.lower()) <= 2:
+        other = candidate.lower()
+        if abs(len(folded) - len(other)) <= 2 and levenshtein(folded, other) <= 2:
             return candidate
     return None
 
