@@ -14,6 +14,7 @@ import pytest
 from bench.gen_session import generate
 from core.cli import main
 from core.read import index
+from core.shared.text import shown
 from tests.conftest import no_access_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
@@ -299,7 +300,8 @@ def test_a_relative_tapedeck_directory_is_refused_before_anything_is_written(
     monkeypatch.setenv(name, "kept")
     code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
     assert (code, out) == (2, "")
-    assert err == f'tapedeck: {name} is a relative path ("kept"); give an absolute one (such as "{here / "kept"}")\n'
+    # the example path is quoted as every value in a message is, so a long temporary directory is clipped
+    assert err == f'tapedeck: {name} is a relative path ("kept"); give an absolute one (such as {shown(str(here / "kept"))})\n'
     assert list(here.iterdir()) == []
 
 
