@@ -322,25 +322,24 @@ _SEARCH_TOOL = re.compile(rb"(?:^|[\s/\"(])(?:[efz]?grep|rg|ag|ack|git[ \t]+grep
 _COOKIE = re2.compile(
     rb"(?i:cookie)(?:\\?[\"'])?[ \t]*:[ \t]*(\\?[\"'])?([^\s=;,\"'\\]+=[^\r\n\"'\\]*)"
 )
-# a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
-# (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
-# (an escape may come with its backslash escaped again: JSON text of JSON text)
-_NETRC_SPACE = rb"(?:[ \t\r\n]|(?:\\\\)*\\[tnr])+"
-_NETRC_BLANK = rb"(?:[ \t]|(?:\\\\)*\\t)"
-_NETRC_TOKEN = rb"(?:[^\s\\\"]|\\[^tnr\s\"])+"
+# a netrc file's password (group 2), also where JSON text writes its line breaks as escapes (their backslash may be
+# escaped again, JSON text of JSON text: a token ends before any such escape, ``pw\\nnext`` is ``pw``): after the
+# ``machine`` (or ``default``) its entry starts with and the other pairs of the entry (group 1, ``login bob``;
+# without them the password is judged as on a line of its own: ``_netrc_entry``) …
+_NETRC_SPACE = rb"(?:[ \t\r\n]|\\+[tnr])+"
+_NETRC_BLANK = rb"(?:[ \t]|\\+t)"
+_NETRC_TOKEN = rb"(?:[^\s\\\"]|\\+[^tnr\s\"\\])+"
 _NETRC = re2.compile(
-    rb"(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)(?:" + _NETRC_SPACE + rb"(?:login|account|port)"
-    + _NETRC_SPACE + _NETRC_TOKEN + rb")*" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
+    rb"\b(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)((?:" + _NETRC_SPACE + rb"(?:login|account|port)"
+    + _NETRC_SPACE + _NETRC_TOKEN + rb")*)" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 )
 # … or on a line of its own (``grep password ~/.netrc``), unless it is prose (``_netrc_password``); the screen takes
-# the line up to the blank after its password (``_NETRC_LINE_HEAD``): JSON writes an escape that ends it in text with
-# one more backslash, which the end's escape does not match, and a blank text escapes (``\t``) with its backslash
-# doubled, which ``_NETRC_BLANK`` does not match
+# the line up to the blank after its password (``_NETRC_LINE_HEAD``)
 _NETRC_LINE_START = rb"(?:^|[\r\n\"]|\\[nr])"
 _NETRC_LINE_HEAD = _NETRC_LINE_START + rb"(?:[ \t]|\\+t)*password(?:[ \t]|\\+t)"
 _NETRC_LINE = re2.compile(
     _NETRC_LINE_START + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")" + _NETRC_BLANK
-    + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])"
+    + rb"*(?:$|[\r\n\"]|\\+[nr\"])"
 )
 _PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
@@ -865,13 +864,25 @@ def _search_argument(data: bytes, at: int) -> bool:
     return arguments.count(b'"') % 2 == 0 and arguments.count(b"'") % 2 == 0
 
 
+def _netrc_entry(data: bytes, m: Any) -> bool:
+    """True when the password of a netrc entry (``_NETRC``, group 2) is one: after a ``login``, ``account`` or
+    ``port`` pair (group 1), whatever it is; with none, as on a line of its own (``_netrc_value``): prose's ``the
+    default password is …`` or ``the machine account password in …`` is no ``default password …`` entry."""
+    return bool(m.group(1)) or _netrc_value(data, m.group(2))
+
+
 def _netrc_password(data: bytes, m: Any) -> bool:
-    """True when ``password …`` on a line of its own is a netrc file's line, not prose (``password required``, an
-    error's ``"password incorrect"``): its value has a digit, a symbol or a capital letter, or the text is about a
-    netrc file (``cat ~/.netrc``); an assignment's sign is none (``password = "…"``)."""
-    if m.group(1)[:1] in (b"=", b":"):
+    """True when ``password …`` on a line of its own is a netrc file's line (``_netrc_value``)."""
+    return _netrc_value(data, m.group(1))
+
+
+def _netrc_value(data: bytes, value: bytes) -> bool:
+    """True when the ``value`` after ``password`` is a netrc file's password, not prose (``password required``, an
+    error's ``"password incorrect"``): it has a digit, a symbol or a capital letter, or the text is about a netrc
+    file (``cat ~/.netrc``); an assignment's sign is none (``password = "…"``)."""
+    if value[:1] in (b"=", b":"):
         return False
-    return not _PROSE_WORD.fullmatch(m.group(1)) or _NETRC_NAME.search(data) is not None
+    return not _PROSE_WORD.fullmatch(value) or _NETRC_NAME.search(data) is not None
 
 
 def _quoted_end(data: bytes, m: Any, group: int) -> int:
@@ -1011,7 +1022,7 @@ class Redactor:
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
-            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
+            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),

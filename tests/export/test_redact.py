@@ -2170,3 +2170,30 @@ def test_a_password_after_a_share_or_user_still_goes(text: str, out: str, keys: 
     whatever the password starts with, beside a password after the service: ``-U bob%-PW`` was judged as a password
     after the service (``-`` there is an option), and with both, the first rule to match hid the other."""
     _redacts(text, out, keys)
+
+
+def test_prose_about_a_default_or_machine_password_is_no_netrc_entry() -> None:
+    """``The default password is changeme`` lost its ``is``, as a netrc's ``default password …`` entry, and
+    ``xdefault password …`` too (no word began there); ``Reset the machine account password in AD`` its ``in``. An
+    entry with no ``login``, ``account`` or ``port`` pair is judged as a ``password …`` line of its own is."""
+    _stays("The default password is changeme.\nxdefault password Abc123xyz\nReset the machine account password in AD.\n"
+           "By default password logins are off\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("default password Hunter2pw", "default password [redacted key]"),
+        ("cat ~/.netrc\ndefault password swordfish", "cat ~/.netrc\ndefault password [redacted key]"),
+        ("default login x password y", "default login x password [redacted key]"),
+        ("machine h login bob password Pw1secret\\\\nnext line", "machine h login bob password [redacted key]\\\\nnext line"),
+        ("machine h\\\\n  login bob\\\\n  password Pw1secret\\\\nmachine g", "machine h\\\\n  login bob\\\\n  password [redacted key]\\\\nmachine g"),
+        ("cat .netrc\\\\npassword Pw1secret\\\\nnext", "cat .netrc\\\\npassword [redacted key]\\\\nnext"),
+    ],
+)  # fmt: skip
+def test_a_netrc_password_goes_and_the_next_line_stays(text: str, out: str) -> None:
+    """A netrc password went on over a line break JSON text of JSON text writes (``\\\\n``: a backslash escaped
+    before the ``n``), so the next line's first word went with it, and such an entry, or such a line of its own, was
+    not found at all; ``default password …`` with no pair is still an entry where the password is no word of prose
+    or the text is about a netrc file, and ``default login x password y`` lets only ``y`` go."""
+    _redacts(text, out)
