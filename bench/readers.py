@@ -104,13 +104,12 @@ def view_crash(log: Path, seqs: tuple[int, ...] = ()) -> str | None:
         )  # fmt: skip
         for predicate in [search_predicate("a"), *(f.predicate(live.session) for f in filters)]:
             scan(live, predicate)
-        travel = TimeTravel(live)
-        travel.sync()
+        moments = TimeTravel(live).sync()
         for seq in seqs:
-            travel.stop_at(seq)
-        for index in range(len(travel.points)):
-            view = travel.request(index)  # and what its screen shows: heading, diff line, tools line, rows
-            heading(view, len(travel.points))
+            moments.stop_at(seq)
+        for index in range(len(moments.points)):
+            view = moments.request(index)  # and what its screen shows: heading, diff line, tools line, rows
+            heading(view)
             diff_line(view)
             ", ".join(view.request.tool_names)
             message_rows(view)

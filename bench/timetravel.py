@@ -4,9 +4,9 @@ In one run, on the generated log ``bench/tui.py`` uses (profile ``mixed``, seed 
 
 - ``load_s``: the TUI's loader (``tui.live.LiveSession``, no follow) indexes and projects the log;
 - ``sync_s``: ``TimeTravel.sync`` builds the surface timeline and finds every request (first time);
-- ``seq_to_surface_ms``: p50 / p95 / max of ``TimeTravel.stop_at(seq)`` for uniformly random seqs: the surface
+- ``seq_to_surface_ms``: p50 / p95 / max of ``TimeTravel.sync().stop_at(seq)`` for uniformly random seqs: the surface
   after that seq plus its turn and step, which is what one time-travel key press computes before drawing;
-- ``request_ms``: p50 / p95 / max of ``TimeTravel.request(i)`` (the rebuilt request and its diff) for random
+- ``request_ms``: p50 / p95 / max of ``TimeTravel.sync().request(i)`` (the rebuilt request and its diff) for random
   requests;
 - ``baseline_replay_s``: the same surfaces obtained without checkpoints, by projecting the log from seq 0 up to
   the seq (mean of a few random seqs), and the ratio of the p95 lookup to it.
@@ -87,24 +87,24 @@ def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> di
 
     travel = TimeTravel(live)
     t0 = time.perf_counter()
-    travel.sync()
+    moments = travel.sync()
     result["sync_s"] = round(time.perf_counter() - t0, 2)
-    result["surface_edits"] = travel.timeline.edits
-    result["requests"] = len(travel.points)
+    result["surface_edits"] = moments.timeline.edits
+    result["requests"] = len(moments.points)
 
     rng = random.Random(seed)
     seqs = [rng.randrange(session.next_seq) for _ in range(samples)]
-    result["seq_to_surface_ms"] = spread(timed(travel.stop_at, seqs))
+    result["seq_to_surface_ms"] = spread(timed(lambda seq: travel.sync().stop_at(seq), seqs))
 
-    picks = [rng.randrange(len(travel.points)) for _ in range(min(samples, 50))]
-    result["request_ms"] = spread(timed(travel.request, picks))
+    picks = [rng.randrange(len(moments.points)) for _ in range(min(samples, 50))]
+    result["request_ms"] = spread(timed(lambda index: travel.sync().request(index), picks))
 
     replay_s = []
     for seq in seqs[:replays]:
         t0 = time.perf_counter()
         surface = replay_to(log, seq)
         replay_s.append(time.perf_counter() - t0)
-        assert surface == travel.timeline.surface_at(seq), f"timeline disagrees with a replay at seq {seq}"
+        assert surface == moments.timeline.surface_at(seq), f"timeline disagrees with a replay at seq {seq}"
     result["baseline_replay_s"] = round(sum(replay_s) / len(replay_s), 2)
     result["p95_vs_replay"] = round(result["seq_to_surface_ms"]["p95"] / 1000 / result["baseline_replay_s"], 5)
     result["peak_rss_bytes"] = peak_rss()

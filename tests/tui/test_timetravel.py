@@ -60,7 +60,7 @@ async def test_a_row_picks_the_moment_and_r_opens_its_request(fixtures_dir: Path
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RequestScreen)
-        assert (screen.index, screen.travel.points[screen.index].attempt) == (1, 1)
+        assert (screen.index, screen.travel.sync().points[screen.index].attempt) == (1, 1)
         await pilot.press("full_stop")
         await settle(pilot)
         assert screen.index == 2
@@ -114,7 +114,7 @@ async def test_the_router_screen_travels_to_a_step(tmp_path: Path) -> None:
         await settle(pilot)
         main = main_screen(app)
         assert app.screen is main and main is not None and main.stop is not None
-        point = main.travel.points[main.stop.point or 0]
+        point = main.travel.sync().points[main.stop.point or 0]
         assert (point.turn, point.step) == (main.stop.moment.turn, main.stop.moment.step)
         assert main.stop.moment.seq == point.seq
 
@@ -136,7 +136,7 @@ async def test_request_keys_at_either_end_and_router_t_without_a_step_say_why(
         app.clear_notifications()
         await pilot.press("comma")
         await until(pilot, lambda: any("the first request" in n.message for n in app._notifications))
-        last = len(app.screen.travel.points) - 1
+        last = len(app.screen.travel.sync().points) - 1
         while app.screen.index < last:
             await pilot.press("full_stop")
             await settle(pilot)
@@ -171,7 +171,7 @@ async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures
         await pilot.press("comma")
         await settle(pilot)
         assert app.is_running and app.screen is screen
-        assert 0 <= screen.index < len(screen.travel.points) == 3
+        assert 0 <= screen.index < len(screen.travel.sync().points) == 3
 
 
 @contextlib.asynccontextmanager

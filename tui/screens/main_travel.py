@@ -13,12 +13,12 @@ from textual.worker import get_current_worker
 from tui.failures import reads_log
 from tui.live import LiveSession
 from tui.screens.request import RequestScreen
-from tui.travel import Stop, TimeTravel
+from tui.travel import Moments, Stop, TimeTravel
 from tui.widgets.chart import ContextChart
 from tui.widgets.event_list import EventList
 
-Find = Callable[[TimeTravel], "Stop | int | None"]
-"""Where to go (worker thread, the timeline in sync): a moment, the index of a request, or None when nowhere."""
+Find = Callable[[Moments], "Stop | int | None"]
+"""Where to go (worker thread, the moments just synced): a moment, the index of a request, or None when nowhere."""
 
 
 class TimeTravelActions(Screen[None]):
@@ -58,7 +58,7 @@ class TimeTravelActions(Screen[None]):
         if seq is None:
             self.notify("Time travel needs a selected row.", timeout=3)
             return
-        self._go(lambda travel: travel.stop_at(seq), "")
+        self._go(lambda moments: moments.stop_at(seq), "")
 
     def action_travel(self, direction: int) -> None:
         """One model request back or forward from the moment shown (or from the selected row)."""
@@ -66,18 +66,18 @@ class TimeTravelActions(Screen[None]):
             return
         seq = self._current_seq()
 
-        def step(travel: TimeTravel) -> int | None:
-            if not travel.points:
+        def step(moments: Moments) -> int | None:
+            if not moments.points:
                 return None
-            here = travel.point_at(seq if seq is not None else travel.timeline.seen - 1)
-            on_point = here is not None and travel.points[here].seq == seq
+            here = moments.point_at(seq if seq is not None else moments.seen - 1)
+            on_point = here is not None and moments.points[here].seq == seq
             if here is None:
                 target = 0
             elif direction < 0:
                 target = here - 1 if on_point else here
             else:
                 target = here + 1
-            return max(0, min(target, len(travel.points) - 1))
+            return max(0, min(target, len(moments.points) - 1))
 
         self._go(step, "This log holds no model request.")
 
@@ -90,13 +90,13 @@ class TimeTravelActions(Screen[None]):
         if seq is None:
             self.notify(nowhere, timeout=3)
             return
-        self._go(lambda travel: travel.point_at(seq), nowhere)
+        self._go(lambda moments: moments.point_at(seq), nowhere)
 
     def travel_to_step(self, turn: int, step: int) -> None:
         """Travel to the moment the first request of that step went out (the Router screen's pick)."""
         self._go(
-            lambda travel: next(
-                (i for i, p in enumerate(travel.points) if (p.turn, p.step) == (turn, step)), None
+            lambda moments: next(
+                (i for i, p in enumerate(moments.points) if (p.turn, p.step) == (turn, step)), None
             ),
             "No model request went out there.",
         )
@@ -118,7 +118,7 @@ class TimeTravelActions(Screen[None]):
             return
         seq = self._current_seq()
         self._go(
-            lambda travel: travel.point_at(seq if seq is not None else travel.timeline.seen - 1),
+            lambda moments: moments.point_at(seq if seq is not None else moments.seen - 1),
             "No model request had gone out by then.",
             open_request=True,
         )
@@ -128,15 +128,14 @@ class TimeTravelActions(Screen[None]):
     def _go(self, find: Find, nowhere: str, open_request: bool = False) -> None:
         """The one time-travel worker: sync the timeline, ``find`` where to go; arrive at that moment (or open the
         request's view), or say ``nowhere``."""
-        travel = self.travel
-        travel.sync()
-        where = find(travel)
+        moments = self.travel.sync()
+        where = find(moments)
         if where is None:
             self.app.call_from_thread(self.notify, nowhere, timeout=3)
         elif open_request:
-            self.app.call_from_thread(self.app.push_screen, RequestScreen(travel, where))
+            self.app.call_from_thread(self.app.push_screen, RequestScreen(self.travel, where))
         else:
-            stop = where if isinstance(where, Stop) else travel.stop_at_request(where)
+            stop = where if isinstance(where, Stop) else moments.stop_at_request(where)
             if not get_current_worker().is_cancelled:
                 self.app.call_from_thread(self._arrive, stop)
 

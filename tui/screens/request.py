@@ -3,7 +3,7 @@
 The heading names the step, the moment and the sizes; the diff line says where the provider's prefix cache
 broke and which event broke it; the table lists the chat-completions messages with their roles and sizes, the
 message where the cache broke marked ``✂``. ``,`` and ``.`` move one request back or forward. The request is
-rebuilt in a worker (``tui.travel.TimeTravel.request``).
+rebuilt in a worker (``tui.travel.Moments.request``).
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ def _key(key: int | str) -> str:
     return f"note@{key.split(':', 1)[1]}" if isinstance(key, str) else str(key)
 
 
-def heading(view: RequestView, total: int) -> Text:
+def heading(view: RequestView) -> Text:
     """``request 12/40 · turn 7 step 3 · at seq 4180 · model · 24 messages · 81k chars · max_tokens …``, its control
     characters drawn as pictures."""
     r = view.request
     attempt = f" attempt {r.attempt}" if r.attempt > 1 else ""
     parts = [
-        f"request {view.index + 1}/{total}",
+        f"request {view.index + 1}/{view.total}",
         f"turn {r.turn} step {r.step}{attempt}",
         f"at seq {r.seq}",
         f"{r.provider or '?'}/{r.model or '?'}",
@@ -211,8 +211,8 @@ class RequestScreen(Screen[None]):
         """Rebuild request ``index``; a move from request ``here`` past either end (of the timeline caught up with
         the log) is only said."""
         try:
-            self.travel.sync()
-            count = len(self.travel.points)
+            moments = self.travel.sync()
+            count = len(moments.points)
             if not count:
                 self.app.call_from_thread(self._show_none, self.travel.live.log_deleted)
                 return
@@ -220,7 +220,7 @@ class RequestScreen(Screen[None]):
                 end = "first" if index < here else "last"
                 self.app.call_from_thread(self._at_end, f"This is the {end} request ({here + 1} of {count}).")
                 return
-            view = self.travel.request(index)
+            view = moments.request(index)
         except READ_ERRORS as exc:
             self.app.call_from_thread(self._failed, exc)
             return
@@ -260,7 +260,7 @@ class RequestScreen(Screen[None]):
             return
         self.index = view.index
         r = view.request
-        self.query_one("#request-heading", Static).update(heading(view, len(self.travel.points)))
+        self.query_one("#request-heading", Static).update(heading(view))
         self.view = view
         self._draw_diff()
         tools = Text(f"tools ({len(r.tool_names)}): " + (printable(", ".join(r.tool_names)) or "none"))
