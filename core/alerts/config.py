@@ -133,7 +133,7 @@ def _number(where: str, value: object, low: float, high: float, whole: bool) -> 
 def _rule(key: str, raw: object) -> RuleConfig:
     where = f"alerts.{key}"
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where} must be a table/object (got {type(raw).__name__})")
+        raise ConfigError(f"{where} must be a table/object (got {shown(raw)})")
     numbers = _NUMBERS.get(key, {})
     allowed = ("enabled", *numbers, *(("action",) if key in ACTIONS else ()), *(("message",) if key == "loop" else ()))
     for name in raw:

@@ -19,7 +19,7 @@ from core.fleet.alerts import AlertSources
 from core.log.sessions import layout_note
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
-from core.shared.text import quoted, short_session
+from core.shared.text import short_session, shown
 
 
 def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
@@ -28,7 +28,7 @@ def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyCo
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep:
-            raise TapedeckError(f"--set {quoted(item)!r}: expected KEY=VALUE, such as alerts.budget.usd=5")
+            raise TapedeckError(f"--set {shown(item)}: expected KEY=VALUE, such as alerts.budget.usd=5")
         config, _ = set_value(config, key.strip(), parse_value(text))
     return config
 

@@ -75,7 +75,7 @@ def whole(text: str) -> int:
     spaces, and quote a value of thousands of digits whole in its error."""
     if _WHOLE.fullmatch(text) and len(text.lstrip("-").lstrip("0")) <= 20 and int(text) in INT_RANGE:
         return int(text)
-    raise argparse.ArgumentTypeError(f"{quoted(text)!r} is not a whole number from -2**63 to 2**64-1 in ASCII digits")
+    raise argparse.ArgumentTypeError(f"'{quoted(text)}' is not a whole number from -2**63 to 2**64-1 in ASCII digits")
 
 
 _DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
@@ -87,7 +87,7 @@ def decimal(text: str) -> float:
     error; the option's own check refuses what is out of its range (``check_seconds``)."""
     if len(text) <= 400 and _DECIMAL.fullmatch(text):
         return float(text)
-    raise argparse.ArgumentTypeError(f"{quoted(text)!r} is not a number (ASCII digits, such as 2 or 0.5)")
+    raise argparse.ArgumentTypeError(f"'{quoted(text)}' is not a number (ASCII digits, such as 2 or 0.5)")
 
 
 def add_roots(parser: argparse.ArgumentParser) -> None:

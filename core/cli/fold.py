@@ -17,7 +17,7 @@ from core.read.load import load_session
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import shown
 
 
 def effective_config(session: Session, config_file: str | None, overrides: Sequence[str]) -> SliceConfig:
@@ -27,7 +27,7 @@ def effective_config(session: Session, config_file: str | None, overrides: Seque
     for pair in overrides:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set expects KEY=VALUE, e.g. fold.pinSteps=2 (got {quoted(pair)!r})")
+            raise ConfigError(f"--set expects KEY=VALUE, e.g. fold.pinSteps=2 (got {shown(pair)})")
         dotted = key.strip() if key.strip().startswith("slice.") else f"slice.{key.strip()}"
         config, _ = set_value(config, dotted, parse_value(text))
     return config.slice

@@ -29,7 +29,7 @@ EXIT_STOPPED = 4  # the operator's stop cut the run short
 def find_session(root: Path, session_id: str) -> Path:
     """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
-    named = repr(quoted(session_id))  # an id of thousands of characters is not quoted whole
+    named = f"'{quoted(session_id)}'"  # an id of thousands of characters is not quoted whole
     if not found:
         raise TapedeckError(f"no session {named} under {root}")
     if len(found) > 1:

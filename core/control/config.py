@@ -33,7 +33,7 @@ from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
-from core.shared.text import quoted
+from core.shared.text import describe, quoted
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -98,7 +98,7 @@ def _lookup(tree: dict[str, Any], dotted: str) -> Any:
     for part in dotted.split("."):
         found = child(node, part, dotted) if isinstance(node, list) else None
         if found is None and (not isinstance(node, dict) or part not in node):
-            raise ConfigError(f"unknown config key {quoted(dotted)!r}")
+            raise ConfigError(f"unknown config key {quoted(dotted)}")
         node = found if found is not None else node[part]
     return node
 
@@ -124,13 +124,13 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         if name not in SECTIONS:
             near = _closest(name, SECTIONS)
             hint = f" Did you mean {near}?" if near else ""
-            raise ConfigError(f"Unknown config section {quoted(name)!r}.{hint} Valid sections: {', '.join(SECTIONS)}.")
+            raise ConfigError(f"Unknown config section {quoted(name)}.{hint} Valid sections: {', '.join(SECTIONS)}.")
     sections: dict[str, Any] = {}
     clean: dict[str, dict[str, Any]] = {}
     for name in SECTIONS:
         value = raw.get(name, {})
         if not isinstance(value, Mapping):
-            raise ConfigError(f"config section {name!r} must be a table/object, got {type(value).__name__}")
+            raise ConfigError(f"config section {name} must be a table/object, got {describe(value)}")
         check_loggable(value, name)
         check_type(value, _defaults()[name], name)
         clean[name] = copy.deepcopy(dict(value))
@@ -211,7 +211,7 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     if section not in SECTIONS or not rest:
         near = _closest(section, SECTIONS)
         hint = f" (did you mean {quoted(f'{near}.{rest}')}?)" if near and near != section and rest else ""
-        raise ConfigError(f"config key {quoted(dotted)!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
+        raise ConfigError(f"config key {quoted(dotted)} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
     check_loggable(value, dotted)
     try:
         old = config.get(dotted)
@@ -231,11 +231,11 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
             inner = copy.deepcopy(seen) if isinstance(seen, dict | list) else {}
             node[part] = inner
         elif not isinstance(inner, dict | list):
-            raise ConfigError(f"config key {quoted(dotted)!r}: {quoted(part)!r} is a value, not a table")
+            raise ConfigError(f"config key {quoted(dotted)}: {quoted(part)} is a value, not a table")
         node, effective = inner, seen
     if isinstance(node, list):
         raise ConfigError(
-            f"config key {quoted(dotted)!r}: set one key of a list entry, such as {quoted(dotted)}.<key>"
+            f"config key {quoted(dotted)}: set one key of a list entry, such as {quoted(dotted)}.<key>"
         )
     if value is None:
         node.pop(parts[-1], None)

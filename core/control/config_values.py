@@ -13,35 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import js_number, json_shown, quoted, shown
+from core.shared.text import describe, js_number, quoted, shown
 
 MAX_DEPTH = 32
 INT_RANGE = range(-(2**63), 2**64)  # the integers a JSON event holds (signed or unsigned 64 bits)
 ENTRY_NAMES = ("taskClass", "name")
-
-
-def describe(value: Any) -> str:
-    """A value as a message shows it: as JSON (``json_shown``: cut to ``QUOTED`` characters, each character a terminal
-    acts on escaped), then its JSON type, and the whole length of one that was cut (``"kkk…" (a string of 100,000
-    characters)``)."""
-    if value is None:
-        return "null"
-    text, length = json_shown(value)
-    if isinstance(value, bool):
-        kind = "a boolean"
-    elif isinstance(value, int | float):
-        kind = "a number"
-    elif isinstance(value, str):
-        kind = "a string"
-    elif isinstance(value, Mapping):
-        kind = "a table"
-    elif isinstance(value, list | tuple):
-        kind = "a list"
-    else:
-        kind = f"a {type(value).__name__}"
-    if length is None:
-        return f"{text} ({kind})"
-    return f"{text} ({kind} of {length:,} characters)" if isinstance(value, str) else f"{text} ({kind}, {length:,} characters of JSON)"
 
 
 def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
@@ -121,5 +97,5 @@ def child(node: Any, part: str, key: str) -> Any:
             if part == str(i) or (isinstance(entry, Mapping) and part in (entry.get(n) for n in ENTRY_NAMES)):
                 return entry
         names = [str(e.get(n)) for e in node if isinstance(e, Mapping) for n in ENTRY_NAMES if n in e]
-        raise ConfigError(f"{quoted(key)}: no entry named {quoted(part)!r} (entries: {quoted(', '.join(names)) or 'none'})")
-    raise ConfigError(f"{quoted(key)}: {quoted(part)!r} is inside a plain value, not a table")
+        raise ConfigError(f"{quoted(key)}: no entry named {quoted(part)} (entries: {quoted(', '.join(names)) or 'none'})")
+    raise ConfigError(f"{quoted(key)}: {quoted(part)} is inside a plain value, not a table")

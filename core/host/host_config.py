@@ -67,7 +67,7 @@ def validate(raw: Mapping[str, object]) -> HostConfig:
     _unknown(raw, ("shell",), "host")
     shell = raw.get("shell", {})
     if not isinstance(shell, Mapping):
-        raise ConfigError(f"host.shell must be a table/object (got {type(shell).__name__})")
+        raise ConfigError(f"host.shell must be a table/object (got {shown(shell)})")
     _unknown(shell, ("sandbox", "network", "passEnv"), "host.shell")
     sandbox = shell.get("sandbox", "auto")
     if sandbox not in SANDBOX_MODES:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 from core.shared.values import whole_number
 
 PREFIX = "adaptive-agent-policy: "
@@ -180,7 +180,7 @@ def _fail(message: str) -> ConfigError:
 
 def _table(value: object, where: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
-        raise _fail(f"{where} must be a table/object (got {type(value).__name__})")
+        raise _fail(f"{where} must be a table/object (got {shown(value)})")
     return value
 
 
@@ -193,7 +193,7 @@ def _known(raw: Mapping[str, object], allowed: Sequence[str], where: str) -> Non
 def _list(raw: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
     value = raw[key]
     if not isinstance(value, list | tuple):
-        raise _fail(f"{key} must be a list (got {type(value).__name__})")
+        raise _fail(f"{key} must be a list (got {shown(value)})")
     return [_table(entry, f"{key}[{i}]") for i, entry in enumerate(value)]
 
 
@@ -213,7 +213,7 @@ def _non_negative(name: str, value: object) -> int:
 
 def _flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise _fail(f"{name} must be true or false (got {js_string(value)})")
+        raise _fail(f"{name} must be true or false (got {quoted(js_string(value))})")
     return value
 
 
@@ -223,7 +223,7 @@ def validate_prune_budget(raw: Mapping[str, object]) -> PruneBudget:
     for key in raw:
         if key not in BUDGET_KEYS:
             raise ConfigError(
-                f'ToolResultPruneConfig: unknown key "{key}" (allowed: {", ".join(BUDGET_KEYS)})'
+                f'ToolResultPruneConfig: unknown key "{quoted(key)}" (allowed: {", ".join(BUDGET_KEYS)})'
             )
     defaults = PruneBudget()
     values = {
@@ -239,7 +239,7 @@ def validate_prune_budget(raw: Mapping[str, object]) -> PruneBudget:
     ):
         number = whole_number(values[key])
         if number is None or number < low:
-            raise ConfigError(f"ToolResultPruneConfig: {key} ({js_string(values[key])}) must be {rule}")
+            raise ConfigError(f"ToolResultPruneConfig: {key} ({quoted(js_string(values[key]))}) must be {rule}")
         numbers[key] = number
     emitted = numbers["headChars"] + len(PRUNE_MARKER) + numbers["tailChars"]
     if emitted > numbers["thresholdChars"]:
@@ -295,11 +295,11 @@ def _levels(entries: list[Mapping[str, object]]) -> tuple[PruneLevel, ...]:
         _known(entry, LEVEL_KEYS, where)
         name = entry.get("name", "")
         if not isinstance(name, str):
-            raise _fail(f"{where}.name must be a string (got {js_string(name)})")
+            raise _fail(f"{where}.name must be a string (got {quoted(js_string(name))})")
         if not name:
             raise _fail(f"{where}.name must not be empty")
         if name in names:
-            raise _fail(f'duplicate prune level "{name}"')
+            raise _fail(f'duplicate prune level "{quoted(name)}"')
         names.add(name)
         level = PruneLevel(
             name=name,
@@ -346,7 +346,7 @@ def validate(raw: Mapping[str, object]) -> AdaptiveConfig:
     _known(raw, SECTION_KEYS, "config")
     schedule = raw.get("pruneSchedule", CACHE_AWARE)
     if schedule not in PRUNE_SCHEDULES:
-        raise _fail(f"pruneSchedule must be one of {', '.join(PRUNE_SCHEDULES)} (got {js_string(schedule)})")
+        raise _fail(f"pruneSchedule must be one of {', '.join(PRUNE_SCHEDULES)} (got {shown(schedule)})")
     return AdaptiveConfig(
         prune_schedule=str(schedule),
         task_profiles=_profiles(_list(raw, "taskProfiles"))

@@ -29,6 +29,7 @@ from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import (
     cp_len,
     js_json,
+    json_shown,
     quoted,
     result_call_id,
     text_of_blocks,
@@ -579,7 +580,7 @@ def _grep(text: str, pattern: str, head: str) -> str:
     try:
         rx = linear_regex(pattern, ignore_case=True)
     except RegexRefused as exc:
-        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(quoted(pattern))}{exc.hint}") from exc
+        raise RecallError(f"{EXPAND_TOOL}: invalid regex {json_shown(pattern)[0]}{exc.hint}") from exc
     lines = text.split("\n")
     hits = [i for i, line in enumerate(lines) if rx.search(line)]
     if not hits:

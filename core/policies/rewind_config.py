@@ -77,10 +77,10 @@ def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: i
 def check_keys(section: str, raw: object, keys: Sequence[str]) -> None:
     """Raise ConfigError unless ``raw`` is a mapping whose keys are all in ``keys``."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{section} config must be a mapping (got {type(raw).__name__})")
+        raise ConfigError(f"{section} config must be a mapping (got {shown(raw)})")
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{section}: unknown key {quoted(unknown[0])!r} (allowed: {', '.join(keys)})")
+        raise ConfigError(f"{section}: unknown key {quoted(unknown[0])} (allowed: {', '.join(keys)})")
 
 
 def _text(raw: Mapping[str, object], key: str) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import describe, quoted
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 MIN_ENTRY_MAX_CHARS = 256
@@ -179,20 +179,8 @@ def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     if value is None and name not in raw:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{name} must be a mapping of {name}.* options, got {_describe(value)}")
+        raise ConfigError(f"{name} must be a mapping of {name}.* options, got {describe(value)}")
     return value
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    return f"a {type(value).__name__}"
 
 
 # ---------------------------------------------------------------------------------------------- value checks
@@ -321,7 +309,7 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
 def validate(raw: Mapping[str, Any]) -> SliceConfig:
     """Check a raw slice config section and return it with defaults filled in; raise ``ConfigError`` if bad."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"the slice configuration must be a mapping of keys, got {_describe(raw)}")
+        raise ConfigError(f"the slice configuration must be a mapping of keys, got {describe(raw)}")
     _check_top_level_keys(raw)
     max_steps = None
     if "maxStepsPerTurn" in raw:
@@ -331,7 +319,7 @@ def validate(raw: Mapping[str, Any]) -> SliceConfig:
     effort = raw.get("defaultReasoningEffort", "inherit")
     if effort not in REASONING_EFFORTS:
         raise ConfigError(
-            f"Invalid defaultReasoningEffort {_describe(effort)}; expected one of {', '.join(REASONING_EFFORTS)}"
+            f"Invalid defaultReasoningEffort {describe(effort)}; expected one of {', '.join(REASONING_EFFORTS)}"
         )
     if raw.get("mode", "slice") != "slice":
         raise ConfigError("Only mode: slice is supported; state/stream rollback experiments are retired.")

@@ -90,7 +90,7 @@ class EventFilter:
             try:
                 object.__setattr__(self, "_pattern", linear_regex(self.regex))
             except RegexRefused as exc:
-                raise ValueError(f"regex {quoted(self.regex)!r} does not compile: {exc}") from exc
+                raise ValueError(f"regex '{quoted(self.regex)}' does not compile: {exc}") from exc
 
     @classmethod
     def parse(cls, types: str, tools: str, turns: str, errors: bool, regex: str) -> EventFilter:

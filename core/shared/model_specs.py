@@ -152,14 +152,14 @@ def limits_for(model: str, config: ModelConfig | None = None, known: Limits | No
 # ---------------------------------------------------------------------------------------------- validation
 def _mapping(value: object, where: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{where} must be a table (got {type(value).__name__})")
+        raise ConfigError(f"{where} must be a table (got {shown(value)})")
     return value
 
 
 def _check_keys(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{where}: unknown key {quoted(unknown[0])!r} (allowed: {', '.join(keys)})")
+        raise ConfigError(f"{where}: unknown key {quoted(unknown[0])} (allowed: {', '.join(keys)})")
 
 
 def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:
@@ -187,7 +187,7 @@ def _named(raw: Mapping[str, object], key: str) -> Mapping[str, Mapping[str, obj
     for name, entry in table.items():
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"model.{key}: model names must be non-empty strings (got {shown(name)})")
-        out[name] = _mapping(entry, f"model.{key}.{name}")
+        out[name] = _mapping(entry, f"model.{key}.{quoted(name)}")
     return out
 
 
@@ -197,12 +197,12 @@ def validate(raw: Mapping[str, object]) -> ModelConfig:
     _check_keys(raw, KEYS, "model")
     limits = {}
     for name, entry in _named(raw, "limits").items():
-        where = f"model.limits.{name}"
+        where = f"model.limits.{quoted(name)}"
         _check_keys(entry, LIMIT_KEYS, where)
         limits[name] = Limits(_tokens(entry, "contextWindow", where), _tokens(entry, "maxOutputTokens", where))
     prices = {}
     for name, entry in _named(raw, "prices").items():
-        where = f"model.prices.{name}"
+        where = f"model.prices.{quoted(name)}"
         _check_keys(entry, PRICE_KEYS, where)
         prices[name] = Prices(*(_price(entry, key, where) for key in PRICE_KEYS))
     return ModelConfig(

@@ -103,12 +103,20 @@ def clip(text: str, limit: int) -> str:
 
 
 QUOTED = 80  # characters of text from outside (a key, a pattern, an id) a message quotes at most
+# What a message never writes as it is: the C0 controls (tab and newline too: a message is one line), DEL, the C1
+# controls, the line and paragraph separators, the BiDi controls and a lone surrogate (no UTF-8 writer takes one)
+_UNQUOTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def quoted(text: object) -> str:
-    """``text`` from outside (a config key, a pattern, an id) as a message names it: cut to ``QUOTED`` characters,
-    the cut marked with ``…`` (clip), so a key of 100,000 characters is not written back whole."""
-    return clip(str(text), QUOTED)
+    """``text`` from outside (a config key, a pattern, an id) as a message names it, as it is: cut to ``QUOTED``
+    characters, the cut marked with ``…`` (clip), so a key of 100,000 characters is not written back whole, and each
+    character a terminal acts on or draws out of order as its JSON escape (``\u001b``, ``\n``), as ``shown`` writes
+    a value."""
+    cut = clip(str(text), QUOTED)
+    if not _UNQUOTABLE.search(cut):
+        return cut
+    return _UNQUOTABLE.sub(lambda m: _terminal_safe(_string_json(m.group()))[1:-1], cut)
 
 
 def shown(value: object, limit: int = QUOTED) -> str:
@@ -118,6 +126,30 @@ def shown(value: object, limit: int = QUOTED) -> str:
     if length is None:
         return text
     return f"{text} ({length:,} characters{'' if isinstance(value, str) else ' of JSON'})"
+
+
+def describe(value: Any) -> str:
+    """A refused value as a message shows it: as JSON (``json_shown``: cut to ``QUOTED`` characters, each character a
+    terminal acts on escaped), then its JSON type, and the whole length of one that was cut (``"kkk…" (a string of
+    100,000 characters)``)."""
+    if value is None:
+        return "null"
+    text, length = json_shown(value)
+    if isinstance(value, bool):
+        kind = "a boolean"
+    elif isinstance(value, int | float):
+        kind = "a number"
+    elif isinstance(value, str):
+        kind = "a string"
+    elif isinstance(value, Mapping):
+        kind = "a table"
+    elif isinstance(value, list | tuple):
+        kind = "a list"
+    else:
+        kind = f"a {type(value).__name__}"
+    if length is None:
+        return f"{text} ({kind})"
+    return f"{text} ({kind} of {length:,} characters)" if isinstance(value, str) else f"{text} ({kind}, {length:,} characters of JSON)"
 
 
 def json_shown(value: object, limit: int = QUOTED) -> tuple[str, int | None]:

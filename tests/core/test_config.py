@@ -25,7 +25,7 @@ def test_defaults_cover_every_section() -> None:
 
 
 def test_unknown_section_suggests_the_near_one() -> None:
-    with pytest.raises(ConfigError, match="Unknown config section 'slcie'. Did you mean slice"):
+    with pytest.raises(ConfigError, match="Unknown config section slcie. Did you mean slice"):
         validate_config({"slcie": {}})
 
 

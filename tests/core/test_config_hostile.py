@@ -24,6 +24,7 @@ from core.control.config import (
     set_value,
     validate_config,
 )
+from core.policies.adaptive_config import DEFAULT_PRUNE_LEVELS
 from core.shared.errors import ConfigError
 
 
@@ -311,9 +312,62 @@ def test_an_arg_given_twice_quotes_its_long_values_cut() -> None:
     )
 
 
+def test_config_messages_name_a_key_as_the_readme_writes_it() -> None:
+    """The config module and config_values.child named a key as Python writes a string ('slcie', with its quotes),
+    where every other message names it as it is (`slice.fold.pinMaxChars must be a number, got true`); and a
+    section that is not a table was refused by Python's type name ('got list'), not as what was written."""
+    config = validate_config({})
+    _refused(lambda: validate_config({"adaptive": []}), "config section adaptive must be a table/object, got [] (a list)")
+    _refused(lambda: set_value(config, "slice.fold.pinSteps.x", 1), "config key slice.fold.pinSteps.x: pinSteps is a")
+    _refused(lambda: set_value(config, "slcie.x", 1), "config key slcie.x must be <section>.<key>")
+    _refused(lambda: config.get("adaptive.taskProfiles.nope.maxTokens"), "no entry named nope (entries: read, small")
+    _refused(lambda: validate_config({"rewind": {"maxToken": 5}}), "rewind: unknown key maxToken (allowed:")
+    _refused(lambda: validate_config({"model": {"limits": {"m": 5}}}), "model.limits.m must be a table (got 5)")
+
+
+_ESCAPE = "a\x1b]52;c;cGF5bG9hZA==\x07\u202eb"  # a clipboard write, then text drawn right to left
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: validate_config({_ESCAPE: {}}),
+        lambda: validate_config({"slice": {_ESCAPE: 1}}),
+        lambda: validate_config({"slice": {"fold": {_ESCAPE: 1}}}),
+        lambda: validate_config({"rewind": {_ESCAPE: 1}}),
+        lambda: validate_config({"adaptive": {"pruneSchedule": _ESCAPE}}),
+        lambda: validate_config({"adaptive": {"pruneLevels": [{**level.to_dict(), "name": _ESCAPE} for level in DEFAULT_PRUNE_LEVELS]}}),
+        lambda: validate_config({"model": {"limits": {_ESCAPE: {"contextWindow": "x"}}}}),
+        lambda: validate_config({"model": {"prices": {_ESCAPE: {"hit": 1}}}}),
+        lambda: validate_config({"host": {"shell": {_ESCAPE: 1}}}),
+        lambda: validate_config({"alerts": {_ESCAPE: {}}}),
+        lambda: validate_config({"alerts": {"budget": {_ESCAPE: 1}}}),
+        lambda: set_value(validate_config({}), f"slice.fold.pinSteps.{_ESCAPE}", 1),
+        lambda: set_value(validate_config({}), f"{_ESCAPE}.x", 1),
+        lambda: set_value(validate_config({}), f"adaptive.taskProfiles.{_ESCAPE}.maxTokens", 1),
+        lambda: set_value(validate_config({}), f"slice.fold.{_ESCAPE}", "x"),
+    ],
+    ids=["section", "slice", "slice.fold", "rewind", "pruneSchedule", "prune level", "model.limits", "model.prices",
+         "host.shell", "alerts", "alerts.budget", "set under a value", "set section", "set entry", "set unknown"],
+)  # fmt: skip
+def test_a_config_message_writes_the_control_characters_of_a_key_or_value_as_escapes(call: Any) -> None:
+    """A key, a model's name or a string value was written into its refusal as it came, an escape sequence in it
+    reaching the terminal that shows the message (or the log that records a refused config.set): each is named with
+    its control and BiDi characters as their JSON escapes, as a refused value is shown."""
+    message = _refused(call, "\\u001b]52;c;cGF5bG9hZA==\\u0007\\u202eb")
+    assert not any(ch in message for ch in "\x1b\x07\u202e"), repr(message)
+
+
+def test_a_long_model_name_is_quoted_cut() -> None:
+    """A model's name under model.limits or model.prices was written whole into each of its refusals."""
+    _refused(lambda: validate_config({"model": {"limits": {"k" * 100_000: {"contextWindow": "x"}}}}), "kkk…")
+    message = _refused(lambda: validate_config({"model": {"prices": {"k" * 100_000: {"hit": 1}}}}), "kkk…")
+    assert len(message) < 300, message[:300]
+
+
 def test_a_normal_unknown_key_is_quoted_as_before() -> None:
     _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
-    _refused(lambda: validate_config({"slicer": {}}), "Unknown config section 'slicer'. Did you mean slice?")
+    _refused(lambda: validate_config({"slicer": {}}), "Unknown config section slicer. Did you mean slice?")
 
 
 @pytest.mark.parametrize(

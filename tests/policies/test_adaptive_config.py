@@ -153,10 +153,10 @@ def test_pruner_budget_accepts_the_exact_limit() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ([], "adaptive-agent-policy: config must be a table/object (got list)"),
+        ([], "adaptive-agent-policy: config must be a table/object (got [])"),
         ({"levels": []}, 'adaptive-agent-policy: config: unknown key "levels" (allowed: taskProfiles, pruneLevels, riskRouter, pruneSchedule)'),
-        ({"taskProfiles": {}}, "adaptive-agent-policy: taskProfiles must be a list (got dict)"),
-        ({"pruneLevels": [3]}, "adaptive-agent-policy: pruneLevels[0] must be a table/object (got int)"),
+        ({"taskProfiles": {}}, "adaptive-agent-policy: taskProfiles must be a list (got {})"),
+        ({"pruneLevels": [3]}, "adaptive-agent-policy: pruneLevels[0] must be a table/object (got 3)"),
         ({"pruneLevels": [level(name=7)]}, "adaptive-agent-policy: pruneLevels[0].name must be a string (got 7)"),
         ({"pruneLevels": [level(atStepp=1)]}, 'adaptive-agent-policy: pruneLevels[0]: unknown key "atStepp" (allowed: '
          "name, atStep, atPressureRatio, thresholdChars, headChars, tailChars, protectRecentSteps, minimumCharsRemoved)"),
@@ -165,7 +165,7 @@ def test_pruner_budget_accepts_the_exact_limit() -> None:
         ({"riskRouter": {"enabled": "yes"}}, "adaptive-agent-policy: riskRouter.enabled must be true or false (got yes)"),
         ({"riskRouter": {"skipCoverd": False}}, 'adaptive-agent-policy: riskRouter: unknown key "skipCoverd" (allowed: '
          "enabled, minimumScore, maxRequestChars, maxEvidenceChars, skipCovered)"),
-        ({"riskRouter": 1}, "adaptive-agent-policy: riskRouter must be a table/object (got int)"),
+        ({"riskRouter": 1}, "adaptive-agent-policy: riskRouter must be a table/object (got 1)"),
     ],
 )  # fmt: skip
 def test_shape_errors_name_the_key(raw: Any, message: str) -> None:

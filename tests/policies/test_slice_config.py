@@ -315,4 +315,4 @@ def test_sections_must_be_mappings(section: str, value: object) -> None:
 
 
 def test_whole_config_must_be_a_mapping() -> None:
-    assert error_of([("history", {})]) == "the slice configuration must be a mapping of keys, got a list"
+    assert error_of([("history", {})]) == 'the slice configuration must be a mapping of keys, got [["history",{}]] (a list)'

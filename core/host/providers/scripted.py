@@ -88,7 +88,7 @@ def _keys(obj: Any, valid: Sequence[str], what: str) -> Mapping[str, Any]:
         raise _Invalid(f"{what} must be a JSON object")
     unknown = [k for k in obj if k not in valid]
     if unknown:
-        raise _Invalid(f"{what} has unknown key {quoted(unknown[0])!r} (valid keys: {', '.join(valid)})")
+        raise _Invalid(f"{what} has unknown key '{quoted(unknown[0])}' (valid keys: {', '.join(valid)})")
     return obj
 
 

@@ -39,7 +39,7 @@ def _relative_glob(pattern: str, what: str) -> str:
     if pattern.startswith("/") or ".." in pattern.split("/"):
         raise ToolFailure(
             FS_SANDBOX_DENIED,
-            f"{what} {quoted(pattern)!r} must be relative and must not use '..'; pass a directory inside the workspace "
+            f"{what} '{quoted(pattern)}' must be relative and must not use '..'; pass a directory inside the workspace "
             "as path instead",
         )
     return pattern
@@ -82,7 +82,7 @@ class Glob(WorkspaceTool):
                         found.append(_join(where, rel))
         meta = {"pattern": pattern, "path": where, "matches": total}
         if not found:
-            return ToolOutcome(f"No files match {quoted(pattern)!r} under {where}/", meta=meta)
+            return ToolOutcome(f"No files match '{quoted(pattern)}' under {where}/", meta=meta)
         found = fit(found, self.limits.glob_results, self.limits.output_chars)
         if total > len(found):
             found.append(f"[{total - len(found)} more files match; use a narrower pattern or path]")

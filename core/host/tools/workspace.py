@@ -190,7 +190,7 @@ def compile_regex(pattern: str, what: str, *, ignore_case: bool = False) -> re2.
     try:
         return linear_regex(pattern, ignore_case=ignore_case)
     except RegexRefused as exc:
-        raise ToolFailure(INVALID_ARGUMENTS, f"invalid {what} {quoted(pattern)!r}: {exc}") from exc
+        raise ToolFailure(INVALID_ARGUMENTS, f"invalid {what} '{quoted(pattern)}': {exc}") from exc
 
 
 def glob_regex(pattern: str) -> re2._Regexp:
@@ -214,7 +214,7 @@ def glob_regex(pattern: str) -> re2._Regexp:
             out.append("(?:" + "|".join(re2.escape(alt) for alt in token[1:-1].split(",")) + ")")
         else:
             out.append(re2.escape(token))
-    return compile_regex("".join(out) + "$", f"glob {quoted(pattern)!r}, read as the regex")
+    return compile_regex("".join(out) + "$", f"glob '{quoted(pattern)}', read as the regex")
 
 
 def literal_prefix(pattern: str) -> tuple[str, str]:

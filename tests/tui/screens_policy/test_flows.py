@@ -629,4 +629,4 @@ async def test_a_rejected_value_is_shown_printable(tmp_path: Path) -> None:
         await settle(pilot, lambda: text(check).startswith("✗"))
         assert "pruneSchedule must be one of" in text(check)
         assert "\x1b" not in text(check) and "\u202e" not in text(check)
-        assert "␛[2Jstep" in text(check)
+        assert '(got "\\u001b[2Jstep\\u202e")' in text(check)  # the refusal writes them as escapes
