@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -118,6 +118,7 @@ class BridgeInfo:
     brought: bool = False  # written on another machine (``dirId``), which shares the directory or it was copied from
     in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
     paused: bool = False  # the operator's pause holds: a DSH that exits leaves the session to start held
+    pid_ns: int | None = None  # the inode of the plugin's pid namespace (None: a plugin from before it said so)
 
     @property
     def stale(self) -> str | None:
@@ -338,9 +339,16 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             dir_id=dir_id if dir_id is not None and len(dir_id) <= MAX_ID_CHARS else None,
             in_flight=_in_flight(obj.get("inFlight")),
             paused=obj.get("paused") is True or state in ("pausing", "paused"),  # a plugin before the field said it
+            pid_ns=_pid_ns(obj.get("pidNs")),
         ),
         None,
     )
+
+
+def _pid_ns(value: Any) -> int | None:
+    """A recorded pid namespace (``pidNs``, the inode of ``/proc/self/ns/pid``), None when it is none."""
+    ns = int_or_none(value)
+    return ns if ns is not None and ns > 0 else None
 
 
 def _in_flight(value: Any) -> tuple[tuple[str, str | None], ...]:
@@ -380,23 +388,31 @@ def stat_start_time(raw: bytes) -> str | None:
     return rest[19].decode("ascii") if ok and whole_digits(rest[19].decode("ascii")) is not None else None
 
 
-def bridge_live(info: BridgeInfo, runs: bool, boot: str | None, now_ms: int | None = None) -> bool:
-    """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule), on the
-    machine whose boot id is ``boot``, where the DSH process it names ``runs`` or not (``dsh_runs``)."""
-    return info.state != "exited" and (runs or (not same_machine(info, boot) and heartbeat_fresh(info, now_ms)))
+class PidView(NamedTuple):
+    """Where pids are looked for: the boot id of the machine and the pid namespace (the inode of
+    ``/proc/self/ns/pid``) of the reader, here or over SFTP; None where it is not known."""
+
+    boot: str | None
+    ns: int | None
+
+
+def bridge_live(info: BridgeInfo, runs: bool, view: PidView, now_ms: int | None = None) -> bool:
+    """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule), read where
+    pids are ``view``, where the DSH process it names ``runs`` or not (``dsh_runs``)."""
+    return info.state != "exited" and (runs or (not same_machine(info, view) and heartbeat_fresh(info, now_ms)))
 
 
 def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | None:
     """The pid of another DSH process that runs the session in ``session_dir`` too, whose bridge waits as standby
     while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here)."""
     named = parse_standby(_read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES), info)
-    return standby_runs(named, proc_start_time(named[0]) if named is not None else None, boot_id())
+    return standby_runs(named, proc_start_time(named[0]) if named is not None else None, pid_view())
 
 
-def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, str | None] | None:
-    """The pid, recorded start time and boot id (None: not said) of the process a ``bridge.standby.json`` (its
-    bytes, here or on another machine; None: no file) names, when that is another process than the one ``info``
-    names; None otherwise (``standby_runs`` says whether it runs)."""
+def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, PidView] | None:
+    """The pid, recorded start time and boot id and pid namespace (each None: not said) of the process a
+    ``bridge.standby.json`` (its bytes, here or on another machine; None: no file) names, when that is another
+    process than the one ``info`` names; None otherwise (``standby_runs`` says whether it runs)."""
     try:
         obj = orjson.loads(raw) if raw is not None and len(raw) <= MAX_BRIDGE_BYTES else None
     except orjson.JSONDecodeError:
@@ -406,34 +422,43 @@ def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, str | 
     pid, start = int_or_none(obj.get("pid")), obj.get("procStart")
     if pid is None or pid <= 0 or pid == info.pid or not isinstance(start, str):
         return None
-    return pid, start, _str(obj.get("bootId"))
+    return pid, start, PidView(_str(obj.get("bootId")), _pid_ns(obj.get("pidNs")))
 
 
-def standby_runs(named: tuple[int, str, str | None] | None, start: str | None, boot: str | None) -> int | None:
-    """The pid of the standby process ``named`` (``parse_standby``) when it runs on the machine whose boot id is
-    ``boot``, where its pid's start time is ``start`` now: asked only in the boot the file records (or when it
-    records none), as a bridge.json's pid (``this_boot``)."""
-    if named is None or named[2] not in (None, boot) or start != named[1]:
+def standby_runs(named: tuple[int, str, PidView] | None, start: str | None, view: PidView) -> int | None:
+    """The pid of the standby process ``named`` (``parse_standby``) when it runs where pids are ``view``, where its
+    pid's start time is ``start`` now: asked only in the boot and pid namespace the file records (or when it records
+    none), as a bridge.json's pid (``this_boot``)."""
+    if named is None or not _seen_from(named[2], view) or start != named[1]:
         return None
     return named[0]
+
+
+def _seen_from(recorded: PidView, view: PidView) -> bool:
+    """Whether a pid recorded in the boot and pid namespace ``recorded`` (each None: not said) can name a process
+    where pids are ``view``."""
+    return recorded.boot in (None, view.boot) and recorded.ns in (None, view.ns)
 
 
 def dsh_runs(info: BridgeInfo) -> bool:
     """Whether the DSH process ``info`` names runs here now (its pid, with the start time the plugin recorded, in
     this boot: ``this_boot``)."""
-    return this_boot(info, boot_id()) and proc_start_time(info.pid or 0) == info.proc_start
+    return this_boot(info, pid_view()) and proc_start_time(info.pid or 0) == info.proc_start
 
 
-def this_boot(info: BridgeInfo, boot: str | None) -> bool:
-    """Whether the pid ``info`` records can name a process of the machine whose boot id is ``boot``: it records a
-    pid and its start time, and the boot it was written in is that one (or it names none: a plugin from before
-    boot ids). A file of another boot, before a reboot or on another machine sharing the directory, names no
-    process there, whatever runs there under its pid with its start time (a pid and a tick count can come again);
-    nor does one of another machine id (``brought``): a container's pids are its own, though its boot is its host's."""
-    return not info.brought and info.pid is not None and info.proc_start is not None and info.boot_id in (None, boot)
+def this_boot(info: BridgeInfo, view: PidView) -> bool:
+    """Whether the pid ``info`` records can name a process where pids are ``view``: it records a pid and its start
+    time, and the boot and pid namespace it was written in are those (or it names none: a plugin from before it
+    said so). A file of another boot, before a reboot or on another machine sharing the directory, names no process
+    there, whatever runs there under its pid with its start time (a pid and a tick count can come again); nor does
+    one of another machine id (``brought``) or another pid namespace: a container's pids are its own, though its
+    boot is its host's, and its machine id may be its sibling's (one image)."""
+    return (not info.brought and info.pid is not None and info.proc_start is not None
+            and _seen_from(PidView(info.boot_id, info.pid_ns), view))  # fmt: skip
 
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
+PID_NS_LINK = "/proc/self/ns/pid"  # the reader's pid namespace: its inode, or ``pid:[<inode>]`` as a link's text
 
 
 def boot_id() -> str | None:
@@ -445,10 +470,30 @@ def boot_id() -> str | None:
         return None
 
 
-def same_machine(info: BridgeInfo, boot: str | None) -> bool:
-    """Whether ``info`` was written on the machine whose boot id is ``boot`` since its last boot: there its pid says
-    whether the plugin runs, and the heartbeat (which stands in for a pid that cannot be checked) is not asked."""
-    return this_boot(info, boot) and boot is not None and info.boot_id == boot
+def pid_namespace() -> int | None:
+    """This process's pid namespace, the inode of ``/proc/self/ns/pid`` (None where there is no ``/proc``)."""
+    try:
+        return os.stat(PID_NS_LINK).st_ino
+    except OSError:
+        return None
+
+
+def namespace_named(link: str | None) -> int | None:
+    """The pid namespace the text of a ``/proc/<pid>/ns/pid`` link (``pid:[<inode>]``, read over SFTP) names."""
+    match = re.fullmatch(r"pid:\[([0-9]{1,20})\]", link or "")
+    return int(match.group(1)) if match else None
+
+
+def pid_view() -> PidView:
+    """Where this process looks for pids: this machine's boot id and its pid namespace."""
+    return PidView(boot_id(), pid_namespace())
+
+
+def same_machine(info: BridgeInfo, view: PidView) -> bool:
+    """Whether ``info`` was written where pids are ``view`` (this boot of the machine, this pid namespace): there
+    its pid says whether the plugin runs, and the heartbeat (which stands in for a pid that cannot be checked) is
+    not asked."""
+    return this_boot(info, view) and view.boot is not None and info.boot_id == view.boot
 
 
 def heartbeat_fresh(info: BridgeInfo, now_ms: int | None = None) -> bool:

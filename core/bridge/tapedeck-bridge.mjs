@@ -372,6 +372,17 @@ function bootId() {
   }
 }
 
+// This process's pid namespace (the inode of /proc/self/ns/pid): a pid names this process only where /proc shows
+// that namespace. Sibling containers share the kernel's boot id, and one image may give them one machine id, but
+// each has pids of its own.
+function pidNamespace() {
+  try {
+    return fs.statSync("/proc/self/ns/pid").ino || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 // This machine's id (systemd's machine-id, which a reboot keeps): with a directory's device and inode it names the
 // session directory a request was sent to, wherever a copy of that directory is resumed.
 function machineId() {
@@ -483,6 +494,7 @@ class SessionBridge {
       );
       // what bridge.json says is the other process's state: tapedeck tells that this one runs the session too
       const body = { pid: process.pid, procStart: this.plugin.procStart, bootId: this.plugin.bootId, since: now };
+      if (this.plugin.pidNs !== undefined) body.pidNs = this.plugin.pidNs;
       try {
         writeAtomic(this.file(STANDBY), JSON.stringify(body) + "\n");
         this.standby = true;
@@ -703,6 +715,7 @@ class SessionBridge {
       pid: process.pid,
       procStart: this.plugin.procStart,
       bootId: this.plugin.bootId,
+      ...(this.plugin.pidNs !== undefined && { pidNs: this.plugin.pidNs }), // where that pid names this process
       state,
       since: this.since,
       heartbeat: now,
@@ -1108,14 +1121,28 @@ class SessionBridge {
   }
 }
 
-// The pid of another live DSH process of this machine whose bridge serves the directory `dir` (what its bridge.json,
-// `previous`, says), or undefined. The file of a copy or of a moved directory names another directory.
+// Another live DSH process whose bridge serves the directory `dir` (what its bridge.json, `previous`, says), named
+// for a warning, or undefined. The file of a copy or of a moved directory names another directory. The process is
+// looked for here when the file was written in this boot of this machine and in this pid namespace; a process this
+// one cannot look for (another machine sharing the directory, a sibling container, or a container resumed on its
+// volume moments after it was killed) runs while its heartbeat is fresh, the rule tapedeck reads it by
+// (`bridge_live` in core/bridge/files.py): this one waits until that heartbeat stops.
 function servedByOther(previous, dir, plugin) {
   const pid = previous.pid;
-  if (!Number.isSafeInteger(pid) || pid === process.pid || previous.state === "exited" || previous.dir !== dir)
-    return undefined;
-  const live = plugin.bootId !== undefined && previous.bootId === plugin.bootId && procStart(pid) === previous.procStart;
-  return live && previous.procStart !== undefined ? pid : undefined;
+  if (!Number.isSafeInteger(pid) || previous.state === "exited" || previous.dir !== dir) return undefined;
+  const ownMachine = typeof previous.dirId !== "string" || previous.dirId.split(":")[0] === plugin.machine;
+  const here =
+    ownMachine && [undefined, plugin.bootId].includes(previous.bootId) && [undefined, plugin.pidNs].includes(previous.pidNs);
+  if (here && pid === process.pid) return undefined; // this process wrote it (a reload)
+  if (here && previous.procStart !== undefined && procStart(pid) === previous.procStart) return `${pid}`;
+  const checked = here && plugin.bootId !== undefined && previous.bootId === plugin.bootId;
+  return !checked && beating(previous) ? `${pid} (not seen from here: live by its heartbeat)` : undefined;
+}
+
+// Whether bridge.json (`previous`) says a bridge writes it now: not exited, its heartbeat fresh.
+function beating(previous) {
+  const beat = Number.isSafeInteger(previous.heartbeat) ? previous.heartbeat : undefined;
+  return previous.state !== "exited" && beat !== undefined && Math.abs(Date.now() - beat) < HEARTBEAT_FRESH_MS;
 }
 
 // Where the directory `here` (of identity `mine`, on machine `machine`) was copied from, as bridge.json there
@@ -1133,10 +1160,8 @@ function copyOf(previous, here, mine, machine) {
     if (id === mine) return undefined;
     const [idMachine, ...place] = id.split(":");
     if (idMachine !== machine) {
-      const beat = Number.isSafeInteger(previous.heartbeat) ? previous.heartbeat : undefined;
-      const written = previous.state !== "exited" && beat !== undefined && Math.abs(Date.now() - beat) < HEARTBEAT_FRESH_MS;
       const own = place.join(":") === mine.split(":").slice(1).join(":") && recorded !== undefined;
-      if (own && !written && sameDir(recorded, here)) return undefined;
+      if (own && !beating(previous) && sameDir(recorded, here)) return undefined;
       return `${recorded ?? "a session directory"} on another machine`;
     }
     return recorded && dirIdentity(recorded, machine) === id ? recorded : undefined;
@@ -1471,6 +1496,7 @@ class Bridge {
     this.disposed = false;
     this.procStart = procStart(process.pid);
     this.bootId = bootId();
+    this.pidNs = pidNamespace();
     this.machine = machineId();
     this.dsh = dshVersion();
   }

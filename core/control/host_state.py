@@ -31,9 +31,9 @@ import orjson
 
 from core.bridge.files import (
     BridgeInfo,
-    boot_id,
     bridge_live,
     dsh_runs,
+    pid_view,
     read_bridge,
     same_machine,
     standby_pid,
@@ -290,8 +290,8 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    runs, boot = dsh_runs(info), boot_id()
-    state = bridge_host_state(info, bridge_live(info, runs, boot), runs, same_machine(info, boot))
+    runs, view = dsh_runs(info), pid_view()
+    state = bridge_host_state(info, bridge_live(info, runs, view), runs, same_machine(info, view))
     return with_standby(state, standby_pid(log.parent, info) if state.live else None)
 
 

@@ -249,6 +249,14 @@ class SshLink:
     def read_files(self, paths: Sequence[str], limit: int) -> list[bytes | None]:
         """The first ``limit`` bytes of each file (None where it cannot be opened), every request in flight at
         once. Reads to the end of file whatever its stat says (``/proc`` files show size 0)."""
+        return self.read_files_and_links(paths, limit, [])[0]
+
+    def read_files_and_links(
+        self, paths: Sequence[str], limit: int, links: Sequence[str]
+    ) -> tuple[list[bytes | None], list[str | None]]:
+        """``read_files(paths, limit)`` and ``readlinks(links)`` in one round trip."""
+        import asyncio
+
         import asyncssh
 
         async def one(sftp: Any, path: str) -> bytes | None:
@@ -258,9 +266,14 @@ class SshLink:
             except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
                 return None
 
-        data = self._each(paths, one)
+        async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
+            data = asyncio.gather(*(one(sftp, path) for path in paths))
+            named = asyncio.gather(*(_readlink(sftp, path) for path in links))
+            return list(await data), list(await named)
+
+        data, named = self.call(go) if paths or links else ([], [])
         self.bytes_read += sum(len(d) for d in data if d)
-        return data
+        return data, named
 
     def stat_many(self, paths: Sequence[str], follow: bool = True) -> list[RemoteStat | None]:
         """``stat`` of every path (None where none exists), the requests all in flight at once: one round trip,
@@ -278,15 +291,7 @@ class SshLink:
 
     def readlinks(self, paths: Sequence[str]) -> list[str | None]:
         """What each link names (None where the path is no link, or is not there), all in flight at once."""
-        import asyncssh
-
-        async def one(sftp: Any, path: str) -> str | None:
-            try:
-                return str(await sftp.readlink(path))
-            except asyncssh.SFTPError:
-                return None
-
-        return self._each(paths, one)
+        return self._each(paths, _readlink)
 
     def realpaths(self, paths: Sequence[str]) -> list[str | None]:
         """Each path with every link resolved (None where it does not resolve), all in flight at once."""
@@ -375,6 +380,16 @@ class SshLink:
             return bytes(done.stdout or b"") if done.exit_status == 0 else None
 
         return self.call(go)
+
+
+async def _readlink(sftp: Any, path: str) -> str | None:
+    """What the link at ``path`` names, None where it is no link or is not there."""
+    import asyncssh
+
+    try:
+        return str(await sftp.readlink(path))
+    except asyncssh.SFTPError:
+        return None
 
 
 def _clock(ms: int) -> str:

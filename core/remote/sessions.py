@@ -19,10 +19,13 @@ from core.bridge.files import (
     HOSTNAME_FILE,
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
+    PID_NS_LINK,
     STANDBY_FILE,
+    PidView,
     bridge_live,
     copied_problem,
     machine_id,
+    namespace_named,
     parse_bridge,
     parse_standby,
     placed,
@@ -262,12 +265,14 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
                 rec[0] is not None else None for d, (kind, rec) in zip(dirs, recorded, strict=True)]  # fmt: skip
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None} |
                   {standby[0] for standby in standbys if standby is not None})  # fmt: skip
-    procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
-             if pids else [None, None])  # fmt: skip
-    boot, boot_id = _boot_time(procs[0]), (procs[1] or b"").decode("ascii", "replace").strip() or None
+    # the far side's /proc shows the pids of the namespace its SFTP server runs in (the link /proc/self names)
+    procs, ns = (link.read_files_and_links([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)],
+                                           PROC_BYTES, [PID_NS_LINK]) if pids else ([None, None], [None]))  # fmt: skip
+    boot = _boot_time(procs[0])
+    view = PidView((procs[1] or b"").decode("ascii", "replace").strip() or None, namespace_named(ns[0]))
     starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[2:], strict=True)}
-    states = [with_standby(_state(kind, rec, hosted, boot, starts, boot_id),
-                           standby_runs(standby, starts.get(standby[0]) if standby else None, boot_id))
+    states = [with_standby(_state(kind, rec, hosted, boot, starts, view),
+                           standby_runs(standby, starts.get(standby[0]) if standby else None, view))
               for (kind, rec), (_, hosted), standby in zip(recorded, logs, standbys, strict=True)]  # fmt: skip
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
             state.kind == KIND_TAPEDECK]  # fmt: skip
@@ -349,14 +354,15 @@ def _boot_time(raw: bytes | None) -> int | None:
 
 
 def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int, str | None],
-           boot_id: str | None = None) -> HostState:  # fmt: skip
-    """One session's host state from what was read (see ``remote_host_states``; ``boot_id``: the machine's)."""
+           view: PidView) -> HostState:  # fmt: skip
+    """One session's host state from what was read (see ``remote_host_states``; ``view``: where the machine's pids
+    were read)."""
     if kind == KIND_DSH:
         info, problem = rec
         if info is None:
             return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-        runs = boot is not None and this_boot(info, boot_id) and starts.get(info.pid or 0) == info.proc_start
-        return bridge_host_state(info, bridge_live(info, runs, boot_id), runs, same_machine(info, boot_id))
+        runs = boot is not None and this_boot(info, view) and starts.get(info.pid or 0) == info.proc_start
+        return bridge_host_state(info, bridge_live(info, runs, view), runs, same_machine(info, view))
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

@@ -118,6 +118,30 @@ def test_a_bridge_live_by_its_heartbeat_alone_does_not_pass_its_pid_for_a_proces
     assert f"(DSH pid {dsh.pid}) since" in describe_host(state.to_dict()) and "unseen" not in state.to_dict()["bridge"]
 
 
+def test_a_bridge_of_another_pid_namespace_is_live_by_its_heartbeat(tmp_path: Path, sleeper) -> None:
+    """Sibling containers share the kernel (its boot id) and, built from one image, may share /etc/machine-id, but
+    each has pids of its own: a bridge.json the other container's DSH writes names a pid that is no process here
+    (or another one), and it read exited while that DSH ran. The plugin records its pid namespace (the inode of
+    /proc/self/ns/pid); a file of another one is judged by its heartbeat, as another machine's, and its standby
+    file names no second DSH here."""
+    from core.bridge.files import STANDBY_FILE, proc_start_time
+
+    log = dsh_log(tmp_path / "s")
+    ours = os.stat("/proc/self/ns/pid").st_ino
+    other = sleeper()  # a process here under the pid the other container's DSH has there
+    body = write_bridge(log.parent, other.pid, "idle", bootId=BOOT_ID, pidNs=ours + 1)
+    (log.parent / STANDBY_FILE).write_bytes(json.dumps({"pid": os.getpid(), "procStart": proc_start_time(os.getpid()),
+                                                        "bootId": BOOT_ID, "pidNs": ours + 1, "since": 1}).encode())  # fmt: skip
+    state = read_host_state(log)
+    assert (state.state, state.bridge.get("unseen"), state.bridge.get("standby")) == ("idle", True, None), state
+    write_bridge(log.parent, None, "idle", pid=2**22 + 17, procStart="1", bootId=BOOT_ID, pidNs=ours + 1,
+                 heartbeat=body["heartbeat"] - 6000)  # fmt: skip
+    assert read_host_state(log).state == "exited"
+    write_bridge(log.parent, other.pid, "idle", bootId=BOOT_ID, pidNs=ours)  # this namespace's: its pid is looked for
+    state = read_host_state(log)
+    assert state.live and "unseen" not in state.bridge, state
+
+
 def test_a_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(tmp_path: Path, sleeper, capsys) -> None:
     """``tapedeck bridge remove`` while DSH runs: the plugin is unloaded and writes that it exited, but DSH goes on
     with the session. It read ``DSH exited`` (and a turn in flight raised a critical host-died) while DSH ran; it is

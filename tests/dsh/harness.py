@@ -205,6 +205,7 @@ class DshHome:
     overlay_tail: str = ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
     extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
     machine_id: str | None = None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
+    own_pids: bool = False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -271,14 +272,17 @@ class DshHome:
 
     def argv(self, *args: str) -> list[str]:
         """The command running DSH's CLI with ``args``; with ``machine_id``, in a mount namespace of its own where
-        ``/etc/machine-id`` holds that id (the process keeps its pid: ``unshare`` and ``sh`` exec DSH)."""
+        ``/etc/machine-id`` holds that id (the process keeps its pid: ``unshare`` and ``sh`` exec DSH); with
+        ``own_pids``, in a pid namespace of its own too, with its own ``/proc`` (``unshare`` forks DSH there, in its
+        process group)."""
         command = [str(self.install.node), str(self.install.bin_js), *args]
+        unshare = ["unshare", "--mount", *(["--pid", "--fork", "--mount-proc"] if self.own_pids else [])]
         if self.machine_id is None:
-            return command
+            return [*unshare, *command] if self.own_pids else command
         bound = self.base / "machine-id"
         bound.write_text(self.machine_id + "\n")
         mount = 'mount --bind "$0" /etc/machine-id && exec "$@"'
-        return ["unshare", "--mount", "sh", "-c", mount, str(bound), *command]
+        return [*unshare, "sh", "-c", mount, str(bound), *command]
 
     def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:
         """The directory DSH keeps ``session_id`` in (waiting for its first write)."""
@@ -289,6 +293,17 @@ class DshHome:
                     return d
             time.sleep(0.05)
         raise TimeoutError(f"no session directory for {session_id} under {self.sessions}")
+
+
+def pid_namespace_refused() -> str | None:
+    """Why this test cannot run DSH in a pid namespace of its own (``DshHome.own_pids``), or None when it can."""
+    try:
+        done = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--mount-proc", "true"], capture_output=True,
+                              timeout=30)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare cannot run ({exc})"
+    said = done.stderr.decode(errors="replace").strip()
+    return None if done.returncode == 0 else f"unshare --pid is not permitted here ({said or done.returncode})"
 
 
 def log_events(session_dir: Path) -> list[dict[str, Any]]:

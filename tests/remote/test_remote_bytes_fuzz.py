@@ -1,5 +1,6 @@
 """Whatever bytes another machine serves where a session's host state is read over SFTP (``host.json``,
-``bridge.json``, ``bridge.standby.json``, ``/proc/stat``, ``/proc/<pid>/stat``, the boot id) and whatever names its directories list, the
+``bridge.json``, ``bridge.standby.json``, ``/proc/stat``, ``/proc/<pid>/stat``, the boot id, the pid namespace's
+link) and whatever names its directories list, the
 sessions, fleet and alerts commands get a host state and a list of logs, never an exception. In memory: a fake
 link answers the SFTP calls ``core.remote.sessions`` makes (no ssh server needed)."""
 
@@ -26,8 +27,10 @@ class _Machine:
     """The SFTP calls of ``SshLink`` that ``core.remote.sessions`` makes, answered from ``files`` (path -> bytes;
     the directories above each file exist)."""
 
-    def __init__(self, files: dict[str, bytes], stat_out: bytes | None = None) -> None:
+    def __init__(self, files: dict[str, bytes], stat_out: bytes | None = None,
+                 links: dict[str, str] | None = None) -> None:  # fmt: skip
         self.files = files
+        self.links = links or {}  # path -> what the link there names
         self.dirs = {d for path in files for d in _parents(path)}
         self.stat_out = stat_out  # what a command run there writes (the directories' devices and inodes)
 
@@ -46,6 +49,9 @@ class _Machine:
 
     def read_files(self, paths: list[str], limit: int) -> list[bytes | None]:
         return [self.files[p][:limit] if p in self.files else None for p in paths]
+
+    def read_files_and_links(self, paths: list[str], limit: int, links: list[str]) -> tuple[list[bytes | None], list[str | None]]:
+        return self.read_files(paths, limit), [self.links.get(p) for p in links]
 
     def realpaths(self, paths: list[str]) -> list[str | None]:
         return [posixpath.normpath(p) if p in self.files or p in self.dirs else None for p in paths]
@@ -91,12 +97,13 @@ BRIDGE_JSON = LIVE_BRIDGE.map(orjson.dumps) | _json({
     "state": STATE, "pid": PIDS, "procStart": st.sampled_from(["123", "é", "-1", ""]) | ANY_JSON,
     "bootId": st.sampled_from(["boot-a", "boot-b"]) | ANY_JSON, "since": NUMBERS, "heartbeat": NUMBERS,
     "dir": st.sampled_from([f"{ROOT}/p/s1", f"{ROOT}/p/s2", "/elsewhere", "", "../.."]) | ANY_JSON,
-    "inFlight": ANY_JSON,
+    "inFlight": ANY_JSON, "pidNs": st.sampled_from([4026531836, 0, -1, 2**64 - 1]) | ANY_JSON,
     "dirId": st.sampled_from(["0123456789abcdef0123456789abcdef:5:7", "ffffffffffffffffffffffffffffffff:5:7", "x",
                               "::", ""]) | ANY_JSON,
 })  # fmt: skip
 STAT_OUT = st.sampled_from([b"5:7\n5:7\n", b"5:7\n", b"-\n-\n", b"", b"\xff\n5:7\n", b"9" * 30 + b":1\n-\n"]) | st.binary(max_size=30)
-STANDBY_JSON = _json({"pid": PIDS, "procStart": st.sampled_from(["123", "é", ""]) | ANY_JSON, "bootId": ANY_JSON})
+STANDBY_JSON = _json({"pid": PIDS, "procStart": st.sampled_from(["123", "é", ""]) | ANY_JSON, "bootId": ANY_JSON,
+                      "pidNs": ANY_JSON})
 FIELD = st.sampled_from([b"123", b"0", b"x", b"\xff\xfe", b"-5", b"9" * 30, b""])
 PROC_STAT = st.one_of(
     st.lists(FIELD.map(lambda value: b"btime " + value) | st.sampled_from([b"btime", b"cpu 1 2 3"]), max_size=3)
@@ -118,11 +125,12 @@ NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories
         b"0123456789abcdef0123456789abcdef\n", b"ffffffffffffffffffffffffffffffff", b"x"]),
     proc_stat=st.none() | PROC_STAT, pid_stat=st.none() | PID_STAT, boot_id=st.none() | st.binary(max_size=12),
     hosted=st.booleans(), names=st.lists(NAMES, max_size=3), head=st.sampled_from([HEADER, b"", b"\xff" * 9, b"{}\n"]),
+    pid_ns=st.none() | st.sampled_from(["pid:[4026531836]", "pid:[]", "pid:[" + "9" * 30 + "]", "net:[1]", "\x00"]),
 )  # fmt: skip
 def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
     host: bytes | None, bridge: bytes | None, second_host: bytes | None, standby: bytes | None,
     stat_out: bytes | None, machine_id: bytes | None, proc_stat: bytes | None,
-    pid_stat: bytes | None, boot_id: bytes | None, hosted: bool, names: list[str], head: bytes,
+    pid_stat: bytes | None, boot_id: bytes | None, hosted: bool, names: list[str], head: bytes, pid_ns: str | None,
 ) -> None:  # fmt: skip
     files = {f"{ROOT}/p/s1/session.jsonl": HEADER, f"{ROOT}/p/s2/session.jsonl.zstd": head}
     for path, body in [(f"{ROOT}/p/s1/host.json", host), (f"{ROOT}/p/s1/bridge.json", bridge),
@@ -136,7 +144,7 @@ def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
     for name in names:
         files[f"{ROOT}/p/{name}/session.jsonl"] = head
         files[f"{ROOT}/{name}/x"] = b""
-    link = cast(SshLink, _Machine(files, stat_out))
+    link = cast(SshLink, _Machine(files, stat_out, {"/proc/self/ns/pid": pid_ns} if pid_ns is not None else {}))
     logs = remote_logs(link, RemoteTarget("me", "box", ROOT))
     assert {f"{ROOT}/p/s1/session.jsonl", f"{ROOT}/p/s2/session.jsonl.zstd"} <= {log.path for log in logs}
     states = remote_host_states(link, [(log, hosted) for log in logs])

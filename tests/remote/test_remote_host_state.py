@@ -132,14 +132,23 @@ def _bridged_here(
 
 def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path: Path,
                                                             sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
-    """The far machine's boot id is the one bridge.json recorded: its /proc says the pid is gone, whatever the
-    heartbeat's age."""
+    """The far machine's boot id (and pid namespace) is the one bridge.json recorded: its /proc says the pid is
+    gone, whatever the heartbeat's age."""
     dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "running")
     assert remote_host_state(link, session, hosted=False).state == "running"
     dsh.kill()
     dsh.wait()
     state = remote_host_state(link, session, hosted=False)
     assert (state.state, state.since) == ("exited", now)
+    # ... unless its pid is of another pid namespace than the far side's /proc shows (a sibling container's): then
+    # its heartbeat says, and the pid namespace there is the one its SFTP server's /proc/self names
+    written = Path(session.path).with_name("bridge.json")
+    bridge = orjson.loads(written.read_bytes())
+    ours = os.stat("/proc/self/ns/pid").st_ino  # sshd, and the SFTP server it starts, run in this one
+    for ns, seen in ((ours + 1, ("running", True)), (ours, ("exited", None))):
+        written.write_bytes(orjson.dumps({**bridge, "pidNs": ns}))
+        state = remote_host_state(link, session, hosted=False)
+        assert (state.state, (state.bridge or {}).get("unseen")) == seen, (ns, state)
 
 
 def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(sshd: Sshd, tmp_path: Path,
