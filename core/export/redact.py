@@ -882,7 +882,19 @@ def _netrc_value(data: bytes, value: bytes) -> bool:
     file (``cat ~/.netrc``); an assignment's sign is none (``password = "…"``)."""
     if value[:1] in (b"=", b":"):
         return False
-    return not _PROSE_WORD.fullmatch(value) or _NETRC_NAME.search(data) is not None
+    return not _PROSE_WORD.fullmatch(value) or _about_netrc(data)
+
+
+_last_text: tuple[bytes, bool] = (b"", False)  # ``_about_netrc``'s last answer, and the text it was for
+
+
+def _about_netrc(data: bytes) -> bool:
+    """True when the text names a netrc file (``cat ~/.netrc``). The last text's answer is kept: each password line of
+    prose in a text of many looking through the whole text took time growing as the square of their number."""
+    global _last_text
+    if _last_text[0] is not data:
+        _last_text = (data, _NETRC_NAME.search(data) is not None)
+    return _last_text[1]
 
 
 def _quoted_end(data: bytes, m: Any, group: int) -> int:
