@@ -338,9 +338,11 @@ _NETRC = re2.compile(
 _NETRC_LINE_START = rb"(?:^|[\r\n\"]|\\[nr])"
 _NETRC_LINE_HEAD = _NETRC_LINE_START + rb"(?:[ \t]|\\+t)*password(?:[ \t]|\\+t)"
 _NETRC_LINE = re2.compile(
-    _NETRC_LINE_START + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")" + _NETRC_BLANK
-    + rb"*(?:$|[\r\n\"]|\\+[nr\"])"
+    _NETRC_LINE_START + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 )
+# where such a line ends, after its password: looked at after the match (``_netrc_password``), which must not take
+# the line break that the next line's match starts with
+_NETRC_LINE_END = re.compile(_NETRC_BLANK + rb"*(?:\Z|[\r\n\"]|\\+[nr\"])")
 _PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
 _PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line
@@ -872,8 +874,9 @@ def _netrc_entry(data: bytes, m: Any) -> bool:
 
 
 def _netrc_password(data: bytes, m: Any) -> bool:
-    """True when ``password …`` on a line of its own is a netrc file's line (``_netrc_value``)."""
-    return _netrc_value(data, m.group(1))
+    """True when ``password …`` is a line of its own (nothing but blanks after it) and a netrc file's
+    (``_netrc_value``)."""
+    return _NETRC_LINE_END.match(data, m.end(1)) is not None and _netrc_value(data, m.group(1))
 
 
 def _netrc_value(data: bytes, value: bytes) -> bool:

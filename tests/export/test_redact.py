@@ -2210,3 +2210,17 @@ def test_a_text_of_many_password_lines_of_prose_is_redacted_in_linear_time() -> 
         "print(r.text(text) == text, r.text('cat .netrc' + text).count('[redacted key]'))\n"
     )
     assert _printed_within_a_minute(code) == "True 40000\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("$ grep -h password ~/.netrc\npassword Abc1secret\npassword Def2secret\npassword Ghi3secret\n",
+         "$ grep -h password ~/.netrc\npassword [redacted key]\npassword [redacted key]\npassword [redacted key]\n"),
+        ('{"out": "password Abc1secret\\npassword Def2secret"}', '{"out": "password [redacted key]\\npassword [redacted key]"}'),
+    ],
+)  # fmt: skip
+def test_netrc_password_lines_one_after_another_all_go(text: str, out: str) -> None:
+    """Of netrc password lines one after another (``grep password ~/.netrc``), every second one went out: the match
+    of one took the line break that ends it, which the next one's line starts with."""
+    _redacts(text, out, out.count("[redacted key]"))
