@@ -25,7 +25,7 @@ from core.log.records import (
     row_parts,
     row_placeholders,
 )
-from core.log.validate import INVALID, MAX_COUNTER, delta_of, finish_of
+from core.log.validate import INVALID, MAX_COUNTER, delta_of, finish_of, kind_of
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -572,7 +572,7 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic(
                     "not-an-object",
-                    f"line holds a JSON {type(obj).__name__}, not an event",
+                    f"line holds {kind_of(obj)}, not an event",
                     offset,
                     self.next_seq,
                 )

@@ -34,7 +34,8 @@ _KINDS = {
 }
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What kind of JSON value ``value`` is, as a message names it (``a list``, ``an integer``, ``null``)."""
     return _KINDS.get(type(value), type(value).__name__)
 
 
@@ -43,7 +44,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _want(where: str, value: Any, expected: str) -> str:
-    return f"{where} is {_kind(value)}, expected {expected}"
+    return f"{where} is {kind_of(value)}, expected {expected}"
 
 
 MAX_COUNTER = (1 << 31) - 1  # turn and step numbers beyond this fit no reader's table

@@ -40,10 +40,12 @@ import orjson
 
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
+from core.log.validate import kind_of
 from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
+from core.shared.text import shown
 from core.shared.values import whole_digits
 
 SUFFIX = ".notes.json"
@@ -194,14 +196,14 @@ def parse_notes(data: bytes, where: str) -> dict[int, Note]:
     except orjson.JSONDecodeError as exc:
         raise NotesError(f"{where}: not JSON ({exc})") from None
     if not isinstance(doc, dict):
-        raise NotesError(f"{where}: expected an object with a 'notes' object, found {type(doc).__name__}")
+        raise NotesError(f"{where}: expected an object with a 'notes' object, found {kind_of(doc)}")
     if doc.get("version", VERSION) != VERSION:
         raise NotesError(
-            f"{where}: unknown notes version {doc.get('version')!r} (this tapedeck reads {VERSION})"
+            f"{where}: unknown notes version {shown(doc.get('version'))} (this tapedeck reads {VERSION})"
         )
     entries = doc.get("notes", {})
     if not isinstance(entries, dict):
-        raise NotesError(f"{where}: 'notes' must be an object keyed by seq, found {type(entries).__name__}")
+        raise NotesError(f"{where}: 'notes' must be an object keyed by seq, found {kind_of(entries)}")
     out: dict[int, Note] = {}
     for key, entry in entries.items():
         seq = whole_digits(key) if key.isascii() and key.isdigit() else None  # None: more digits than int() takes

@@ -436,3 +436,21 @@ def test_note_and_notes_on_a_file_that_is_no_session_log_say_so(
     assert main(["notes", str(path)]) == 2
     assert why in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["todo.txt"]
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b"[1]", "x: expected an object with a 'notes' object, found a list"),
+        (b'"notes"', "x: expected an object with a 'notes' object, found a string"),
+        (b'{"notes": []}', "x: 'notes' must be an object keyed by seq, found a list"),
+        (b'{"notes": null}', "x: 'notes' must be an object keyed by seq, found null"),
+        (b'{"version": "2"}', 'x: unknown notes version "2" (this tapedeck reads 1)'),
+    ],
+)
+def test_a_sidecar_of_another_shape_is_named_as_json_names_it(data: bytes, says: str) -> None:
+    """A sidecar of another shape was refused by Python's type names ('found list', 'found NoneType') and its
+    version as Python writes it ('2' for "2", None for null)."""
+    with pytest.raises(NotesError) as info:
+        parse_notes(data, "x")
+    assert str(info.value) == says

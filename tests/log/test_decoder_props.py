@@ -64,6 +64,15 @@ def test_torn_and_garbage_lines_become_diagnostics() -> None:
     assert [code for code, _ in diags] == ["bad-json", "torn-line"]
 
 
+def test_a_line_that_is_no_object_is_named_by_its_json_kind() -> None:
+    """A line of JSON that is no object was named by its Python type: 'line holds a JSON str', 'int', 'NoneType'."""
+    lines = raw_log([]).split(b"\n")[:1] + [b'"x"', b"5", b"1.5", b"null", b"true", b"[1]", b""]
+    decoder = LogDecoder("t", False)
+    said = [d.message for d in decoder.feed(b"\n".join(lines)).diagnostics]
+    assert said == [f"line holds {kind}, not an event" for kind in
+                    ("a string", "an integer", "a number", "null", "a boolean", "a list")]  # fmt: skip
+
+
 def test_torn_final_frame_keeps_complete_frames() -> None:
     events = one_turn_with_tool()
     blob = zstd_log(events, batch=4)
