@@ -15,7 +15,15 @@ from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
-from tests.tui.screens_policy.scenarios import STARTED_WITH, backoff, configured, demo, sealed, wide_paths
+from tests.tui.screens_policy.scenarios import (
+    STARTED_WITH,
+    backoff,
+    configured,
+    demo,
+    long_region,
+    sealed,
+    wide_paths,
+)
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
@@ -115,6 +123,13 @@ def test_checkpoints_rewind_rejected(snap_compare: Any, tmp_path: Path) -> None:
         await settle(pilot, lambda: app.live.session.next_seq == len(path.read_bytes().splitlines()) - 1)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run)
+
+
+def test_checkpoints_long_objective_at_60x20(snap_compare: Any, tmp_path: Path) -> None:
+    """A long objective over a twelve-node preview at 60x20: the objective scrolls in its box over the table, which
+    keeps the rest of the pane (here scrolled by Tab, Tab, ↓, ↓)."""
+    app = PolicyHarness(long_region(tmp_path / "s"), CheckpointsScreen)
+    assert snap_compare(app, terminal_size=(60, 20), run_before=keys("tab", "tab", "down", "down"))
 
 
 def test_router_decisions(snap_compare: Any, tmp_path: Path) -> None:

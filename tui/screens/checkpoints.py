@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
@@ -219,9 +219,10 @@ class CheckpointsScreen(PolicyScreen):
         with Horizontal(classes="policy-body"):
             yield RowTable(id="marks-table", cursor_type="row", classes="policy-table")
             with Vertical(classes="policy-side"):
-                yield Static(id="mark-objective")
-                yield Static("Rewind preview", classes="policy-subtitle")
-                yield Static(id="region-summary")
+                with VerticalScroll(id="region-texts"):  # an objective of any length leaves the table room
+                    yield Static(id="mark-objective")
+                    yield Static("Rewind preview", classes="policy-subtitle")
+                    yield Static(id="region-summary")
                 yield RowTable(id="region-table", cursor_type="none", classes="policy-table")
 
     @while_stacked

@@ -12,6 +12,8 @@ from core.policies.slice import plan_seal
 from tests.tui.screens_policy.harness import LogBuilder
 
 CONFIG = load_config(None)
+LONG_OBJECTIVE = ("find why the parser drops the trailing token on empty input, then check each caller of parse_line "
+                  "for the same slip: the tokenizer, the lexer and the REPL")  # fmt: skip
 
 
 def table_text(name: str, rows: int) -> str:
@@ -229,4 +231,17 @@ def wide_paths(directory: Path) -> Path:
     log.start_step()
     log.plan(lambda s: plan_fold(s, CONFIG.slice))
     log.say("Read them.")
+    return log.write(directory)
+
+
+def long_region(directory: Path) -> Path:
+    """A mark with ``LONG_OBJECTIVE``, then six steps of one call each: twelve nodes a rewind would fold."""
+    log = LogBuilder()
+    log.start_turn("Fix the parser.")
+    log.plan(lambda s: plan_checkpoint(s, LONG_OBJECTIVE, by="operator"))
+    for i in range(6):
+        log.call("bash", {"command": f"pytest -q tests/test_{i}.py"}, f"{i} passed")
+        log.end_step()
+        log.start_step()
+    log.say("Found it.")
     return log.write(directory)

@@ -14,14 +14,14 @@ from textual.widgets import DataTable
 
 from core.policies.checkpoint import plan_checkpoint
 from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle
+from tests.tui.screens_policy.scenarios import LONG_OBJECTIVE as OBJECTIVE
+from tests.tui.screens_policy.scenarios import long_region
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 
 pytestmark = pytest.mark.anyio
 WIDTHS = [80, 200]
 KEYS = ("slice.digest.structuredBlockCap", "slice.digest.structuredBlockMin")
-OBJECTIVE = ("find why the parser drops the trailing token on empty input, then check each caller of parse_line "
-             "for the same slip: the tokenizer, the lexer and the REPL")  # fmt: skip
 
 
 def drawn(app: App[Any], widget: Widget) -> list[str]:
@@ -88,3 +88,27 @@ async def test_a_marks_long_objective_can_be_read_whole(tmp_path: Path, width: i
         places = [" ".join(" ".join(drawn(app, widget)).split()) for widget in app.screen.query("*") if widget.region]
         assert any(said in place for place in places), "\n".join(drawn(app, app.screen))
         assert marks.max_scroll_x == 0
+
+
+async def test_every_row_of_the_rewind_preview_can_be_reached_at_60x20(tmp_path: Path) -> None:
+    """Below 70 columns the preview goes under the marks; at 60x20 a long objective, drawn whole over it, took the
+    side pane's every row, and the preview table (its header and each node a rewind would fold) was left one row,
+    below the pane and drawn over: no key brought a node in sight. The objective and the preview's line now take
+    at most 60% of the pane, scrolled in their box, and the table the rest: Tab to it, then ↓, reaches each node."""
+    app = PolicyHarness(long_region(tmp_path / "s"), CheckpointsScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        region = app.screen.query_one("#region-table", DataTable)
+        await settle(pilot, lambda: region.row_count == 12)
+        await pilot.pause(0.1)
+        expected = {str(key.value) for key in region.rows}
+        for _ in range(4):
+            if app.focused is region:
+                break
+            await pilot.press("tab")
+        assert app.focused is region
+        seen: set[str] = set()
+        for _ in range(12):
+            await pilot.pause()
+            seen.update(line.split()[0] for line in drawn(app, region) if line.split() and line.split()[0].isdigit())
+            await pilot.press("down")
+        assert seen == expected, "\n".join(drawn(app, app.screen))
