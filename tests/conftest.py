@@ -32,6 +32,20 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+@pytest.fixture(scope="session")
+def never_cut_logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two generated DSH logs that are never compacted (``dsh-plain``: every request carries about every message
+    of the log), of ~1.5 MB and ~12 MB, written once for the test run: the memory tests run commands on them in
+    processes of their own with an empty cache each, and none writes into their folder."""
+    from bench.gen_session import generate
+
+    root = tmp_path_factory.mktemp("never-cut")
+    small, large = root / "dsh-plain-1500000.jsonl", root / "dsh-plain-12000000.jsonl"
+    for path in (small, large):
+        generate(path, int(path.stem.rsplit("-", 1)[1]), seed=4, profile="dsh-plain")
+    return small, large
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The logs' index files (``core.read.index``) go to a cache of the test run's own, never to ~/.cache: set in

@@ -9,6 +9,7 @@ and the projection's per-event arrays take, well under the margin. The measure i
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -50,19 +51,20 @@ def test_peak_rss_does_not_grow_with_the_log(
     assert large - small <= MARGIN, f"{' '.join(args)}: {small >> 20} MiB on the small log, {large >> 20} MiB on the large"
 
 
+_probed = functools.cache(probe)  # a step of each never-cut log, found once for the commands that take one
+
+
 @pytest.mark.parametrize("command", ["cost --json", "diff --json", "request --json", "alerts --json", "request --all"])
-def test_requests_on_a_surface_that_is_never_cut_hold_no_messages(command: str, tmp_path: Path) -> None:
+def test_requests_on_a_surface_that_is_never_cut_hold_no_messages(command: str, never_cut_logs: tuple[Path, Path]) -> None:
     """On a log that never compacts every request carries the whole surface: ``cost`` and ``diff`` keep each
     surface node's size, not its event or the prompt (``alerts`` too: its cache-break watcher reads the log's
     surface back from the file), ``request`` prints a step's requests a message at a time and ``request --all``
     its requests' sizes from those of their nodes, so a log eight times longer adds little to their peak."""
     peaks = []
-    for size in (1_500_000, 12_000_000):
-        path = tmp_path / f"dsh-plain-{size}.jsonl"
-        generate(path, size, seed=4, profile="dsh-plain")
+    for path in never_cut_logs:
         name, *flags = command.split()
         if name in ("diff", "request") and "--all" not in flags:
-            found = probe(path)
+            found = _probed(path)
             flags += ["--turn", str(found["turn"]), "--step", str(found["step"])]
         peaks.append(run(CONSOLE, [name, str(path), *flags]).peak)
     small, large = peaks
