@@ -177,12 +177,12 @@ class AlertWatch:
     def _poll(self, now: int, final: bool) -> list[Alert]:
         if self._restored is not None:  # a checkpoint stood for the log: unless it changed since, it still does
             if self._restored.stamp == _stamp(self.path):
-                return self.once(self.tick(now))
+                return self.once(self.tick(now, final))
             self._resume(now)
         whole = self.checkpoints and self.tailer.decoder is None  # a first read, of the whole log as it is now
         if whole and (state := self._checkpoint(now)) is not None:
             out = list(state.raised)
-            out.extend(self.tick(now))
+            out.extend(self.tick(now, final))
             return self.once(out)
         told: list[Alert] = []  # what files this poll found replaced raised: told as it is
         out: list[Alert] = []
@@ -216,7 +216,7 @@ class AlertWatch:
             decoder = self.tailer.decoder
             if self.reads_file and (decoder is None or decoder.header is None):
                 read_log_header(self.path)  # no session header: it raises why, as the reading commands say it
-        out.extend(self.tick(now))
+        out.extend(self.tick(now, final))
         return told + self.once(out)
 
     def _feed_read(self, events: list[dict[str, Any] | PackedRow], now: int, out: list[Alert], final: bool) -> None:
@@ -367,24 +367,28 @@ class AlertWatch:
         """Called with each poll's events before the engine folds them (a subclass folds more from them, and then
         gets every packed row as its member events, unless it ``sees_rows``)."""
 
-    def tick(self, now: int) -> list[Alert]:
-        """Tick the engine with the time, the host's state and the file's last change."""
+    def tick(self, now: int, final: bool = False) -> list[Alert]:
+        """Tick the engine with the time, the host's state and the file's last change (``final``: in a one-off
+        report, whose reading of the host is the only one)."""
         if self.live:
-            self.host = self._settled(self.read_host(), now)
+            self.host = self._settled(self.read_host(), now, final)
         host = self.host
         return self.engine.tick(now, host.state if host is not None else None, self.last_write(),
                                 host.since if host is not None else None)  # fmt: skip
 
-    def _settled(self, host: HostState, now: int) -> HostState | None:
+    def _settled(self, host: HostState, now: int, final: bool) -> HostState | None:
         """``host``, unless it says the host exited while the log holds bytes the engine has not taken in: a host
         writes its last events (its turn's end) and then that it exited, so the engine would judge a turn open
         that the log closes. The reading before it then stands, for ``EXIT_WAIT_MS`` at most. Nor is a live
         bridge's heartbeat, read stale where its process cannot be looked for (``unseen``: another machine's, as
         on NFS, whose cache can serve a read seconds behind), believed at once: the live reading before it stands
-        until the readings have said so for ``HEARTBEAT_FRESH_MS``; a fresh one in between ends the wait."""
+        until the readings have said so for ``HEARTBEAT_FRESH_MS``, and a follower's first reading waits alike (none
+        stands meanwhile: the host's state is unknown); a fresh one in between ends the wait. A one-off report
+        (``final``) has no later reading to wait for."""
         if host is self.host:  # no new reading (the fleet reads a live host's state once a second)
             return host
-        if host.state != "exited" or not (host.bridge or {}).get("unseen") or self.host is None or not self.host.live:
+        ahead = not final if self.host is None else self.host.live  # a live reading, or none yet, stands
+        if host.state != "exited" or not (host.bridge or {}).get("unseen") or not ahead:
             self._stale_read = None
         else:
             self._stale_read = now if self._stale_read is None else self._stale_read
@@ -813,7 +817,7 @@ class FedWatch(AlertWatch):
             with self._lock:
                 told, out, self._told, self._raised = self._told, self._raised, [], []
             if self._reader is not None and not self._passing:
-                ticked = self.tick(now)
+                ticked = self.tick(now, final)
                 out.extend(ticked)
                 if not self._looked:  # the first tick after the first pass ends the first look: history too
                     self._looked = True

@@ -84,10 +84,10 @@ class RemoteFedWatch(FedWatch):
         """The remote file's size at the view's last poll."""
         return self.remote.tail.size_seen if self.remote.tail is not None else None
 
-    def tick(self, now: int) -> list[Alert]:
+    def tick(self, now: int, final: bool = False) -> list[Alert]:
         """As ``FedWatch.tick``, but not while the view's reads get no answer (``RemoteSessionWatch.tick``)."""
         tail = self.remote.tail
-        return [] if tail is not None and tail.unreachable is not None else super().tick(now)
+        return [] if tail is not None and tail.unreachable is not None else super().tick(now, final)
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """As ``FedWatch.poll``, then whether the machine answered the view's last read."""

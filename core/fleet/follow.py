@@ -221,10 +221,10 @@ class RemoteSessionWatch(SessionWatch):
         """Why the machine did not answer the last poll (None: it did)."""
         return str(self.tailer.unreachable) if self.tailer.unreachable is not None else None
 
-    def tick(self, now: int) -> list[Alert]:
+    def tick(self, now: int, final: bool = False) -> list[Alert]:
         """As ``SessionWatch.tick``, but not while the machine cannot be reached: its writes and its host are not
         known then (``stalled`` would say nothing was written), so the clock rules wait for its answer."""
-        return [] if self.tailer.unreachable is not None else super().tick(now)
+        return [] if self.tailer.unreachable is not None else super().tick(now, final)
 
     def changed(self) -> bool:
         """Whether it is time to poll again (polling a remote log is its stat): every ``REMOTE_POLL_SECONDS``."""

@@ -507,6 +507,23 @@ def _beat(path: Path, heartbeat: int) -> None:
     (path.parent / "bridge.json").write_text(json.dumps(bridge))
 
 
+def _fed_mid_turn(tmp_path: Path, now: int, heartbeat: int) -> tuple[FedWatch, Path]:
+    """A FedWatch (host-died on) of a log whose turn 1 is open, run by another machine's DSH whose bridge.json says
+    ``heartbeat``; and the log's path."""
+    log = Log(start_ms=now - 10_000)
+    log.turn(1)
+    log.call("read_file", '{"path": "a.py"}')
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
+    _beat(path, heartbeat)
+    fed = FedWatch(config({"hostDied": {}}), live=True)
+    reader = object()
+    fed.begin(reader, path, HEADER, _store(log.events))
+    fed.take(reader, list(log.events), end=path.stat().st_size)
+    fed.loaded(reader, path.stat().st_size)
+    return fed, path
+
+
 def test_one_stale_heartbeat_read_between_fresh_ones_raises_no_host_died(tmp_path: Path) -> None:
     """A bridge another machine writes (a shared or NFS directory) is live by its heartbeat alone; NFS attribute
     caching can serve a read of bridge.json a few seconds behind, whose heartbeat looks stale: one such read between
@@ -517,17 +534,7 @@ def test_one_stale_heartbeat_read_between_fresh_ones_raises_no_host_died(tmp_pat
     from core.bridge.files import HEARTBEAT_FRESH_MS
 
     now = int(time.time() * 1000)
-    log = Log(start_ms=now - 10_000)
-    log.turn(1)
-    log.call("read_file", '{"path": "a.py"}')
-    path = tmp_path / "session.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
-    _beat(path, now)
-    fed = FedWatch(config({"hostDied": {}}), live=True)
-    reader = object()
-    fed.begin(reader, path, HEADER, _store(log.events))
-    fed.take(reader, list(log.events), end=path.stat().st_size)
-    fed.loaded(reader, path.stat().st_size)
+    fed, path = _fed_mid_turn(tmp_path, now, now)
     assert fed.poll(now) == [] and fed.host is not None and fed.host.state == "running"
     _beat(path, now - HEARTBEAT_FRESH_MS - 1_000)  # a read served from a cache: the heartbeat of seconds ago
     assert fed.poll(now + 1_000) == [] and "host-died" not in fed.engine.active
@@ -539,3 +546,25 @@ def test_one_stale_heartbeat_read_between_fresh_ones_raises_no_host_died(tmp_pat
     (alert,) = fed.poll(now + 3_000 + HEARTBEAT_FRESH_MS)
     assert (alert.cause, alert.reason) == ("host-died", "DSH exited in the middle of turn 1")
     assert [a.cause for a in fed.engine.fired] == ["host-died"]
+
+
+def test_a_stale_heartbeat_at_a_followers_first_reading_waits_as_any_other(tmp_path: Path) -> None:
+    """The wait for readings to confirm a stale heartbeat began only after a live reading: a follower whose very
+    first reading was one a cache served seconds late took it at once, and raised host-died (critical) on that one
+    read for a DSH that never stopped. A follower's first reading waits as any other (the host's state is unknown
+    meanwhile); a one-off report (``final``), which has no later reading, still takes it as it is."""
+    import time
+
+    from core.bridge.files import HEARTBEAT_FRESH_MS
+
+    now = int(time.time() * 1000)
+    fed, path = _fed_mid_turn(tmp_path, now, now - HEARTBEAT_FRESH_MS - 1_000)  # its first read served from a cache
+    assert fed.poll(now) == [] and "host-died" not in fed.engine.active
+    _beat(path, int(time.time() * 1000))  # the next read is fresh
+    assert fed.poll(now + 1_000) == [] and fed.host is not None and fed.host.live
+    _beat(path, now - HEARTBEAT_FRESH_MS - 1_000)  # DSH stopped
+    assert fed.poll(now + 2_000) == []
+    (alert,) = fed.poll(now + 2_000 + HEARTBEAT_FRESH_MS)
+    assert alert.cause == "host-died"
+    once = AlertWatch(path, config({"hostDied": {}}))
+    assert [a.cause for a in once.poll(now, final=True)] == ["host-died"]
