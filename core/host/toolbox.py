@@ -13,6 +13,7 @@ from core.host.tools.base import ToolLimits
 from core.host.tools.outcome import ToolOutcome
 from core.host.tools.sandbox import ShellMode, shell_mode
 from core.shared.arguments import loads_arguments
+from core.shared.text import quoted
 
 
 @dataclass
@@ -98,5 +99,5 @@ class ToolBox:
     def unavailable(name: str, available: set[str]) -> CallResult:
         """The result for a call to a tool that is not offered in this step."""
         names = ", ".join(sorted(available)) or "none in this step"
-        return CallResult(f"Error: no tool named {name!r} is available (available: {names})", True,
+        return CallResult(f"Error: no tool named '{quoted(name)}' is available (available: {names})", True,
                            {"name": "ToolNotFoundError", "code": "TOOL_NOT_FOUND"})  # fmt: skip

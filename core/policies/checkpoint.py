@@ -27,6 +27,7 @@ from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.session import Session
 from core.shared.arguments import loads_arguments
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted, shown
 
 REWIND_EVENT = "tapedeck/rewind"
 CHECKPOINT_TOOL_NAME = "checkpoint"
@@ -195,7 +196,7 @@ def plan_checkpoint(
     if by not in PLACED_BY:
         raise CheckpointError(f"checkpoint: 'by' must be model or operator (got {by!r})")
     if objective is not None and not isinstance(objective, str):
-        raise CheckpointError(f"checkpoint: objective must be a string (got {type(objective).__name__})")
+        raise CheckpointError(f"checkpoint: objective must be a string (got {shown(objective)})")
     latest = latest_mark(session)
     turn = session.open_turn if session.open_turn is not None else (session.last_ended or 0)
     data: dict[str, Any] = {"markId": (latest.mark_id if latest else 0) + 1, "anchor": session.next_seq}
@@ -243,7 +244,7 @@ def optional_argument(tool: str, arguments: str, key: str, fail: Callable[[str],
         raise fail(f"{tool}: arguments must be a JSON object")
     extra = sorted(set(parsed) - {key})
     if extra:
-        raise fail(f"{tool}: unknown argument {extra[0]!r} (only {key!r} is accepted)")
+        raise fail(f"{tool}: unknown argument '{quoted(extra[0])}' (only {key!r} is accepted)")
     return parsed.get(key)
 
 

@@ -698,7 +698,7 @@ def run_recall_tool(session: Session, name: str, arguments: Mapping[str, Any] | 
         return RecallResult(f"{name}: arguments must be a JSON object", True)
     tool = _TOOLS.get(name)
     if tool is None:
-        return RecallResult(f"no recall tool named {name!r} (recall tools: {', '.join(RECALL_TOOLS)})", True)
+        return RecallResult(f"no recall tool named '{quoted(name)}' (recall tools: {', '.join(RECALL_TOOLS)})", True)
     try:
         return RecallResult(tool(session, parsed))
     except RecallError as exc:

@@ -182,3 +182,28 @@ def test_checkpoint_result_and_rendering() -> None:
     assert "`fold`" in text
     plain = render_checkpoint_result(checkpoint_result(plan_checkpoint(log.session)[0]))
     assert "Objective" not in plain and "`rewind`" in plain
+
+
+def test_a_hostile_name_a_model_sends_comes_back_cut_and_escaped() -> None:
+    """An unknown argument's name (checkpoint, rewind), an unknown tool's or recall tool's name came back into the
+    model's context and the log whole, as Python writes a string: 100,000 characters, or an escape sequence as
+    Python's escapes. Each is named as other text from outside is: cut to 80 characters, its controls as escapes."""
+    from core.host.toolbox import ToolBox
+    from core.policies.recall import run_recall_tool
+
+    long, hostile = "k" * 100_000, "a\x1b[2J\u202eb"
+    texts = []
+    for name in (long, hostile):
+        with pytest.raises(CheckpointError) as info:
+            parse_checkpoint_arguments(json.dumps({name: 1}))
+        texts.append(str(info.value))
+        texts.append(ToolBox.unavailable(name, {"read_file"}).text)
+        texts.append(run_recall_tool(Log().session, name, {}).text)
+    for text in texts:
+        assert len(text) < 300 and not any(ch in text for ch in "\x1b\u202e"), text[:300]
+    assert "unknown argument 'kkk" in texts[0] and "…'" in texts[0]
+    assert texts[3:] == [
+        "checkpoint: unknown argument 'a\\u001b[2J\\u202eb' (only 'objective' is accepted)",
+        "Error: no tool named 'a\\u001b[2J\\u202eb' is available (available: read_file)",
+        "no recall tool named 'a\\u001b[2J\\u202eb' (recall tools: recall_turn, recall_step, recall_search, expand_result)",
+    ]
