@@ -27,6 +27,7 @@ from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import LOG_NAMES, resolve_log_path
 from core.log.writer import LOCK_NAME
+from core.policies.spill import SPILL_DIR
 from core.read.index import index_path
 from core.read.notes import SUFFIX, sidecar_paths
 from core.shared.errors import TapedeckError
@@ -246,10 +247,25 @@ SESSION_FILES = (
 )
 
 
-def _kept(real: Path, log: Path) -> bool:
-    """Whether the file at ``real`` (a real path) is one the session of ``log`` keeps: a file of
-    ``SESSION_FILES`` in its directory, or the log's index."""
-    return (real.parent == log.parent and real.name in SESSION_FILES) or real == index_path(log)
+def _kept(real: Path, log: Path) -> str | None:
+    """What the file at ``real`` (a real path) is when the session of ``log`` keeps it (None: none it keeps): a file
+    of ``SESSION_FILES`` in its directory, the temporary name its writer gives one before renaming it into place (the
+    host's ``.host.json.<machine>.<pid>.tmp``, the bridge's ``.bridge.json.<pid>.tmp``, a new log's
+    ``session.jsonl.<random>.tmp``: an export renamed over it while its writer works would be renamed into that
+    file's place), a result the host stored in ``spill/``, or the log's index."""
+    if real == index_path(log):
+        return "its index"
+    if real.parent == log.parent / SPILL_DIR:
+        return f"a tool output stored in {SPILL_DIR}/"
+    if real.parent != log.parent:
+        return None
+    if real.name in SESSION_FILES:
+        return real.name
+    if real.name.endswith(".tmp"):
+        kept = next((name for name in SESSION_FILES if real.name.startswith((f".{name}.", f"{name}."))), None)
+        if kept is not None:
+            return f"a temporary name {kept} is written under"
+    return None
 
 
 def _holds_notes(real: Path, log: Path) -> bool:
@@ -274,8 +290,8 @@ def export_to_file(
     if _holds_notes(real, log):
         raise TapedeckError(f"{target} holds the notes of the session log being exported: write the export to "
                             "another file")  # fmt: skip
-    if _kept(real, log):
-        what = real.name if real.parent == log.parent else "its index"
+    what = _kept(real, log)
+    if what is not None:
         raise TapedeckError(f"{target} is a file the session keeps ({what}): write the export to another file")
     try:
         kind = os.stat(target).st_mode

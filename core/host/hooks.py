@@ -30,13 +30,13 @@ from core.policies import recall as recall_policy
 from core.policies import rewind as rewind_policy
 from core.policies import slice as slice_policy
 from core.policies.report import ReportError, ReportWriter, default_writer
+from core.policies.spill import SPILL_DIR
 from core.read.session import Session
 from core.shared.chat import ChatModel
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.model_specs import Limits, limits_for
 from core.shared.text import js_json
 
-SPILL_DIR = "spill"
 SLICE_PROMPT_ORDER = -1200  # seed 000's slice:kernel section
 REWIND_PROMPT_ORDER = 151  # seed 001's tool:rewind section
 ADAPTIVE_PROMPT_ORDER = 1000  # seed 004 puts its section after every other one

@@ -34,6 +34,9 @@ _NATIVE_SPILL = re.compile(
 )
 
 
+SPILL_DIR = "spill"  # where tapedeck's host stores a spilled result, beside the session log
+
+
 class SpillUnavailable(TapedeckError):
     """The stored full text of a spilled result cannot be read."""
 

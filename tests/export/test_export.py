@@ -625,3 +625,29 @@ def test_an_export_never_replaces_a_file_the_session_keeps(
         assert main(["export", str(given), "-o", str(target)]) == 2
         assert "the session keeps" in capsys.readouterr().err
         assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [(".host.json.m1.4242.tmp", "host.json"), (".bridge.json.4242.tmp", "bridge.json"),
+     (".bridge.state.json.7.tmp", "bridge.state.json"), ("session.jsonl.0123456789ab.tmp", "session.jsonl"),
+     ("spill/1-1-call_1.txt", "spill/")],
+)  # fmt: skip
+def test_an_export_never_takes_a_name_the_session_writes_under(
+    tmp_path: Path, name: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` naming a temporary file the host or the bridge writes ``host.json`` or ``bridge.json`` under before
+    renaming it into place (``.host.json.<machine>.<pid>.tmp``), or a new log's, was taken: renamed over one in
+    the middle of its writer's work, the page became the session's state (or its log), and a host starting removes
+    a dead writer's. A tool output the host stored in ``spill/``, which ``expand_result`` reads back, was replaced
+    too. Each is refused, the file left as it was."""
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    target = log.parent / name
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes(b'{"kept":true}\n')
+    assert main(["export", str(log), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "the session keeps" in err and what in err, err
+    assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
