@@ -32,7 +32,7 @@ from core.read.load import load_session
 from core.read.session import Session
 from core.read.summary import human_chars, turn_span
 from core.shared.errors import TapedeckError
-from core.shared.text import a_or_an
+from core.shared.text import a_or_an, quoted
 
 
 def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def _recall_turn(args: argparse.Namespace) -> None:
 def recall_turn_message(text: str, args: argparse.Namespace) -> str:
     """``recall_turn``'s argument error (written for the model, as the spec has it) told to a person."""
     if text.startswith(f"{RECALL_TURN_TOOL} needs "):
-        return f"{args.turn!r} is not a turn: give its number (3) or its tape id (slice-turn-3)"
+        return f"'{quoted(args.turn)}' is not a turn: give its number (3) or its tape id (slice-turn-3)"
     return text
 
 
@@ -123,7 +123,7 @@ def _number(text: str, name: str, what: str) -> str:
     """``text`` when it is a whole number from 1; else why not, as a TapedeckError (the tool reads the digits a
     text ends in, as the model may write ``step-3``, so it took ``-1`` for 1)."""
     if not re.fullmatch(r"0*[1-9][0-9]*", text.strip()):
-        raise TapedeckError(f"{text!r} is not a {what} number: give a number from 1")
+        raise TapedeckError(f"'{quoted(text)}' is not a {what} number: give a number from 1")
     _convertible(text, name, what)
     return text
 
@@ -142,7 +142,7 @@ def _recall_search(args: argparse.Namespace) -> None:
         arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]
         unknown = [k for k in arguments["kinds"] if k not in SEARCH_KINDS]
         if unknown:
-            raise TapedeckError(f"--kinds: unknown kind {unknown[0]!r} (kinds: {', '.join(SEARCH_KINDS)})")
+            raise TapedeckError(f"--kinds: unknown kind '{quoted(unknown[0])}' (kinds: {', '.join(SEARCH_KINDS)})")
     if args.limit is not None and not 1 <= args.limit <= SEARCH_LIMIT_MAX:  # the tool would clamp it
         raise TapedeckError(f"--limit must be from 1 to {SEARCH_LIMIT_MAX} (got {args.limit})")
     if args.scope is not None:
@@ -161,11 +161,11 @@ EXPAND_MESSAGES: list[tuple[re.Pattern[str], Callable[[re.Match[str], argparse.N
     ),
     (
         re.compile(r"^empty range \S+ \(result has (\d+) lines\)$"),
-        lambda m, a: f"--lines {a.lines} selects nothing: the result has {m[1]} lines",
+        lambda m, a: f"--lines {quoted(a.lines)} selects nothing: the result has {m[1]} lines",
     ),
     (
         re.compile(r'^invalid regex "(.*)"( \(.*\))?$'),
-        lambda m, a: f"--grep: {a.grep!r} is not a valid regular expression{m[2] or ''}",
+        lambda m, a: f"--grep: '{quoted(a.grep)}' is not a valid regular expression{m[2] or ''}",
     ),
     (
         re.compile(r"^no result block (\d+) \(result has 1 blocks\)$"),
@@ -204,10 +204,10 @@ def _expand(args: argparse.Namespace) -> None:
         match = LINE_RANGE.fullmatch(args.lines.strip())
         if match is None:  # the tool would show it all
             raise TapedeckError(
-                f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90"
+                f"--lines '{quoted(args.lines)}' is not a line range: give A-B (1-based, inclusive), e.g. 40-90"
             )
         if not match[1].lstrip("0"):  # the tool reads a model's 0 as 1
-            raise TapedeckError(f"--lines {args.lines!r}: lines count from 1, so A must be 1 or more")
+            raise TapedeckError(f"--lines '{quoted(args.lines)}': lines count from 1, so A must be 1 or more")
     names = {
         "seq": "seq",
         "format_version": "formatVersion",

@@ -132,6 +132,32 @@ def test_recall_errors_are_for_a_person(
     assert (out, err) == ("", f"tapedeck: {message}\n")
 
 
+_LONG = "k" * 100_000
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall", "step", "LOG", _LONG, "1"],
+        ["recall", "step", "LOG", "1", "a\x1b[2Jb"],
+        ["recall", "turn", "LOG", _LONG],
+        ["recall", "search", "LOG", "x", "--kinds", _LONG],
+        ["expand", "LOG", "--seq", "4", "--format-version", "4", "--lines", _LONG],
+        ["expand", "LOG", "--seq", "4", "--format-version", "4", "--lines", "0" * 100_000 + "-1"],
+    ],
+    ids=["step T", "step S escape", "turn N", "search --kinds", "--lines", "--lines from 0"],
+)
+def test_a_long_or_hostile_recall_argument_is_quoted_cut(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """recall and expand quoted a TURN, STEP, N, --kinds or --lines they refused as Python writes a string,
+    whole: 100,000 characters back on one line of stderr. Each is quoted cut, its controls as escapes, as an argument
+    of the other commands is."""
+    assert main([str(fixtures_dir / FIXTURE) if a == "LOG" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 400 and "\x1b" not in err, err[:400]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
