@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from core.shared.envdirs import own_dir, xdg_dir
-from core.shared.parsers import NotUtf8, parse_toml, user_text
-from core.shared.regular import TooLarge, read_config
 from core.shared.text import printable, shown
+from tui.settings import Unusable, read_toml
 
 KEYMAP_NAME = "keymap.toml"
 
@@ -43,15 +42,9 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not path.is_file():
         return {}, []
     try:
-        table = parse_toml(user_text(read_config(path, "keymap")))
-    except OSError as exc:
-        return {}, [f"{path}: cannot read the keymap ({exc})"]
-    except TooLarge as exc:
+        table = read_toml(path, "keymap")
+    except Unusable as exc:
         return {}, [str(exc)]
-    except NotUtf8 as exc:
-        return {}, [f"{path}: {exc}"]
-    except ValueError as exc:
-        return {}, [f"{path}: not valid TOML ({exc})"]
     known = set(known_ids)
     keymap: dict[str, str] = {}
     problems: list[str] = []

@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from core.shared.parsers import NotUtf8, parse_toml, user_text
-from core.shared.regular import TooLarge, read_config
+from core.shared.parsers import Wording, load_document
 
 SETTINGS_NAME = "tui.toml"
+
+
+class Unusable(Exception):
+    """A TUI file (the keymap, the settings) that cannot be used; the message names it and says why."""
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """``path``, a TUI file a person wrote (``what``: ``keymap``, ``TUI settings file``), read and parsed as TOML;
+    ``Unusable`` with the message of each way that fails, worded as the other files' readers word them."""
+    wording = Wording(
+        unreadable=f"{{path}}: cannot read the {what} ({{why}})",
+        too_large="{why}",
+        not_utf8="{path}: {why}",
+        syntax="{path}: not valid TOML ({why})",
+        depth=f"{{path}}: not a usable {what}: it is nested too deeply",
+        digits=f"{{path}}: not a usable {what}: a number has more than {{digits}} digits",
+    )
+    return load_document(path, "TOML", what, wording, Unusable)
 
 
 def settings_path(keymap_file: Path) -> Path:
@@ -20,15 +38,9 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        table = parse_toml(user_text(read_config(path, "TUI settings file")))
-    except OSError as exc:
-        return None, f"{path}: cannot read the settings ({exc})"
-    except TooLarge as exc:
+        table = read_toml(path, "TUI settings file")
+    except Unusable as exc:
         return None, str(exc)
-    except NotUtf8 as exc:
-        return None, f"{path}: {exc}"
-    except ValueError as exc:
-        return None, f"{path}: not valid TOML ({exc})"
     theme = table.get("theme")
     if theme is not None and not isinstance(theme, str):
         return None, f'{path}: theme must be a string such as "textual-dark"'
