@@ -1,46 +1,35 @@
-"""Redaction for exports: secrets, environment values, e-mail addresses and home directories out of every string.
+"""Redaction for exports: secrets and personal data out of every string a shared session holds.
 
-``Redactor.text`` rewrites one string; ``Redactor.walk`` rewrites every string value of a JSON-like value and
-leaves its structure (keys, list lengths, the type/role/kind words that say what a value is) and every number,
-boolean and null as they are. ``counts`` tallies what
-was replaced, by kind. What is replaced:
+``Redactor.text`` rewrites one string. ``Redactor.walk`` rewrites every string and key of a JSON-like value and
+keeps the rest as it is: its structure, its numbers, booleans and nulls (but a secret of digits under a key named
+for one), and the words an event's structure is written in (``WORDS``). ``counts`` tallies the replacements by
+kind (``KINDS``).
 
-- ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
-  ``github_pat_…``, GitLab ``glpat-…``/``glrt-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS
-  ``AKIA…``, Google ``AIza…`` and ``ya29.…``, Vault ``hvs.…``, DigitalOcean ``dop_v1_…``, Shopify ``shpat_…``, PyPI
-  ``pypi-AgE…``, Stripe-style ``sk_live_…``, SendGrid ``SG.…``, ``whsec_…``, Telegram bot tokens, Slack webhook URLs,
-  JWTs, the password of a URL (``scheme://user:…@``), PEM and PGP private-key blocks, a kubeconfig's
-  ``client-key-data``, ``Bearer …`` and ``Basic …``
-  credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
-  values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
-  ``aws_secret_access_key = …`` pairs and of variables whose name ends in a secret's word (``DB_PASS=…``,
-  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``, camelCase ``dbPass: …``, ``apiKey: MyApiKey`` or ``password: ChangeMe`` on a config
-  file's line; from three characters where a quote, an env line, a constant or a config line says it is data:
-  ``PASSWORD=abc12``, ``secret: abc1``), an npm config's
-  ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
-  escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
-  ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``)
-  but a secret of digits (``PGPASSWORD=4711``, ``API_KEY=20240607``; not a count: ``max_token: 4096``), after a
-  key named for a password and its ``:`` or ``=`` the whole rest of its line (``password: Eat the red apple``,
-  ``_line_end``),
-  the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
-  ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
-  netrc entry's password
-  (``machine … login … password …``, or a line of its own but for prose's ``password expired``), the passphrase
-  ``ssh-keygen -N``/``-P`` takes (and the password ``ldappasswd -s``/``-a`` does), a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
-  crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), each
-  value a quote opens up to its closing quote (``psk="correct horse"``, ``_quoted_end``), the lines of a YAML
-  block scalar under a key named for a secret (``password: |``, ``_block_end``), and the whole
-  string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
-- ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
-  ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
-  ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
-  a number (so no number changes) or a file path (home paths are the next kind); also as JSON text in a string
-  writes it (``written_forms``);
-- ``email``: e-mail addresses;
-- ``home``: home-directory paths (``/home/<user>``, ``/Users/<user>``, ``/root``, ``C:\\Users\\<user>`` and the
-  exporting user's ``$HOME``, these two where a path starts with them; a slash escaped or a backslash doubled as
-  JSON text has them), replaced by ``~``.
+A string goes through three steps:
+
+1. The screen: one RE2 scan of a value's JSON text (``_SCREEN``) tells whether any of its strings may hold
+   something to replace. Most events hold nothing and are given back untouched, without a walk.
+2. The patterns: one ``re2.Set`` scan of the string tells which of them (``Redactor._patterns``) may match, and
+   only those run. Each marks a group of its match; most have a judge that keeps a match that only names a secret
+   (code, a reference, a placeholder, a setting, prose, a search tool's pattern), and some find the value's end
+   past the match (``_ENDS``: a quote's close, a password's line, a YAML block, a here-document).
+3. The replacement: spans that overlap are merged and replaced once, by ``[redacted <kind>]`` (a home directory
+   by ``~``; a URL keeps its scheme, user and host), counted by the first of their kinds.
+
+What is looked for, by kind. ``key``: token formats; the credentials of a URL or a header; a value after a key
+word (``password: …``, ``DB_PASS=…``, ``--api-key …``); the password a known command takes on its line or on its
+standard input (``mysql -p…``, ``echo … | docker login --password-stdin``, ``chpasswd <<EOF``); the lines of
+netrc, pgpass, htpasswd and shadow files; a password SQL or code assigns; a string under a JSON key named for a
+secret. ``env``: the values of the exporting process's environment that are secrets (``env_secrets``). ``email``:
+e-mail addresses. ``home``: home directories. README's *Redaction* section lists the shapes one by one.
+
+What it promises: each shape is also found as JSON text writes it inside a string (quotes and backslashes
+escaped, ``\\n`` for a line break), as a tool call's arguments hold it; after a key named for a password it would
+rather hide the rest of the line than let a passphrase out; its patterns are RE2's, and what a judge reads beyond
+a match is bounded or kept for the next match, so that its time grows with the text's length, not as its square.
+What it does not: a secret in no shape it knows stays (a password in prose, ``it is hunter2``, unless the
+environment holds it), and so does one cut across two strings (a model stream's deltas are joined first:
+``pieces``) or one encoded (in base64, say).
 """
 
 from __future__ import annotations
