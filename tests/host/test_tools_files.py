@@ -96,6 +96,27 @@ def test_read_errors(ws: Path, setup: str | None, args: dict[str, Any], code: st
     assert phrase in outcome.text
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ({"path": "pkg/mod.py", "limit": "5"}, "read_file: 'limit' must be an integer (got \"5\")"),
+        ({"path": "pkg/mod.py", "offset": True}, "read_file: 'offset' must be an integer (got true)"),
+        ({"path": ["pkg/mod.py"]}, "read_file: 'path' must be a string (got [\"pkg/mod.py\"])"),
+        ({"path": {"a": None}}, "read_file: 'path' must be a string (got {\"a\":null})"),
+        ({"path": "x" * 100, "limit": "k" * 100_000}, "read_file: 'limit' must be an integer (got \"kkk"),
+        ({"path": "pkg/mod.py", "k" * 100_000: 1}, "read_file does not take 'kkk"),
+        ({"path": "pkg/mod.py", "a\x1b[2J": 1}, "read_file does not take 'a\\u001b[2J' (parameters:"),
+    ],
+)
+def test_a_refused_argument_reads_as_the_json_the_model_sent(ws: Path, args: dict[str, Any], said: str) -> None:
+    """A tool's refused argument was named by its Python type and quoted as Python writes it ('got str '5'',
+    'got bool True', 'got list [...]'), cut at 60 characters unmarked, and an unknown argument's name whole: it reads
+    as the JSON the model sent (as the inbox words a refused value), and a name is quoted cut, its controls escaped."""
+    outcome = _tools(ws)["read_file"].run(args)
+    assert outcome.error_code == "INVALID_ARGUMENTS" and outcome.text.startswith(f"Error: {said}"), outcome.text[:300]
+    assert len(outcome.text) < 400 and "\x1b" not in outcome.text, outcome.text[:300]
+
+
 def test_read_empty_file(ws: Path) -> None:
     (ws / "empty.txt").write_text("")
     outcome = _tools(ws)["read_file"].run({"path": "empty.txt"})

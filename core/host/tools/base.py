@@ -20,6 +20,7 @@ from core.host.tools.outcome import (
     ToolOutcome,
 )
 from core.host.tools.workspace import Workspace
+from core.shared.text import quoted, shown
 
 ParamType = Literal["string", "integer", "number", "boolean"]
 TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false"}
@@ -175,10 +176,8 @@ class WorkspaceTool(ABC):
         known = {p.name: p for p in self.params}
         unknown = sorted(set(args) - set(known))
         if unknown:
-            raise ToolFailure(
-                INVALID_ARGUMENTS,
-                f"{self.name} does not take {', '.join(map(repr, unknown))} (parameters: {', '.join(known)})",
-            )
+            names = ", ".join(f"'{quoted(name)}'" for name in unknown)  # a model's names, cut and escaped
+            raise ToolFailure(INVALID_ARGUMENTS, f"{self.name} does not take {names} (parameters: {', '.join(known)})")
         out: dict[str, Any] = {}
         for param in self.params:
             value = args.get(param.name)
@@ -191,7 +190,7 @@ class WorkspaceTool(ABC):
             if not param.accepts(value):
                 raise ToolFailure(
                     INVALID_ARGUMENTS,
-                    f"{self.name}: {param.name!r} must be {TYPE_WORDS[param.type]} (got {type(value).__name__} {value!r:.60})",
+                    f"{self.name}: {param.name!r} must be {TYPE_WORDS[param.type]} (got {shown(value)})",
                 )
             if param.type == "integer":
                 value = int(value)
