@@ -67,9 +67,12 @@ def fitting(widths: Mapping[str, int], room: int, least_needed: Sequence[str]) -
     return shown
 
 
-def show_columns(table: DataTable, shown: Sequence[str]) -> None:
-    """Give ``table`` the columns ``shown`` (each keyed by its label), clearing it only when they change."""
-    if list(table.columns) != list(shown):
-        table.clear(columns=True)
-        for label in shown:
-            table.add_column(label, key=label)
+def show_columns(table: DataTable, shown: Sequence[str]) -> bool:
+    """Give ``table`` the columns ``shown`` (each keyed by its label), clearing it only when they change; whether
+    they did."""
+    if list(table.columns) == list(shown):
+        return False
+    table.clear(columns=True)
+    for label in shown:
+        table.add_column(label, key=label)
+    return True

@@ -31,7 +31,7 @@ from core.policies.rewind import NO_CHECKPOINT, RewindError, RewindPreview, oper
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from core.shared.text import printable
-from tui.cells import cut, fitting
+from tui.cells import cut, fitting, show_columns
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
@@ -284,9 +284,7 @@ class CheckpointsScreen(PolicyScreen):
         room = table.size.width - table.styles.scrollbar_size_vertical
         shown = fitting(widths, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "content") - 2  # the content's padding
-        if [str(column.label) for column in table.columns.values()] != shown:
-            table.clear(columns=True)
-            table.add_columns(*shown)
+        show_columns(table, shown)
         rows = [[cut(row[c], left) if c == "content" else row[c] for c in shown] for row in cells]
         fill_table(table, [(row["seq"], cut) for row, cut in zip(cells, rows, strict=True)])
 

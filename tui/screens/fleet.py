@@ -26,7 +26,7 @@ from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import printable
-from tui.cells import cut, fitting
+from tui.cells import cut, fitting, show_columns
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
@@ -235,11 +235,8 @@ class FleetScreen(Screen[None]):
         )
         current, y = self.current_key, table.scroll_y
         columns, self.session_room = self._fitting(keys)
-        rebuilt = columns != self.columns
+        rebuilt = show_columns(table, columns)
         if rebuilt:  # fill_table keeps the cursor and the view on a table it clears of rows only: kept here
-            table.clear(columns=True)
-            for column in columns:
-                table.add_column(column, key=column)
             self.columns = columns
         elif keys == self.shown:
             for key in keys if only is None else only:
