@@ -117,6 +117,25 @@ def test_a_refused_argument_reads_as_the_json_the_model_sent(ws: Path, args: dic
     assert len(outcome.text) < 400 and "\x1b" not in outcome.text, outcome.text[:300]
 
 
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("read_file", {"path": "k" * 100_000}),  # the system's 'File name too long', naming the path
+        ("read_file", {"path": "k/" * 50_000 + "x"}),
+        ("read_file", {"path": "a\x1b[2J.txt"}),  # does not exist
+        ("list_dir", {"path": "k" * 3000}),
+        ("read_file", {"path": "pkg"}),
+    ],
+    ids=["name too long", "deep", "escape", "list_dir", "a directory"],
+)
+def test_a_path_a_tool_refuses_comes_back_cut_and_escaped(ws: Path, tool: str, args: dict[str, Any]) -> None:
+    """A path a tool refused came back into the model's context and the log whole (100,039 characters for a path of
+    100,000) and as Python writes a string; it is quoted as a pattern is: cut to 80 characters, controls escaped."""
+    outcome = _tools(ws)[tool].run(args)
+    assert outcome.is_error and len(outcome.text) < 300 and "\x1b" not in outcome.text, outcome.text[:300]
+    assert "\\x1b" not in outcome.text and "'pkg' is a directory" in _tools(ws)["read_file"].run({"path": "pkg"}).text
+
+
 def test_read_empty_file(ws: Path) -> None:
     (ws / "empty.txt").write_text("")
     outcome = _tools(ws)["read_file"].run({"path": "empty.txt"})

@@ -154,7 +154,7 @@ class WorkspaceTool(ABC):
         except ToolFailure as failure:
             return ToolOutcome(f"Error: {failure.message}", True, failure.code)
         except OSError as exc:
-            where = f" ({self.workspace.display(exc.filename)})" if exc.filename else ""
+            where = f" ({quoted(self.workspace.display(exc.filename))})" if exc.filename else ""
             return ToolOutcome(f"Error: {self.name}: {exc.strerror or exc}{where}", True, FS_ERROR)
         except UnicodeError as exc:
             return ToolOutcome(

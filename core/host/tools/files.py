@@ -24,6 +24,7 @@ from core.host.tools.outcome import (
 from core.host.tools.textfile import check_text, numbered_lines
 from core.host.tools.workspace import Workspace
 from core.shared.beneath import OPEN_FILE
+from core.shared.text import quoted
 
 MAX_LINES_LISTED = 10
 EDIT_MAX_BYTES = 16 << 20
@@ -38,7 +39,7 @@ def read_text(workspace: Workspace, path: Path, raw: str, tool: str) -> str:
         if size > EDIT_MAX_BYTES:
             raise ToolFailure(
                 INVALID_ARGUMENTS,
-                f"{raw!r} is {size / 2**20:.0f} MiB; {tool} holds a whole file in memory and takes files up "
+                f"'{quoted(raw)}' is {size / 2**20:.0f} MiB; {tool} holds a whole file in memory and takes files up "
                 f"to {EDIT_MAX_BYTES >> 20} MiB: change a larger one with bash (sed, a script)",
             )
         with os.fdopen(os.dup(fd), "rb") as f:
@@ -47,7 +48,7 @@ def read_text(workspace: Workspace, path: Path, raw: str, tool: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolFailure(
-            FS_NOT_TEXT, f"{raw!r} is not UTF-8 text (byte {exc.start}); it was left as it is"
+            FS_NOT_TEXT, f"'{quoted(raw)}' is not UTF-8 text (byte {exc.start}); it was left as it is"
         ) from exc
 
 
@@ -79,7 +80,7 @@ def _write_text(tool: WorkspaceTool, path: Path, raw: str, text: str) -> bool:
         except FileNotFoundError:
             old = None
         if old is not None and stat.S_ISDIR(old.st_mode):
-            raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; give a file path")
+            raise ToolFailure(FS_IS_DIRECTORY, f"'{quoted(raw)}' is a directory; give a file path")
         tmp = _temp_name(path.name)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FILE, 0o666, dir_fd=parent)
         try:

@@ -128,7 +128,7 @@ class Grep(WorkspaceTool):
         raw = args.get("path", ".")
         target = self.workspace.resolve(raw)
         if not target.exists():
-            raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
+            raise ToolFailure(FS_NOT_FOUND, f"'{quoted(raw)}' does not exist in the workspace")
         files: Iterable[WalkEntry | Path] = [target] if target.is_file() else self.workspace.walk(target)
         if name_glob is not None:
             files = self._filtered(files, target, name_glob)

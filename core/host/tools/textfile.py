@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from core.host.tools.base import CallContext
 from core.host.tools.outcome import FS_IS_DIRECTORY, FS_NOT_REGULAR_FILE, FS_NOT_TEXT, ToolFailure
+from core.shared.text import quoted
 
 SNIFF_BYTES = 8192
 READ_CHUNK = 1 << 16
@@ -18,11 +19,11 @@ def check_text(fd: int, raw: str, tool: str) -> None:
     """Refuse a descriptor that is not a regular text file (directories, pipes, devices, binary data)."""
     mode = os.fstat(fd).st_mode
     if stat.S_ISDIR(mode):
-        raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; use list_dir to see what it holds")
+        raise ToolFailure(FS_IS_DIRECTORY, f"'{quoted(raw)}' is a directory; use list_dir to see what it holds")
     if not stat.S_ISREG(mode):
-        raise ToolFailure(FS_NOT_REGULAR_FILE, f"{raw!r} is not a regular file (a pipe, socket or device)")
+        raise ToolFailure(FS_NOT_REGULAR_FILE, f"'{quoted(raw)}' is not a regular file (a pipe, socket or device)")
     if b"\x00" in os.pread(fd, SNIFF_BYTES, 0):
-        raise ToolFailure(FS_NOT_TEXT, f"{raw!r} looks like a binary file; {tool} works on text files")
+        raise ToolFailure(FS_NOT_TEXT, f"'{quoted(raw)}' looks like a binary file; {tool} works on text files")
 
 
 def is_text(fd: int) -> bool:

@@ -84,7 +84,7 @@ class Workspace:
             why = "'..' climbs out of the workspace"
         raise ToolFailure(
             FS_SANDBOX_DENIED,
-            f"{param} {raw!r} is outside the workspace {self.root} ({why}); nothing was done",
+            f"{param} '{quoted(raw)}' is outside the workspace {self.root} ({why}); nothing was done",
         )
 
     def contains(self, path: Path) -> bool:
@@ -106,7 +106,7 @@ class Workspace:
     def _swapped(self, raw: str) -> ToolFailure:
         return ToolFailure(
             FS_SANDBOX_DENIED,
-            f"{raw!r} changed into a symbolic link while it was being opened; nothing was done",
+            f"'{quoted(raw)}' changed into a symbolic link while it was being opened; nothing was done",
         )
 
     @contextlib.contextmanager
@@ -126,9 +126,9 @@ class Workspace:
         if isinstance(exc, beneath.LinkRefused):
             return self._swapped(raw)
         if exc.errno == errno.ENOENT:
-            return ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
+            return ToolFailure(FS_NOT_FOUND, f"'{quoted(raw)}' does not exist in the workspace")
         if exc.errno == errno.ENOTDIR:
-            return ToolFailure(FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory")
+            return ToolFailure(FS_NOT_DIRECTORY, f"'{quoted(raw)}' is a file, not a directory")
         return exc
 
     @contextlib.contextmanager
