@@ -246,19 +246,24 @@ _KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAP
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
 _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
-# the password ``echo`` (or ``printf``) pipes into a registry login that reads it from stdin (group 1, unless it is a
-# reference: ``_cli_value``): ``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW | …`` (podman,
-# nerdctl, helm, oras …), and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``)
+# the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
+# reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
+# …``: podman, nerdctl, helm, oras …), ``gh auth login --with-token``, ``sudo -S`` (its own option, before the
+# command it runs) and ``passwd --stdin``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' |
+# chpasswd``)
 _ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?"
 _PIPED = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*(?:sudo[ \t]+)?"
-_STDIN_PASSWORD = re2.compile(
-    _ECHOED + _PIPED + rb"(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?"
-    rb"[ \t]--password-stdin"
+_STDIN_READER = (
+    rb"(?:(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?[ \t]--password-stdin"
+    rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--stdin\b"
+    rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
+_STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
 _CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
-# … or that a here-string gives it (``chpasswd <<< 'bob:PW'``, group 1) …
+# … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``chpasswd <<< 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
-    rb"chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:)"
+    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
 # ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
@@ -420,7 +425,7 @@ _SCREEN = (
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
-    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
+    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|--stdin|sudo" + _JSON_SPACE + rb"+-" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )

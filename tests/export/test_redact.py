@@ -123,7 +123,8 @@ CONFIG = st.one_of(
                                "echo {} | docker login -u bob --password-stdin",
                                "printf '%s' {} | helm registry login r.io --password-stdin",
                                "echo 'bob:{}' | sudo chpasswd", "chpasswd <<< 'bob:{}'",
-                               "sudo chpasswd <<EOF\nbob:{}\nEOF"]),
+                               "sudo chpasswd <<EOF\nbob:{}\nEOF", "echo {} | sudo -S apt-get update",
+                               "docker login -u bob --password-stdin <<< '{}'"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -2224,3 +2225,29 @@ def test_netrc_password_lines_one_after_another_all_go(text: str, out: str) -> N
     """Of netrc password lines one after another (``grep password ~/.netrc``), every second one went out: the match
     of one took the line break that ends it, which the next one's line starts with."""
     _redacts(text, out, out.count("[redacted key]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("docker login -u bob --password-stdin <<< 'Hunter2pw'", "docker login -u bob --password-stdin <<< '[redacted key]'"),
+        ("podman login --password-stdin -u bob r.io <<<Hunter2pw", "podman login --password-stdin -u bob r.io <<<[redacted key]"),
+        ("gh auth login --with-token <<< Tok3nValue99", "gh auth login --with-token <<< [redacted key]"),
+        ("echo Tok3nValue99 | gh auth login --with-token", "echo [redacted key] | gh auth login --with-token"),
+        ("echo 'Hunter2pw' | sudo -S apt-get install x", "echo '[redacted key]' | sudo -S apt-get install x"),
+        ("sudo -u bob -S ls /srv <<< Hunter2pw", "sudo -u bob -S ls /srv <<< [redacted key]"),
+        ("echo Hunter2pw | sudo passwd --stdin bob", "echo [redacted key] | sudo passwd --stdin bob"),
+        ('{"c": "gh auth login --with-token <<< \\"Tok3nValue99\\""}', '{"c": "gh auth login --with-token <<< \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_the_secret_a_command_reads_from_a_here_string_or_an_echo_goes(text: str, out: str) -> None:
+    """A password or token given on standard input let itself out: a here-string into ``docker login
+    --password-stdin`` (only ``echo … |`` was known), and either into ``gh auth login --with-token``, ``sudo -S`` and
+    ``passwd --stdin``, which read theirs so."""
+    _redacts(text, out)
+
+
+def test_commands_reading_no_secret_from_stdin_stay() -> None:
+    _stays("gh auth login --with-token < token.txt\necho $TOKEN | gh auth login --with-token\nsudo -S ls <<< \"$PW\"\n"
+           "echo hello | sudo tee /etc/motd\necho hello | sudo ls -S\ndocker login --password-stdin < pw.txt\n"
+           "echo bob | passwd --status\n")
