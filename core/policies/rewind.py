@@ -37,7 +37,7 @@ from core.policies.checkpoint import (
 )
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
-from core.read.session import Session, content_chars, messages_of, op_span
+from core.read.session import Session, content_chars, messages_of
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, utf16_len
 
@@ -369,18 +369,6 @@ def plan_rewind(
     return RewindPlan(events, result, report, writer.kind)
 
 
-def is_rewind_report(event: Mapping[str, Any]) -> bool:
-    """True for a rewind report: a ``user/message`` replacement whose source is the rewind plugin."""
-    source = _data(event).get("source")
-    return (
-        event.get("type") == "user/message"
-        and op_span(event.get("surfaceOp")) is not None
-        and isinstance(source, Mapping)
-        and source.get("kind") == "plugin"
-        and source.get("plugin") == "rewind"
-    )
-
-
 # the model tool, prompt section and turn guard ------------------------------------------------------------
 
 
@@ -420,15 +408,6 @@ def parse_rewind_arguments(arguments: str) -> int | None:
 def rewind_tool_result(result: Mapping[str, int]) -> str:
     """The model-visible result of a successful ``rewind`` call: the contract's result object as JSON."""
     return js_json({key: result[key] for key in RESULT_KEYS})
-
-
-def render_rewind_result(result: Mapping[str, int]) -> str:
-    """The one-line rendering of a rewind result for people (seed wording, singular/plural exact)."""
-    n = result["foldedNodes"]
-    return (
-        f"Folded {n} surface node{'' if n == 1 else 's'} (seq {result['start']}..{result['end']}, "
-        f"{result['foldedChars']} chars) into an auto-generated report ({result['reportChars']} chars)."
-    )
 
 
 def rewind_prompt_section(config: RewindConfig) -> str:

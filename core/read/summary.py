@@ -251,8 +251,9 @@ def _tapedeck(etype: str, data: dict[str, Any]) -> str:
             f": {data.get('objective')}" if data.get("objective") else ""
         )
     if etype == "tapedeck/rewind":
+        nodes = data.get("foldedNodes")
         return (
-            f"rewind mark #{data.get('markId')} · {data.get('foldedNodes')} nodes · "
+            f"rewind mark #{data.get('markId')} · {nodes} node{'' if nodes == 1 else 's'} · "
             f"{human_chars(int(data.get('foldedChars') or 0))} → {human_chars(int(data.get('reportChars') or 0))} chars"
         )
     if etype == "tapedeck/config":

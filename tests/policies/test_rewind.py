@@ -24,15 +24,15 @@ from core.policies.rewind import (
     RewindAborted,
     RewindError,
     fold_lock,
-    is_rewind_report,
     plan_rewind,
     plan_turn_guard,
     preview_rewind,
-    render_rewind_result,
     rewind_prompt_section,
     rewind_tool_schema,
 )
 from core.policies.rewind_config import RewindConfig, validate
+from core.read.session import cut_kind
+from core.read.summary import summarize
 from core.shared.errors import ConfigError
 
 HEADER = {
@@ -101,13 +101,11 @@ def test_happy_path_returns_the_seed_result_and_plans_the_replacement() -> None:
         "## Findings\n- X",
         "rewind",
     ]
-    assert is_rewind_report(log.session.events[log.session.surface[1]])
+    assert cut_kind(log.session.events[log.session.surface[1]]) == "rewind"
     assert not any(e["type"].startswith("checkpoint/") for e in log.session.events)
     assert active_mark(log.session) is None
     assert latest_mark(log.session).folded_by == log.session.next_seq - 1
-    assert render_rewind_result(plan.result) == (
-        "Folded 2 surface nodes (seq 4..6, 25 chars) into an auto-generated report (15 chars)."
-    )
+    assert summarize(fold) == "rewind mark #1 · 2 nodes · 25 → 15 chars"
 
 
 def test_folding_the_same_mark_twice_is_rejected_as_empty() -> None:
@@ -357,10 +355,7 @@ def test_tool_schema_output_schema_and_render_strings() -> None:
     ]
     assert REWIND_OUTPUT_SCHEMA["additionalProperties"] is False
     one = {"markId": 1, "foldedNodes": 1, "start": 4, "end": 4, "foldedChars": 10, "reportChars": 3}
-    assert (
-        render_rewind_result(one)
-        == "Folded 1 surface node (seq 4..4, 10 chars) into an auto-generated report (3 chars)."
-    )
+    assert summarize({"type": REWIND_EVENT, "data": one}) == "rewind mark #1 · 1 node · 10 → 3 chars"  # was 1 nodes
     section = rewind_prompt_section(RewindConfig(tool_name="fold_now"))
     assert "`checkpoint`" in section and "`fold_now`" in section
 
@@ -374,8 +369,8 @@ def test_turn_guard_reminds_once_per_turn_while_a_mark_is_active() -> None:
     assert reminder["type"] == "user/message" and reminder["surfaceOp"] == "append"
     assert reminder["data"]["source"] == GUARD_SOURCE
     assert "`fold_now`" in reminder["data"]["content"][0]["text"]
-    assert not is_rewind_report(reminder)
     log.extend([reminder])
+    assert not log.session.cuts  # appended: no rewind report took anything's place
     assert plan_turn_guard(log.session, 1, RewindConfig()) == []
 
     log.turn_end()

@@ -115,7 +115,8 @@ def rewind_outcome(detail: Any) -> str:
     applied = f"{detail.get('foldedNodes')}{size} at seq {detail.get('seq')}"
     preview = detail.get("preview")
     if not isinstance(preview, Mapping):
-        return f"folded {detail.get('foldedNodes')} nodes{size + ' chars' if size else ''}"
+        nodes = detail.get("foldedNodes")
+        return f"folded {nodes} node{'' if nodes == 1 else 's'}{size + ' chars' if size else ''}"
     moved = ""
     if "stepsSince" in preview:
         steps = int_or_none(preview.get("stepsSince")) or 0  # a log's value of another type: none ran
@@ -125,7 +126,7 @@ def rewind_outcome(detail: Any) -> str:
             else f": the agent ran {steps} more step{'s' if steps != 1 else ''}"
         )
     return (
-        f"previewed {preview.get('nodes')} nodes / {human_chars(int_or_none(preview.get('chars')) or 0)} chars at seq "
+        f"previewed {preview.get('nodes')} node{'' if preview.get('nodes') == 1 else 's'} / {human_chars(int_or_none(preview.get('chars')) or 0)} chars at seq "
         f"{preview.get('seq')}; applied {applied}{moved}"
     )
 

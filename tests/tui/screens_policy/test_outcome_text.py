@@ -42,3 +42,12 @@ def test_a_valid_detail_reads_as_before() -> None:
     )
     detail["preview"]["stepsSince"] = 0
     assert rewind_outcome(detail).endswith(": nothing changed in between")
+
+
+def test_one_node_is_one_node() -> None:
+    """A rewind of one node read 'folded 1 nodes' and 'previewed 1 nodes'."""
+    assert rewind_outcome({"foldedNodes": 1, "foldedChars": 10, "seq": 5}) == "folded 1 node / 10 chars"
+    preview = {"nodes": 1, "chars": 10, "seq": 4, "stepsSince": 0}
+    assert rewind_outcome({"foldedNodes": 1, "foldedChars": 10, "seq": 5, "preview": preview}) == (
+        "previewed 1 node / 10 chars at seq 4; applied 1 / 10 at seq 5: nothing changed in between"
+    )
