@@ -6,7 +6,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from core.cli.args import add_interval, check_seconds, path_argument
+from core.cli.args import add_interval, check_seconds, path_argument, remote_path
 from core.cli.common import guarded
 from core.log.layout import default_sessions_root, resolve_log_path, stat_or_none
 from core.log.reader import read_log_header
@@ -103,7 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "[user@]host:PATH on another machine, read over SSH with nothing installed there."
         ),
     )
-    p.add_argument("path", nargs="*", metavar="PATH", type=path_argument,
+    p.add_argument("path", nargs="*", metavar="PATH", type=remote_path,
                    help="log file, session directory or sessions root, here or [user@]host:PATH")  # fmt: skip
     p.add_argument("--no-follow", action="store_true",
                    help="read the log once and do not wait for appends (one session only: the fleet table of a "

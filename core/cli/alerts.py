@@ -12,7 +12,15 @@ from typing import Any
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
-from core.cli.args import add_interval, add_json, check_seconds, decimal, local_roots, path_argument
+from core.cli.args import (
+    add_interval,
+    add_json,
+    check_seconds,
+    decimal,
+    local_roots,
+    path_argument,
+    remote_path,
+)
 from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
@@ -101,7 +109,7 @@ def register(subparsers: Any) -> None:
             "under a root included, until interrupted: a remote log that cannot be read raises 'unreachable'."
         ),
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", type=path_argument,
+    p.add_argument("paths", nargs="+", metavar="PATH", type=remote_path,
                    help="log file, session directory or sessions root; [user@]host:PATH on another machine")  # fmt: skip
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")

@@ -37,7 +37,7 @@ def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
 def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
     """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``; else such a path is
     refused with the commands that read one)."""
-    parser.add_argument("path", metavar=metavar or "PATH", type=_remote_path if remote else _local_path,
+    parser.add_argument("path", metavar=metavar or "PATH", type=remote_path if remote else _local_path,
                         help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))  # fmt: skip
 
 
@@ -48,8 +48,9 @@ def path_argument(text: str) -> str:
     return text
 
 
-def _remote_path(text: str) -> str:
-    """``text``, unless it is empty or a bracketed remote host written wrong (``me@[::1:logs``)."""
+def remote_path(text: str) -> str:
+    """A path argument that may name another machine: ``text``, unless it is empty or a bracketed remote host
+    written wrong (``me@[::1:logs``, ``[host:/path``)."""
     problem = bracket_problem(path_argument(text))
     if problem:
         raise argparse.ArgumentTypeError(problem)
@@ -94,7 +95,7 @@ def add_roots(parser: argparse.ArgumentParser) -> None:
     """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given."""
     default_root = str(default_sessions_root())
     parser.add_argument(
-        "roots", nargs="*", default=[default_root], metavar="ROOT", type=path_argument,
+        "roots", nargs="*", default=[default_root], metavar="ROOT", type=remote_path,
         help=f"sessions root, session directory or log file, here or [user@]host:PATH (default: {default_root})",
     )  # fmt: skip
 

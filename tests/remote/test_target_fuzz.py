@@ -53,15 +53,20 @@ def test_an_address_in_brackets_is_the_host_as_scp_reads_it(text: str, where: st
     assert "[" not in target.host
 
 
-@pytest.mark.parametrize("text", ["me@[::1:logs", "[::1]/x", "@[::1]:p", "[::1]x:p", "me@[a@b]:p"])
+@pytest.mark.parametrize("text", ["me@[::1:logs", "[::1]/x", "@[::1]:p", "[::1]x:p", "me@[a@b]:p", "[host:/path",
+                                  "user@[::1/path"])  # fmt: skip
+@pytest.mark.parametrize("command", ["inspect", "sessions", "alerts", "fleet", "watch"])
 def test_a_bracketed_host_written_wrong_is_refused_saying_how_to_write_it(
-    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    text: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """It reached ssh as host ``[`` (or ``me@[``): 'Name or service not known', nothing on how to write it."""
+    """It reached ssh as host ``[`` (or ``me@[``): 'Name or service not known', nothing on how to write it; and
+    the commands that take roots or several paths (sessions, alerts, fleet, watch) said only 'no such file'."""
+    from tui.cli import main as tapedeck  # the command line with the TUI's commands (fleet, watch)
+
     monkeypatch.chdir(tmp_path)
     assert parse_remote(text) is None
     with pytest.raises(SystemExit) as exited:
-        main(["inspect", text])
+        tapedeck([command, text])
     err = capsys.readouterr().err
     assert exited.value.code == 2 and "[ADDRESS]:PATH" in err and "Traceback" not in err, err
 
