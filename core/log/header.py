@@ -5,22 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from core.shared.diagnostics import Diagnostic
+from core.shared.text import quoted, shown
 
 SUPPORTED_VERSION = 0
-QUOTED_CHARS = 80  # of a field's value in a message about it
 
 
 class HeaderError(ValueError):
     """The first line is not a usable session header."""
-
-
-def _quoted(value: Any) -> str:
-    """A header field's value as a message quotes it: a list or object by its kind (it may nest past Python's
-    recursion limit), any other value's ``repr`` cut to ``QUOTED_CHARS``."""
-    if isinstance(value, list | dict):
-        return "a list" if isinstance(value, list) else "an object"
-    text = repr(value)
-    return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"
 
 
 def validate_header(obj: Any, name: str) -> tuple[dict[str, Any], list[Diagnostic]]:
@@ -43,14 +34,14 @@ def validate_header(obj: Any, name: str) -> tuple[dict[str, Any], list[Diagnosti
             Diagnostic("header-no-version", "header has no version; reading it as v0", 0, None, "warning")
         )
     elif not isinstance(version, int) or isinstance(version, bool):
-        raise HeaderError(f"{name}: session header version must be an integer, got {_quoted(version)}")
+        raise HeaderError(f"{name}: session header version must be an integer, got {shown(version)}")
     elif version > SUPPORTED_VERSION:
         raise HeaderError(
-            f'{name}: session "{sid}" uses log format v{version}, but tapedeck reads only v{SUPPORTED_VERSION}: '
+            f'{name}: session "{quoted(sid)}" uses log format v{version}, but tapedeck reads only v{SUPPORTED_VERSION}: '
             "the log was written by a newer harness"
         )
     elif version < SUPPORTED_VERSION:
-        raise HeaderError(f'{name}: session "{sid}" uses log format v{version}, older than the supported v0')
+        raise HeaderError(f'{name}: session "{quoted(sid)}" uses log format v{version}, older than the supported v0')
     depth = obj.get("delegationDepth")
     if depth is None:
         warnings.append(
@@ -65,13 +56,13 @@ def validate_header(obj: Any, name: str) -> tuple[dict[str, Any], list[Diagnosti
     elif not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
         warnings.append(
             Diagnostic(
-                "header-bad-delegation-depth", f"delegationDepth {_quoted(depth)} is not a non-negative integer", 0
+                "header-bad-delegation-depth", f"delegationDepth {shown(depth)} is not a non-negative integer", 0
             )
         )
     cwd = obj.get("cwd")
     if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")) and cwd != "{{cwd}}":
         warnings.append(
-            Diagnostic("header-relative-cwd", f"cwd {_quoted(cwd)} is not an absolute path", 0, None, "warning")
+            Diagnostic("header-relative-cwd", f"cwd {shown(cwd)} is not an absolute path", 0, None, "warning")
         )
     for retired in ("sandboxMode", "approvalPolicy"):
         if retired in obj:

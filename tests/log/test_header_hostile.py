@@ -25,3 +25,19 @@ def test_a_version_nested_deep_or_long_is_refused_in_a_short_message(value: obje
     with pytest.raises(HeaderError) as info:
         validate_header({"type": "session", "version": value, "id": "s"}, "log")
     assert "version must be an integer" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_a_header_field_is_quoted_as_the_json_the_log_holds() -> None:
+    """A header's version, delegationDepth and cwd were quoted as Python writes them ('0', True, None), and the id
+    of a newer or older log whole and as it came: they read as the log's JSON, the id cut with its controls escaped."""
+    header = {"type": "session", "id": "s", "version": 0, "delegationDepth": True, "cwd": "rel"}
+    _, warnings = validate_header(header, "log")
+    assert [w.message for w in warnings] == ["delegationDepth true is not a non-negative integer",
+                                             'cwd "rel" is not an absolute path']  # fmt: skip
+    with pytest.raises(HeaderError) as info:
+        validate_header({**header, "version": "0"}, "log")
+    assert str(info.value) == 'log: session header version must be an integer, got "0"'
+    for sid in ("k" * 100_000, "a\x1b[2Jb"):
+        with pytest.raises(HeaderError) as info:
+            validate_header({**header, "id": sid, "version": 1}, "log")
+        assert len(str(info.value)) < 300 and "\x1b" not in str(info.value), str(info.value)[:300]
