@@ -233,6 +233,15 @@ _POSITIONAL_PASSWORD = re2.compile(
 # text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
 # option, or a redirection
 _AFTER_POSITIONAL = re.compile(rb"[ \t]*(?:\Z|[\r\n\"'|;&)`]|\\+[nr\"'])|[ \t]+(?:[-/<>]|[0-9]>)")
+# the password a hash is made of (group 1), the argument after the options (``_hashed_value``: none is an option):
+# ``openssl passwd -6 [-salt S] …`` and ``mkpasswd [-m TYPE] [-S SALT] [-R N] … [SALT]``; the options that take a
+# value are named, so that a value is never taken for the password (``mkpasswd -m sha-512`` asks for it). Unquoted,
+# it ends at a bracket too, which closes the substitution it is made in (``useradd -p "$(openssl passwd -6 …)"``)
+_HASHED = re2.compile(
+    rb"(?:openssl[ \t]+passwd(?:[ \t]+(?:-(?:salt|in)[ \t]+[^\s|;&]+|-(?:1|5|6|apr1|aixmd5|crypt|noverify|quiet|table"
+    rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
+    rb"[^\s|;&]+|-5\b))*)[ \t]+\\?[\"']?((?:[^\s\"'\\|;&)]|" + _ESCAPED + rb")+)"
+)
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
 _BEARER = re2.compile(_HTTPIE_AUTH + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
@@ -255,7 +264,8 @@ _ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\
 _PIPED = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*(?:sudo[ \t]+)?"
 _STDIN_READER = (
     rb"(?:(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?[ \t]--password-stdin"
-    rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--stdin\b"
+    rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--?stdin\b"
+    rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b"
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
@@ -425,7 +435,7 @@ _SCREEN = (
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
-    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|--stdin|sudo" + _JSON_SPACE + rb"+-" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
+    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -719,7 +729,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
     _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _HERE_STRING,
-    _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD,
+    _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
 )
 
 
@@ -818,6 +828,12 @@ def _keygen_value(data: bytes, m: Any) -> bool:
     return any(letter in letters and tool in command for tool, letters in _LETTER_SECRETS.items()) and _cli_value(
         data, m
     )
+
+
+def _hashed_value(data: bytes, m: Any) -> bool:
+    """True when the argument of ``openssl passwd`` or ``mkpasswd`` after their options is a password: no option
+    (``-stdin``: it comes on standard input) and no reference."""
+    return m.group(1)[:1] != b"-" and _cli_value(data, m)
 
 
 def _bearer_value(data: bytes, m: Any) -> bool:
@@ -1038,6 +1054,7 @@ class Redactor:
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _BEARER, 1, _bearer_value),
+            ("key", _HASHED, 1, _hashed_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

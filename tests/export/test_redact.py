@@ -75,7 +75,8 @@ ASSIGNMENTS = st.tuples(
      "openssl pkcs12 -export -password pass:", "openssl enc -d -k ", "sqlplus scott/", "rman target sys/",
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
-     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ",
+     "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ", "openssl passwd -6 ",
+     "mkpasswd -m sha-512 ",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
      "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
      "useradd -m -p "]
@@ -2063,7 +2064,7 @@ def test_those_command_lines_without_a_password_stay() -> None:
             "rsync -a src/ h:dst\ninflux -username bob\nsmbclient //h/s -N\nsmbclient //h/s <cmds\n"
             "smbclient //h/s 2>/dev/null\nsmbclient -L //h -U bob\nsmbclient //h/s $PW -U bob\n"
             "echo bob | chpasswd\necho 'bob:$PW' | chpasswd\nmc alias set s3 https://x\nmc alias ls\nuseradd -m bob\n"
-            'useradd -p "$(openssl passwd -6 x)" bob\nneo4j-admin set-initial-password\n')
+            'useradd -p "$(openssl passwd -6 "$PW")" bob\nneo4j-admin set-initial-password\n')
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
@@ -2251,3 +2252,27 @@ def test_commands_reading_no_secret_from_stdin_stay() -> None:
     _stays("gh auth login --with-token < token.txt\necho $TOKEN | gh auth login --with-token\nsudo -S ls <<< \"$PW\"\n"
            "echo hello | sudo tee /etc/motd\necho hello | sudo ls -S\ndocker login --password-stdin < pw.txt\n"
            "echo bob | passwd --status\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("openssl passwd -6 Hunter2pw", "openssl passwd -6 [redacted key]"),
+        ("openssl passwd -1 -salt xyz 'two words'", "openssl passwd -1 -salt xyz '[redacted key]'"),
+        ('useradd -p "$(openssl passwd -6 Hunter2pw)" bob', 'useradd -p "$(openssl passwd -6 [redacted key])" bob'),
+        ("mkpasswd -m sha-512 Hunter2pw", "mkpasswd -m sha-512 [redacted key]"),
+        ("mkpasswd --method=yescrypt -R 5 Hunter2pw saltsalt", "mkpasswd --method=yescrypt -R 5 [redacted key] saltsalt"),
+        ("openssl passwd -6 -stdin <<< Hunter2pw", "openssl passwd -6 -stdin <<< [redacted key]"),
+        ("echo Hunter2pw | mkpasswd -s -m sha-512", "echo [redacted key] | mkpasswd -s -m sha-512"),
+    ],
+)  # fmt: skip
+def test_the_password_a_hash_is_made_of_goes(text: str, out: str) -> None:
+    """``openssl passwd -6 PW`` and ``mkpasswd -m sha-512 PW``, which an agent runs to make a hash for ``useradd -p``
+    or a config, let the password out: it is their argument after their options, or their standard input with
+    ``-stdin`` (``-s``)."""
+    _redacts(text, out)
+
+
+def test_hashing_commands_given_no_password_stay() -> None:
+    _stays("openssl passwd -6\nopenssl passwd -6 -salt xyz\nopenssl passwd -6 -stdin < pw.txt\nopenssl passwd -6 \"$PW\"\n"
+           "mkpasswd -m sha-512\nmkpasswd -m help\nmkpasswd -s\nopenssl passwd -stdin -6\n")
