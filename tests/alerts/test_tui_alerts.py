@@ -16,6 +16,7 @@ from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
 from tests.tui.conftest import anyio_backend  # noqa: F401 - Textual runs on asyncio
 from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, settle, until
+from tui.alerts import HistoryRecalled
 from tui.app import TapedeckApp
 from tui.screens.alerts import AlertsScreen
 
@@ -107,15 +108,30 @@ def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 EAGER = {"errorStreak": {"count": 1}, "cacheBreak": {"tokens": 1}, "loop": {"count": 2}}
 
 
+def _recalls(monkeypatch: pytest.MonkeyPatch) -> list[HistoryRecalled]:
+    """The ``HistoryRecalled`` messages the app handles from now on: once one came, the alerts the logs' histories
+    raised have all been handled (the feed posts them before it, and the app handles its messages in order)."""
+    seen: list[HistoryRecalled] = []
+    handle = TapedeckApp.on_history_recalled
+
+    def record(app: TapedeckApp, message: HistoryRecalled) -> None:
+        seen.append(message)
+        handle(app, message)
+
+    monkeypatch.setattr(TapedeckApp, "on_history_recalled", record)
+    return seen
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("follow", [True, False], ids=["following", "read-once"])
-async def test_the_tui_raises_what_tapedeck_alerts_reports(demo_root: Path, follow: bool) -> None:
+async def test_the_tui_raises_what_tapedeck_alerts_reports(demo_root: Path, follow: bool,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     expected = AlertSources([demo_root], validate_config({"alerts": EAGER})).poll(final=True)  # what the CLI reports
     assert len(expected) > 5
+    recalled = _recalls(monkeypatch)
     app = _app(demo_root, follow, EAGER)  # a sessions root: the browser, and every session's alerts
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: len(app.board.alerts) >= len(expected))
-        await pilot.pause(0.3)
+        await until(pilot, lambda: bool(recalled))  # every alert of the logs as they are was delivered
         key = lambda a: (a.path, a.cause, a.seq, a.reason, a.at)  # noqa: E731
         assert [key(a) for a in app.board.alerts] == [key(a) for a in expected]
 
@@ -246,10 +262,10 @@ async def test_the_open_log_is_decoded_once_for_the_view_and_the_rules(demo_root
         return feed(self, data)
 
     monkeypatch.setattr(LogDecoder, "feed", counted)
+    recalled = _recalls(monkeypatch)
     app = _app(log, follow, EAGER)
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: len(app.board.alerts) >= len(expected))
-        await pilot.pause(0.3)
+        await until(pilot, lambda: bool(recalled))  # every alert of the log as it is was delivered
         key = lambda a: (a.path, a.cause, a.seq, a.reason, a.at)  # noqa: E731
         assert [key(a) for a in app.board.alerts] == [key(a) for a in expected]
     size = log.stat().st_size
