@@ -6,14 +6,15 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from core.control.config_values import INT_RANGE
-from core.log.layout import default_sessions_root, stat_or_none
+from core.log.layout import default_sessions_root, not_a_log, stat_or_none
 from core.read.type_select import TypeSelection
 from core.remote.target import bracket_problem, parse_remote
-from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.shared.text import quoted
 
 LOG_PATH_HELP = "session log file or session directory"
@@ -144,11 +145,15 @@ def local_roots(roots: Iterable[str]) -> list[Path]:
 
 def check_local_roots(roots: Iterable[str]) -> None:
     """Refuse, naming it, the first root on this machine that is not there or cannot be looked at (a link loop, a
-    denied directory: ``stat_or_none`` says why), before a command over sessions roots starts."""
+    denied directory: ``stat_or_none`` says why), or that is neither a directory nor a file (a FIFO, a device),
+    before a command over sessions roots starts."""
     default = default_sessions_root()
     for root in local_roots(roots):
-        if stat_or_none(root) is None:
+        st = stat_or_none(root)
+        if st is None:
             example = f", e.g. {default}" if default.exists() else ""
             raise LogNotFoundError(
                 f"{root}: no such file or directory (give a sessions root, session directory or log{example})"
             )
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            raise LogFormatError(not_a_log(str(root), stat.S_IFMT(st.st_mode)))

@@ -25,22 +25,27 @@ def test_fleet_refuses_an_interval_that_is_not_a_positive_number_of_seconds(
 
 @pytest.mark.parametrize(
     "command",
-    [["fleet", "LOOP"], ["fleet", "ROOT", "LOOP"], ["watch", "LOOP"], ["watch", "ROOT", "LOOP"], ["alerts", "LOOP"],
-     ["alerts", "ROOT", "LOOP", "--follow"], ["sessions", "ROOT", "LOOP"]],
+    [["fleet", "BAD"], ["fleet", "ROOT", "BAD"], ["watch", "BAD"], ["watch", "ROOT", "BAD"], ["alerts", "BAD"],
+     ["alerts", "ROOT", "BAD", "--follow"], ["sessions", "ROOT", "BAD"]],
 )  # fmt: skip
-def test_a_root_that_is_a_link_loop_is_named_so_before_anything_starts(
-    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("bad", ["loop", "fifo"])
+def test_a_root_that_is_a_link_loop_or_no_directory_nor_file_is_named_so_before_anything_starts(
+    tmp_path: Path, command: list[str], bad: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every command over sessions roots says which root loops, as ``sessions`` does, never 'no such file'."""
+    """Every command over sessions roots says which root loops, as ``sessions`` does, never 'no such file'. A FIFO
+    or a device given for a root opened the fleet table (fleet, watch of several roots) with no session and no word
+    why: it is refused too, naming what it is, as ``sessions`` and ``alerts`` named it."""
+    import os
 
     def started(self: TapedeckApp) -> None:
         raise AssertionError("the TUI started")
 
     monkeypatch.setattr(TapedeckApp, "run", started)
-    loop, root = tmp_path / "loop", tmp_path / "root"
-    loop.symlink_to(loop)
+    path, root = tmp_path / bad, tmp_path / "root"
+    path.symlink_to(path) if bad == "loop" else os.mkfifo(path)
     root.mkdir()
-    argv = [str({"LOOP": loop, "ROOT": root}.get(word, word)) for word in command]
+    argv = [str({"BAD": path, "ROOT": root}.get(word, word)) for word in command]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"{loop}: cannot read (Too many levels of symbolic links)" in err and "no such file" not in err, err
+    said = "cannot read (Too many levels of symbolic links)" if bad == "loop" else "is a FIFO, not a session log file"
+    assert f"{path}: {said}" in err and "no such file" not in err, err
