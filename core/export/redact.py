@@ -161,7 +161,7 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
 # ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
-# ``mc alias set NAME URL KEY …`` (``mc config host add``),
+# ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``),
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
@@ -195,6 +195,8 @@ _NET_USE = (
 )
 # what, in the place of a password after a share, is none: by the command's first three letters
 _POSITIONAL = {b"net": (b"/",), b"smb": (b"-", b"<", b">", b"1>", b"2>")}
+# MinIO client's options, before its command's arguments: flags, and ``--api``/``--path`` with their value
+_MC_OPTIONS = rb"(?:[ \t]+(?:--(?:api|path|config-dir)(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?))*"
 _CLI_VALUE = rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"  # a command's argument, quoted or not
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
@@ -218,7 +220,8 @@ _CLI_PASSWORD = re2.compile(
     rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
-    rb"|mc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+" + _CLI_ARGUMENT + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
+    rb"|\bmc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
+    + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
     + _CLI_VALUE
 )
 # the password a command takes as a bare argument in a place of its own (group 1), unless it is a reference, or
@@ -434,7 +437,7 @@ _SCREEN = (
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
-    + rb"|(?:rar|bcp|https?|mc)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
+    + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -76,7 +76,7 @@ ASSIGNMENTS = st.tuples(
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
      "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ", "openssl passwd -6 ",
-     "mkpasswd -m sha-512 ",
+     "mkpasswd -m sha-512 ", "mcli alias set --insecure s3 https://h ak ", "mc admin user add s3 ann ",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
      "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
      "useradd -m -p "]
@@ -2276,3 +2276,24 @@ def test_the_password_a_hash_is_made_of_goes(text: str, out: str) -> None:
 def test_hashing_commands_given_no_password_stay() -> None:
     _stays("openssl passwd -6\nopenssl passwd -6 -salt xyz\nopenssl passwd -6 -stdin < pw.txt\nopenssl passwd -6 \"$PW\"\n"
            "mkpasswd -m sha-512\nmkpasswd -m help\nmkpasswd -s\nopenssl passwd -stdin -6\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mcli alias set m http://h:9000 minioadmin Sk3cretValue", "mcli alias set m http://h:9000 minioadmin [redacted key]"),
+        ("mc alias set --insecure m http://h:9000 ak Sk3cretValue", "mc alias set --insecure m http://h:9000 ak [redacted key]"),
+        ("mc --insecure alias set m http://h ak Sk3cretValue", "mc --insecure alias set m http://h ak [redacted key]"),
+        ("mc alias set --api S3v4 m http://h ak Sk3cretValue", "mc alias set --api S3v4 m http://h ak [redacted key]"),
+        ("mc admin user add myminio ann Sk3cretValue", "mc admin user add myminio ann [redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_secret_key_more_mc_lines_give_goes(text: str, out: str) -> None:
+    """``mc alias set`` with an option before its arguments (``--insecure``, ``--api S3v4``, or mc's own before
+    ``alias``), MinIO's client under the name ``mcli``, and ``mc admin user add ALIAS USER SECRET`` let the secret
+    key out: the access key before it names the account, as a URL's user does, and stays."""
+    _redacts(text, out)
+
+
+def test_mc_lines_with_no_secret_stay() -> None:
+    _stays("mc admin user list myminio\nmc admin user add myminio ann\nmc alias set --insecure m http://h\n")
