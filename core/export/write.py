@@ -29,8 +29,9 @@ from core.log.layout import LOG_NAMES, resolve_log_path
 from core.log.writer import LOCK_NAME
 from core.policies.spill import SPILL_DIR
 from core.read.index import index_path
-from core.read.notes import SUFFIX, sidecar_paths
+from core.read.notes import LOCK, SUFFIX, sidecar_paths, temporary_prefix
 from core.shared.errors import TapedeckError
+from core.shared.fdwrite import is_temporary
 from core.shared.jsonout import dumps
 from core.shared.text import path_text
 
@@ -252,9 +253,15 @@ def _kept(real: Path, log: Path) -> str | None:
     of ``SESSION_FILES`` in its directory, the temporary name its writer gives one before renaming it into place (the
     host's ``.host.json.<machine>.<pid>.tmp``, the bridge's ``.bridge.json.<pid>.tmp``, a new log's
     ``session.jsonl.<random>.tmp``: an export renamed over it while its writer works would be renamed into that
-    file's place), a result the host stored in ``spill/``, or the log's index."""
+    file's place), a result the host stored in ``spill/``, the log's index, or its notes sidecar's lock or the
+    temporary name a note is written under (``_holds_notes`` takes the sidecar itself)."""
     if real == index_path(log):
         return "its index"
+    for sidecar in sidecar_paths(log):
+        if real.parent == sidecar.parent and real.name == sidecar.name + LOCK:
+            return "the lock its notes are written under"
+        if real.parent == sidecar.parent and is_temporary(real.name, temporary_prefix(sidecar)):
+            return "a temporary name its notes are written under"
     if real.parent == log.parent / SPILL_DIR:
         return f"a tool output stored in {SPILL_DIR}/"
     if real.parent != log.parent:

@@ -49,6 +49,7 @@ from core.shared.text import shown
 from core.shared.values import whole_digits
 
 SUFFIX = ".notes.json"
+LOCK = ".lock"  # after a sidecar's name: the file its writers lock
 VERSION = 1
 MAX_TEXT = 20_000  # code points of one note
 
@@ -99,6 +100,11 @@ def session_key(path: str | os.PathLike[str]) -> str | None:
 def _pointer(key: str) -> Path:
     """Where the path of the sidecar last written for session ``key`` is kept."""
     return data_dir() / "sessions" / key
+
+
+def temporary_prefix(sidecar: Path) -> str:
+    """What the temporary name a note is written under before it replaces ``sidecar`` starts with."""
+    return sidecar.name + "."
 
 
 def sidecar_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -270,7 +276,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
     kept = None
     try:
         sidecar.parent.mkdir(parents=True, exist_ok=True)
-        with open(sidecar.with_name(sidecar.name + ".lock"), "a+b") as lock:
+        with open(sidecar.with_name(sidecar.name + LOCK), "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             found = find_sidecar(path)  # again, now that no other writer changes it
             if found.other == sidecar:  # another session's notes: kept whole, under a name of their own
@@ -281,7 +287,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
                 notes[seq] = Note(seq, text, int(time.time() * 1000))
             else:
                 notes.pop(seq, None)
-            replace_file(sidecar, _dump(notes, key), prefix=sidecar.name + ".", sync=True)
+            replace_file(sidecar, _dump(notes, key), prefix=temporary_prefix(sidecar), sync=True)
     except OSError as exc:
         raise NotesError(f"{sidecar}: cannot write ({exc.strerror or exc})") from None
     if key is not None:

@@ -35,9 +35,19 @@ def replace_file(
         raise
 
 
+_RANDOM = 6  # bytes of a temporary name's random part, written as twice as many hex digits
+_HEX = frozenset("0123456789abcdef")
 # what ``tempfile.mkstemp`` opens its file with: a new file (never one a link points to), closed on exec
 _NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _TRIES = 100
+
+
+def is_temporary(name: str, prefix: str, suffix: str = "") -> bool:
+    """Whether ``name`` is one ``replace_file`` may write under for ``prefix`` and ``suffix`` (``_create_beside``)."""
+    middle = name[len(prefix) : len(name) - len(suffix)]
+    return (
+        name.startswith(prefix) and name.endswith(suffix) and len(middle) == 2 * _RANDOM and all(c in _HEX for c in middle)
+    )
 
 
 def _create_beside(path: Path, prefix: str, suffix: str) -> tuple[int, str]:
@@ -45,7 +55,7 @@ def _create_beside(path: Path, prefix: str, suffix: str) -> tuple[int, str]:
     alone, open for writing: its descriptor and path. What ``tempfile.mkstemp`` does, without importing
     ``tempfile``: it and its ``random`` were 6 M instructions of a first read that writes a log's index."""
     for _ in range(_TRIES):
-        temp = os.path.join(os.path.abspath(path.parent), f"{prefix}{os.urandom(6).hex()}{suffix}")
+        temp = os.path.join(os.path.abspath(path.parent), f"{prefix}{os.urandom(_RANDOM).hex()}{suffix}")
         try:
             return os.open(temp, _NEW, 0o600), temp
         except FileExistsError:
