@@ -34,6 +34,7 @@ from core.log.vocabulary import (
     is_known_type,
 )
 from core.shared.diagnostics import Diagnostic
+from core.shared.text import shown
 
 RecordNote = tuple[int, int, int, int, int, str]
 """One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it
@@ -602,7 +603,7 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic(
                     code,
-                    f"expected {key} {expected}, found {declared!r}; renumbered from {self.next_seq}",
+                    f"expected {key} {expected}, found {shown(declared)}; renumbered from {self.next_seq}",
                     offset,
                     self.next_seq,
                 )
@@ -674,7 +675,7 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic(
                     "unknown-type",
-                    f'unknown event type {etype!r} without "ignorable": true (DSH would refuse it); kept opaque',
+                    f'unknown event type {shown(etype)} without "ignorable": true (DSH would refuse it); kept opaque',
                     offset,
                     seq,
                     "info",

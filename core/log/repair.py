@@ -47,6 +47,7 @@ from core.log.vocabulary import LOST_EVENT
 from core.log.writer import acquire, append_synced, encode_event
 from core.shared.errors import LogFormatError
 from core.shared.regular import open_regular
+from core.shared.text import shown
 
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 CHUNK = 1 << 20  # bytes read at a time, and written per frame of a repaired zstd log
@@ -419,7 +420,7 @@ class _Rebuild:
         elif seq is None:
             return Hole(piece.offset, piece.length, f"no {key}")
         elif type(seq) is not int or not 0 <= seq <= MAX_SEQ:
-            return Hole(piece.offset, piece.length, f"{key} {seq!r} is not an integer from 0 to {MAX_SEQ}")
+            return Hole(piece.offset, piece.length, f"{key} {shown(seq)} is not an integer from 0 to {MAX_SEQ}")
         stamp = event.get("time0" if key == "seq0" else "time")
         return _Line(seq, False, 0, 0, order, count, piece.offset, piece.length, raw, stamp if type(stamp) is int else None)
 

@@ -23,7 +23,7 @@ from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
 from core.read.usage import UsageTally
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import tool_block_failed, tool_result_failed
+from core.shared.text import shown, tool_block_failed, tool_result_failed
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
@@ -697,7 +697,7 @@ class Session:
         of them (which says it is ``declared``) at ``next_seq``; their seq is returned, and counted."""
         seq = self._count
         if declared != seq:
-            self._diag("seq-mismatch", f"projection expected seq {seq}, got {declared!r}", seq)
+            self._diag("seq-mismatch", f"projection expected seq {seq}, got {shown(declared)}", seq)
         self._count = seq + n
         counts = self.counts
         counts[etype] = counts.get(etype, 0) + n
@@ -746,7 +746,7 @@ class Session:
         turn = self.turns.get(number) if isinstance(number, int) else None
         if turn is None or turn.end_seq is not None:
             self._diag(
-                "turn-end-unmatched", f"turn/end for turn {number!r}, which is not open", seq, "warning"
+                "turn-end-unmatched", f"turn/end for turn {shown(number)}, which is not open", seq, "warning"
             )
             return
         turn.end_seq = seq
@@ -761,7 +761,7 @@ class Session:
         turn = self.turns.get(data.get("turn"))  # type: ignore[arg-type]
         step_no = data.get("step")
         if turn is None or not isinstance(step_no, int):
-            self._diag("step-outside-turn", f"step/start {step_no!r} outside an open turn", seq, "warning")
+            self._diag("step-outside-turn", f"step/start {shown(step_no)} outside an open turn", seq, "warning")
             return
         replaced = turn.steps.get(step_no)
         if replaced is not None:
@@ -775,7 +775,7 @@ class Session:
         if step is None:
             self._diag(
                 "step-end-unmatched",
-                f"step/end for turn {data.get('turn')!r} step {data.get('step')!r}",
+                f"step/end for turn {shown(data.get('turn'))} step {shown(data.get('step'))}",
                 seq,
                 "warning",
             )
@@ -896,7 +896,7 @@ class Session:
             if error.get("code") != "TOOL_NOT_STARTED":
                 self._diag(
                     "orphan-result",
-                    f"tool/result for call {call_id!r} has no tool/call in turn {turn} step {step}",
+                    f"tool/result for call {shown(call_id)} has no tool/call in turn {turn} step {step}",
                     seq,
                 )
             if call is None and isinstance(turn, int) and isinstance(step, int) and call_id is not None:
@@ -933,7 +933,7 @@ class Session:
         span = op_span(op)
         self._sources[seq] = list(sources or [])
         if span is None:
-            self._diag("bad-surface-op", f'surfaceOp {op!r} is neither "append" nor a replace op', seq)
+            self._diag("bad-surface-op", f'surfaceOp {shown(op)} is neither "append" nor a replace op', seq)
             return
         start, end = span
         i, j = self._position(start), self._position(end)

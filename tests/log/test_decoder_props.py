@@ -155,3 +155,25 @@ def test_legacy_shapes_are_upgraded() -> None:
     assert e[3]["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "disposed"}}
     assert e[4]["type"] == "mystery/thing"
     assert [d.code for d in batch.diagnostics] == ["unknown-type"]
+
+
+def test_a_value_a_diagnostic_names_reads_as_the_logs_json(tmp_path) -> None:
+    """The readers' diagnostics quoted an event's type, a declared seq, a call id and a surfaceOp as Python writes
+    them ('1'), whole (a 100,000-character type) and with their controls as Python's escapes: each reads as the log's
+    JSON, cut, its controls as JSON escapes."""
+    from core.read.load import load_session
+
+    long = "k" * 100_000
+    events = [
+        {"type": long, "seq": 0, "time": 1, "data": {}},
+        {"type": "turn/end", "seq": "1", "time": 1, "data": {"turn": 1}},
+        {"type": "tool/result", "seq": 2, "time": 1, "surfaceOp": "append", "data": {"turn": 1, "step": 1,
+         "message": {"role": "tool", "content": [], "source": {"callId": "c\x1b[2J"}}}},
+        {"type": "tool/result", "seq": 3, "time": 1, "data": {}, "surfaceOp": long},
+    ]  # fmt: skip
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(raw_log(events))
+    session = load_session(log)
+    said = [d.message for d in session.diagnostics]
+    assert said and all(len(m) < 300 and "\x1b" not in m and "'" not in m for m in said), said
+    assert any('found "1"' in m for m in said) and any('call "c\\u001b[2J"' in m for m in said), said
