@@ -133,9 +133,9 @@ def check_types(values: Iterable[str] | None) -> None:
     for value in values or ():
         items = TypeSelection.parse(value).items
         if not items:
-            raise TapedeckError(f"--type {value!r} names no event type: give types, comma-separated (e.g. tool/,!tool/result)")
+            raise TapedeckError(f"--type '{quoted(value)}' names no event type: give types, comma-separated (e.g. tool/,!tool/result)")
         if "!" in items:
-            raise TapedeckError(f"--type {value!r}: a '!' leaves out the type written after it, and none is")
+            raise TapedeckError(f"--type '{quoted(value)}': a '!' leaves out the type written after it, and none is")
 
 
 def local_roots(roots: Iterable[str]) -> list[Path]:

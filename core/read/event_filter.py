@@ -59,13 +59,13 @@ def parse_turns(text: str) -> tuple[int, int | None] | None:
         return None
     m = _TURNS.match(text)
     if m is None:
-        raise ValueError(f"turn range {text.strip()!r} must look like 3, 3-7 or 3-")
+        raise ValueError(f"turn range '{quoted(text.strip())}' must look like 3, 3-7 or 3-")
     if any(whole_digits(n) is None for n in m.group(1, 3) if n):
         raise ValueError(f"turn range: a number has more than {sys.get_int_max_str_digits()} digits")
     first = int(m.group(1))
     last = None if m.group(2) and m.group(3) is None else int(m.group(3) or first)
     if last is not None and last < first:
-        raise ValueError(f"turn range {text.strip()!r} ends before it starts")
+        raise ValueError(f"turn range '{quoted(text.strip())}' ends before it starts")
     return first, last
 
 

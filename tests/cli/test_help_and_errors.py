@@ -158,6 +158,17 @@ def test_a_long_or_hostile_recall_argument_is_quoted_cut(
     assert len(err) < 400 and "\x1b" not in err, err[:400]
 
 
+@pytest.mark.parametrize("argv", [["events", "LOG", "--type", "," * 100_000], ["events", "LOG", "--type", "!" + " " * 100_000],
+                                  ["export", "LOG", "--turns", "x" * 100_000, "-o", "-"]], ids=["--type", "--type !", "--turns"])  # fmt: skip
+def test_a_long_filter_argument_is_quoted_cut(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """--type and --turns quoted a value they refused whole, as Python writes a string: 100,000 characters back."""
+    assert main([str(fixtures_dir / FIXTURE) if a == "LOG" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 400 and "…" in err, err[:400]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
