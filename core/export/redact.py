@@ -149,9 +149,14 @@ _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budget", "input", "output", "prompt",
                           "completion", "context", "reasoning", "cached"})
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
-# value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
-_OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
-_OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)")
+# value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``, and of one
+# dash in any case, as PowerShell's cmdlets, nuget and Java tools write them (``-Password …``, ``-ApiKey …``,
+# ``-token …``), where a word starts (``reset-your-password`` is none)
+_OPTION_NAME = rb"--?(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
+_OPTION = re2.compile(
+    rb"(?:^|[\s\"'(]|\\[nrt])(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
+)
+_PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` and MariaDB's (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``/``--pass …``,
@@ -752,7 +757,8 @@ def _secret_number(key: Any, value: Any) -> bool:
 
 def _option_value(data: bytes, m: Any) -> bool:
     """True when what follows an option named for a secret is one: no other option, no help text's placeholder
-    (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, and, as
+    (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, no
+    source of openssl's (``-password env:PW``; ``pass:…`` is ``_CLI_PASSWORD``'s), and, as
     after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
     value = m.group(3)
     if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
@@ -760,6 +766,8 @@ def _option_value(data: bytes, m: Any) -> bool:
     elif len(value) < ENV_MIN_NAMED:  # unquoted, a shorter one is as likely code (``_secret_value``)
         return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
+        return False
+    if value.startswith(_PASS_SOURCES):  # openssl's ``-password pass:…`` (``_CLI_PASSWORD`` takes what follows)
         return False
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
 

@@ -76,7 +76,8 @@ ASSIGNMENTS = st.tuples(
      "net user bob ", "nmcli dev wifi connect Home password ", "wpa_passphrase Home ", "ls\nzip -e -P ",
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
      "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ", "openssl passwd -6 ",
-     "mkpasswd -m sha-512 ", "mcli alias set --insecure s3 https://h ak ", "mc admin user add s3 ann ",
+     "mkpasswd -m sha-512 ", "mcli alias set --insecure s3 https://h ak ", "mc admin user add s3 ann ", "nuget push a.nupkg -ApiKey ",
+     "Invoke-Sqlcmd -Username sa -Password ",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
      "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
      "useradd -m -p "]
@@ -2297,3 +2298,24 @@ def test_the_secret_key_more_mc_lines_give_goes(text: str, out: str) -> None:
 
 def test_mc_lines_with_no_secret_stay() -> None:
     _stays("mc admin user list myminio\nmc admin user add myminio ann\nmc alias set --insecure m http://h\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("nuget push a.nupkg -ApiKey oy2kq7xv9wz -Source https://nuget.x/v3", "nuget push a.nupkg -ApiKey [redacted key] -Source https://nuget.x/v3"),
+        ("Invoke-Sqlcmd -ServerInstance db -Username sa -Password Hunter2pw", "Invoke-Sqlcmd -ServerInstance db -Username sa -Password [redacted key]"),
+        ("java -jar tool.jar -token Tok3nValue99 -v", "java -jar tool.jar -token [redacted key] -v"),
+        ('{"c": "deploy -secret \\"two words\\""}', '{"c": "deploy -secret \\"[redacted key]\\""}'),
+        ("--Password Hunter2pw", "--Password [redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_value_of_a_single_dash_option_named_for_a_secret_goes(text: str, out: str) -> None:
+    """``-ApiKey KEY`` (nuget, PowerShell's cmdlets), ``-Password PW`` and Java tools' ``-token T`` went out: only an
+    option of two dashes in lower case (``--api-key``) was known."""
+    _redacts(text, out)
+
+
+def test_single_dash_words_that_name_a_secret_stay() -> None:
+    _stays("reset-your-password please\nthe anti-token policy is strict\nGet-Thing -Token $tok\nrun -token_count 42\n"
+           "help: -password PASSWORD  the password to use\nx = a -token\n")
