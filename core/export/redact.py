@@ -225,7 +225,7 @@ _CLI_PASSWORD = re2.compile(
     rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
-    rb"|\bmc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
+    rb"|mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
     + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
     + _CLI_VALUE
 )
