@@ -15,6 +15,7 @@ from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
 from core.read.load import load_session
 from core.read.session import Session
+from core.shared.text import shown
 
 
 def register(subparsers: Any) -> None:
@@ -74,7 +75,7 @@ def resolve_workspace(session: Session, workspace: str | None) -> Path:
         return path
     cwd = session.header.get("cwd")
     if not isinstance(cwd, str) or not Path(cwd).is_absolute():
-        raise ProlongError(f"session header has no absolute cwd ({cwd!r}); pass --workspace DIR")
+        raise ProlongError(f"session header has no absolute cwd ({shown(cwd)}); pass --workspace DIR")
     return Path(cwd)
 
 

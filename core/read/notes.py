@@ -45,7 +45,7 @@ from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
-from core.shared.text import shown
+from core.shared.text import quoted, shown
 from core.shared.values import whole_digits
 
 SUFFIX = ".notes.json"
@@ -214,7 +214,7 @@ def parse_notes(data: bytes, where: str) -> dict[int, Note]:
     for key, entry in entries.items():
         seq = whole_digits(key) if key.isascii() and key.isdigit() else None  # None: more digits than int() takes
         if seq is None:
-            raise NotesError(f"{where}: note key {key[:40]!r} is not a seq (a non-negative integer)")
+            raise NotesError(f"{where}: note key '{quoted(key)}' is not a seq (a non-negative integer)")
         if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
             raise NotesError(f"{where}: note at seq {key} has no text string")
         stamp = entry.get("time")

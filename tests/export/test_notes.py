@@ -446,11 +446,15 @@ def test_note_and_notes_on_a_file_that_is_no_session_log_say_so(
         (b'{"notes": []}', "x: 'notes' must be an object keyed by seq, found a list"),
         (b'{"notes": null}', "x: 'notes' must be an object keyed by seq, found null"),
         (b'{"version": "2"}', 'x: unknown notes version "2" (this tapedeck reads 1)'),
+        pytest.param(b'{"notes": {"a\\u001b' + b"b" * 200 + b'": {"text": "t"}}}',
+                     "x: note key 'a\\u001b" + "b" * 77 + "\u2026' is not a seq (a non-negative integer)",
+                     id="a-long-key-with-a-control"),
     ],
-)
+)  # fmt: skip
 def test_a_sidecar_of_another_shape_is_named_as_json_names_it(data: bytes, says: str) -> None:
     """A sidecar of another shape was refused by Python's type names ('found list', 'found NoneType') and its
-    version as Python writes it ('2' for "2", None for null)."""
+    version as Python writes it ('2' for "2", None for null); a key that is no seq was cut at 40 characters with no
+    mark, as Python writes a string, where every other message quotes one (``quoted``)."""
     with pytest.raises(NotesError) as info:
         parse_notes(data, "x")
     assert str(info.value) == says

@@ -206,6 +206,23 @@ def test_cli_status_rejects_bad_input_cleanly(
     assert err.startswith("tapedeck: ") and message in err
 
 
+@pytest.mark.parametrize(
+    ("cwd", "said"),
+    [("rel\x1b[2J" + "x" * 1000, '("rel\\u001b[2J' + "x" * 72 + '…" (1,007 characters))'), (None, "(null)"), (7, "(7)")],
+    ids=["long-with-a-control", "null", "number"],
+)
+def test_cli_status_quotes_a_header_cwd_it_cannot_use_as_the_json_the_log_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cwd: object, said: str
+) -> None:
+    """A header's cwd that is no absolute path was quoted as Python writes it, whole (1,000 characters on one line
+    of stderr, None for null), where the header's own warning shows it as the log's JSON (``shown``)."""
+    header, *rest = (Path(FIXTURES) / "tool-call-turn.session.jsonl").read_bytes().splitlines(True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(json.dumps({**json.loads(header), "cwd": cwd}).encode() + b"\n" + b"".join(rest))
+    assert main(["status", str(path)]) == 2
+    assert capsys.readouterr().err == f"tapedeck: session header has no absolute cwd {said}; pass --workspace DIR\n"
+
+
 def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
