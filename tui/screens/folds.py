@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static, TextArea
 
@@ -258,7 +258,8 @@ class FoldsScreen(PolicyScreen):
         """The results table, the cursor row's columns the table leaves out when narrow, and a totals line."""
         with Vertical(classes="policy-body"):
             yield RowTable(id="folds-table", cursor_type="row", classes="policy-table")
-            yield Static(id="folds-selected")
+            with VerticalScroll(id="folds-selected-box"):  # a path of any length leaves the table room
+                yield Static(id="folds-selected")
             yield Static(id="folds-totals")
 
     @while_stacked
@@ -267,7 +268,7 @@ class FoldsScreen(PolicyScreen):
         table = self.query_one("#folds-table", DataTable)
         for label in COLUMNS:
             table.add_column(label, key=label)
-        self.query_one("#folds-selected").display = False
+        self.query_one("#folds-selected-box").display = False
         super().on_mount()
 
     def on_resize(self) -> None:
@@ -298,7 +299,7 @@ class FoldsScreen(PolicyScreen):
         for label in COLUMNS[len(table.columns) : shown]:
             table.add_column(label, key=label)
         fill_table(table, [(key, cells[:shown]) for key, cells in rows])
-        self.query_one("#folds-selected").display = shown < len(COLUMNS)
+        self.query_one("#folds-selected-box").display = shown < len(COLUMNS)
         self._show_selected()
         counts: dict[str, int] = {}
         for line in view:

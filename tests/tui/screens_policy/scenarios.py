@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,9 +225,14 @@ WIDE_PATHS = (
 def wide_paths(directory: Path) -> Path:
     """Tool results on files whose paths hold wide characters (CJK, emoji), two cells each on a terminal; the first
     is folded."""
+    return _folded_reads(directory, WIDE_PATHS)
+
+
+def _folded_reads(directory: Path, paths: Sequence[str]) -> Path:
+    """A ``read_file`` of each of ``paths`` in one step, folded at the next."""
     log = LogBuilder()
     log.start_turn("Summarise the quarter's reports.")
-    log.calls([("read_file", {"path": path}, table_text(f"r{i}", 120), False) for i, path in enumerate(WIDE_PATHS)])
+    log.calls([("read_file", {"path": path}, table_text(f"r{i}", 120), False) for i, path in enumerate(paths)])
     log.end_step()
     log.start_step()
     log.plan(lambda s: plan_fold(s, CONFIG.slice))
@@ -245,3 +251,8 @@ def long_region(directory: Path) -> Path:
         log.start_step()
     log.say("Found it.")
     return log.write(directory)
+
+
+def long_paths(directory: Path) -> Path:
+    """Six folded results of files whose paths are a thousand characters long."""
+    return _folded_reads(directory, ["reports/" + "deep/" * 200 + f"r{i}.csv" for i in range(6)])

@@ -15,9 +15,10 @@ from textual.widgets import DataTable
 from core.policies.checkpoint import plan_checkpoint
 from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle
 from tests.tui.screens_policy.scenarios import LONG_OBJECTIVE as OBJECTIVE
-from tests.tui.screens_policy.scenarios import long_region
+from tests.tui.screens_policy.scenarios import long_paths, long_region
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
+from tui.screens.folds import FoldsScreen
 
 pytestmark = pytest.mark.anyio
 WIDTHS = [80, 200]
@@ -112,3 +113,24 @@ async def test_every_row_of_the_rewind_preview_can_be_reached_at_60x20(tmp_path:
             seen.update(line.split()[0] for line in drawn(app, region) if line.split() and line.split()[0].isdigit())
             await pilot.press("down")
         assert seen == expected, "\n".join(drawn(app, app.screen))
+
+
+async def test_a_long_path_leaves_the_folds_table_its_rows_at_60x20(tmp_path: Path) -> None:
+    """At 60 columns the Folds screen gives the cursor row's path whole under the table; a path of a thousand
+    characters took every row of the screen, leaving the table its header alone (no result in sight) and pushing the
+    row's policy, note and the totals off the screen. The line takes at most 40% of the body and scrolls in its
+    box: the table keeps rows, and Tab then End bring the line's end in sight."""
+    app = PolicyHarness(long_paths(tmp_path / "s"), FoldsScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 6)
+        await pilot.press("down")
+        await pilot.pause(0.1)
+        rows = [line for line in drawn(app, table) if line.split() and line.split()[0].isdigit()]
+        assert len(rows) >= 3, "\n".join(drawn(app, app.screen))
+        totals = " ".join(" ".join(drawn(app, app.screen.query_one("#folds-totals"))).split())
+        assert totals.startswith("6 folded"), "\n".join(drawn(app, app.screen))
+        await pilot.press("tab", "end")
+        await pilot.pause(0.1)
+        line = "".join(drawn(app, app.screen.query_one("#folds-selected-box")))
+        assert "data digest of seq" in line, "\n".join(drawn(app, app.screen))

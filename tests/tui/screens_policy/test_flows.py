@@ -399,7 +399,7 @@ async def test_folds_fit_a_narrow_terminal_and_say_the_rest_of_the_row(tmp_path:
         await pilot.resize_terminal(160, 45)
         await settle(pilot, lambda: len(table.columns) == 10)
         assert cells(table, "9")[-1] == "error results are never folded"
-        assert not screen.query_one("#folds-selected", Static).display
+        assert not screen.query_one("#folds-selected-box").display
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
