@@ -25,7 +25,7 @@ import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
 from core.shared.regular import read_regular
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 from core.shared.values import int_or_none, whole_digits
 
 PLUGIN_FILE = "tapedeck-bridge.mjs"
@@ -316,7 +316,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
         return None, f"{path} is not a JSON object"
     state = obj.get("state")
     if state not in BRIDGE_STATES:
-        return None, f"{path}: unknown state {state!r}"
+        return None, f"{path}: unknown state {shown(state)}"
     pid = int_or_none(obj.get("pid"))
     proc_start = obj.get("procStart")
     dir_id = _str(obj.get("dirId"))

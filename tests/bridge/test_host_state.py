@@ -422,3 +422,14 @@ def test_versions_order_as_their_numbers_whatever_their_length(a: list[int], b: 
     long = "1" + "0" * digits
     assert newer_release(long, dotted(b)) == ([10**digits] > b if digits < 4000 else True)
     assert newer_release(text, long) in (True, False) and newer_release(long, text) in (True, False)
+
+
+def test_a_bridge_files_unknown_state_is_shown_as_its_json(tmp_path: Path) -> None:
+    """A state no bridge writes was named as Python writes it and whole (a forged bridge.json's 60 KB state, an
+    escape sequence in it, in every reader's problem line; None for none), where every other message shows a value
+    from a file as JSON (``shown``: cut, its length said, controls as escapes)."""
+    log = dsh_log(tmp_path / "s")
+    for state, said in (("\x1b[2J" + "x" * 60_000, '"\\u001b[2J' + "x" * 75 + '…" (60,004 characters)'),
+                        (None, "null"), (["running"], '["running"]')):  # fmt: skip
+        (log.parent / BRIDGE_FILE).write_bytes(json.dumps({"state": state, "pid": os.getpid()}).encode())
+        assert read_bridge(log.parent) == (None, f"{log.parent / BRIDGE_FILE}: unknown state {said}")

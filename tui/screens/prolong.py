@@ -20,7 +20,7 @@ from textual.widgets import Static
 from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong import ProlongError, session_status_text
 from core.read.session import Session
-from core.shared.text import printable
+from core.shared.text import printable, shown
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, logged
 from tui.screens.stacked import while_stacked
@@ -39,7 +39,7 @@ def workspace_of(session: Session) -> Path:
     if isinstance(cwd, str) and Path(cwd).is_absolute():
         return Path(cwd)
     raise ProlongError(
-        f"this session names no workspace: no tapedeck/host event, and the header's cwd ({cwd!r}) "
+        f"this session names no workspace: no tapedeck/host event, and the header's cwd ({shown(cwd)}) "
         "is not an absolute path, so there is no log file to report on"
     )
 

@@ -356,8 +356,13 @@ def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> No
     log.add(route(1, 1))
     assert workspace_of(log.session()) == Path(HEADER["cwd"])
     dsh = LogBuilder({**HEADER, "cwd": "{{cwd}}"}, host=False)
-    with pytest.raises(TapedeckError, match=r"header's cwd \('\{\{cwd\}\}'\) is not an absolute path"):
+    with pytest.raises(TapedeckError, match=r"header's cwd \(\"\{\{cwd\}\}\"\) is not an absolute path"):
         derive_prolong(dsh.session())
+    hostile = LogBuilder({**HEADER, "cwd": "rel\x1b[2J" + "x" * 1000}, host=False)  # shown as the log's JSON, cut
+    with pytest.raises(TapedeckError) as info:
+        derive_prolong(hostile.session())
+    assert str(info.value).startswith("this session names no workspace: no tapedeck/host event, and the header's cwd "
+                                      '("rel\\u001b[2J' + "x" * 72 + '…" (1,007 characters)) is not an absolute path')
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
