@@ -71,7 +71,7 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
             raise ControlError(f"--arg {quoted(key)} is given twice ({shown(given[key])}, then {shown(text)}): "
                                "give it once")
         given[key] = text
-        check_utf8(f"--arg {key}", text)
+        check_utf8(f"--arg {quoted(key)}", text)
         spec = specs.get(key)
         if spec is None or spec.kind == "string":
             out[key] = text

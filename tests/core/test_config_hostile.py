@@ -365,6 +365,18 @@ def test_a_long_model_name_is_quoted_cut() -> None:
     assert len(message) < 300, message[:300]
 
 
+@pytest.mark.parametrize("key", [_LONG, "a\x1b[2J"], ids=["long", "escape"])
+def test_an_arg_whose_value_is_not_utf8_names_its_key_cut_and_escaped(key: str) -> None:
+    """An --arg whose value is not UTF-8 named its key whole and as it came: 100,057 characters, or an escape."""
+    from core.cli.control import parse_args
+    from core.shared.errors import TapedeckError
+
+    with pytest.raises(TapedeckError) as info:
+        parse_args("checkpoint", [f"{key}=\udc80"])
+    message = str(info.value)
+    assert len(message) < 200 and "\x1b" not in message and "is not valid UTF-8" in message, message[:300]
+
+
 def test_a_normal_unknown_key_is_quoted_as_before() -> None:
     _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
     _refused(lambda: validate_config({"slicer": {}}), "Unknown config section slicer. Did you mean slice?")
