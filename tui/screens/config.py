@@ -24,7 +24,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
@@ -268,7 +268,8 @@ class ConfigScreen(PolicyScreen):
                     "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
                 )
                 yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
-                yield Static(id="config-check")
+                with VerticalScroll(id="config-check-box"):  # a value of any length leaves the history room
+                    yield Static(id="config-check")
                 yield Static("Logged changes", classes="policy-subtitle")
                 yield RowTable(id="config-history", cursor_type="none", classes="policy-table")
 

@@ -134,3 +134,27 @@ async def test_a_long_path_leaves_the_folds_table_its_rows_at_60x20(tmp_path: Pa
         await pilot.pause(0.1)
         line = "".join(drawn(app, app.screen.query_one("#folds-selected-box")))
         assert "data digest of seq" in line, "\n".join(drawn(app, app.screen))
+
+
+async def test_a_long_value_leaves_the_logged_changes_in_sight_at_80x24(tmp_path: Path) -> None:
+    """The Config screen's side pane gives the selected key's current value whole over the logged changes; at 80x24
+    the value of ``adaptive.taskProfiles`` (five profiles of JSON) wrapped past the pane's end, cut there unread,
+    and pushed the logged changes off the screen. The value takes at most half the pane and scrolls in its box
+    (Tab to it, then End): the logged changes stay in sight."""
+    app = PolicyHarness(_changed_keys(tmp_path / "s"), ConfigScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        keys = app.screen.query_one("#config-keys", DataTable)
+        history = app.screen.query_one("#config-history", DataTable)
+        await settle(pilot, lambda: keys.row_count > 0 and history.row_count == 2)
+        keys.move_cursor(row=next(i for i in range(keys.row_count) if str(keys.get_row_at(i)[0]) == "adaptive.taskProfiles"))
+        await pilot.pause(0.2)
+        rows = [line for line in drawn(app, history) if re.search(r"\d+ → \d", line)]
+        assert len(rows) == 2, "\n".join(drawn(app, app.screen))
+        box = app.screen.query_one("#config-check-box")
+        for _ in range(4):
+            if app.focused is box:
+                break
+            await pilot.press("tab")
+        await pilot.press("end")
+        await pilot.pause(0.1)
+        assert "".join(drawn(app, box)).rstrip().endswith("]"), "\n".join(drawn(app, app.screen))
