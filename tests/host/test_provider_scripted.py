@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from core.host.providers import ProviderError, ScriptedModel, make_provider
@@ -321,6 +322,18 @@ def test_plans_resume_from_their_replay_state(tmp_path: Path) -> None:
     assert resumed.complete(ModelRequest(messages=after, tools=TOOLS)).text == "first done"
     with pytest.raises(ProviderError, match="does not fit this script"):
         ScriptedModel(path).restore({"current": 0, "plans": [{"cursor": 9}] * 2})
+
+
+@pytest.mark.parametrize(
+    "plans", [orjson.loads(b"[" * 1000 + b"]" * 1000), "p" * 100_000], ids=["nested-deep", "long"]
+)
+def test_a_replay_state_that_does_not_fit_is_shown_cut_as_json(tmp_path: Path, plans: object) -> None:
+    """The replay state a resumed log's last answer holds (a log is hostile) was written whole as Python writes a
+    dict: 100 kB on one line, and a state nested 1,000 deep (orjson reads 1,024) raised RecursionError out of the
+    resume; it is shown as the log's JSON (``shown``: cut, its length said, nesting walked without recursion)."""
+    with pytest.raises(ProviderError, match="does not fit this script") as info:
+        ScriptedModel(_script(tmp_path, PLANS)).restore({"current": 0, "plans": plans})
+    assert len(str(info.value)) < 300 and '{"current":0,"plans":' in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
 from core.shared.parsers import Wording, load_document
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.text import js_json, quoted
+from core.shared.text import js_json, quoted, shown
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
 SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"
@@ -256,7 +256,7 @@ class ScriptedModel:
         calls = state.get("calls", 0)
         if not isinstance(calls, int) or not self._player.restore(state):
             raise ProviderError(
-                f"scripted model {self.path.name}: replay state {dict(state)!r} does not fit this script"
+                f"scripted model {self.path.name}: replay state {shown(dict(state))} does not fit this script"
             )
         self.calls = calls
 
