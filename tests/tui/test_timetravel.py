@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
@@ -300,3 +301,31 @@ async def test_a_click_on_the_chart_past_its_last_request_says_none_went_out_the
         await pilot.click("#chart", offset=(40, 0))
         await until(pilot, lambda: any("No model request went out there" in n.message for n in app._notifications))
         assert main.stop is None
+
+
+@pytest.mark.anyio
+async def test_a_long_model_name_leaves_the_request_views_messages_in_sight_at_60x20(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """The request view's heading names the log's model whole; a name of 1,500 characters (a request header's
+    config is the log's to say) wrapped over the whole screen at 60x20 and pushed the diff line, the tools and the
+    messages' table below its end: no message could be brought in sight. The heading takes at most 40% of the
+    screen and the diff line 20%: the table keeps its rows."""
+    lines = (fixtures_dir / "compaction-recovery.session.jsonl").read_text().splitlines()
+    events = [orjson.loads(line) for line in lines]
+    for event in events:
+        if event.get("type") == "request/header":
+            event["data"]["header"]["config"]["model"] = "m" * 1500
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    app = make_app(path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        main.events.go_seq(19)
+        screen = await opened(pilot, "R", RequestScreen)
+        table = screen.query_one(DataTable)
+        await until(pilot, lambda: table.row_count == 4)
+        await pilot.pause(0.1)
+        assert table.region.bottom <= 19 and table.region.height >= 5, table.region  # its header and the 4 rows

@@ -125,8 +125,8 @@ class RequestScreen(Screen[None]):
 
     DEFAULT_CSS = """
     RequestScreen { layout: vertical; }
-    RequestScreen #request-heading { height: auto; padding: 0 1; background: $primary; color: $text; }
-    RequestScreen #request-diff { height: auto; padding: 0 1; }
+    RequestScreen #request-heading { height: auto; max-height: 40%; padding: 0 1; background: $primary; color: $text; }
+    RequestScreen #request-diff { height: auto; max-height: 20%; padding: 0 1; }
     RequestScreen #request-tools { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     RequestScreen #request-table { height: 1fr; }
     """
