@@ -96,7 +96,7 @@ _ESCAPED = rb"\\[^\s\"'nrt]"
 # ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)"
+    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|\bSSHPASS"
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
@@ -163,7 +163,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # ``curl -u user:…``, ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
-# RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin and ncftp, the
+# RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin, ncftp, cqlsh,
+# psexec and rdesktop, FreeRDP's ``/p:…``, cmdkey's ``/pass:…``, the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
 # ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
 # ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``),
@@ -212,7 +213,8 @@ _CLI_PASSWORD = re2.compile(
     rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
-    rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*)\b[^\n|;&]*?[ \t]-p[ \t]+"
+    rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+"
+    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:"
     rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
@@ -419,7 +421,7 @@ _LITERALS = frozenset(
 # (``PGPASSWORD`` and ``MYSQL_PWD`` too: the last words may be glued on; ``TOKENIZERS_…`` is none)
 _SECRET_NAME = re.compile(
     r"(?i)(?:(?:^|_)(?:API_?KEY|KEY|PASS|PW|PASSPHRASE|AUTH|CREDENTIALS?|PRIVATE|COOKIE|DSN|JWT|SALT)"
-    r"|PASSWORD|PASSWD|PWD|TOKEN|SECRET)(?:_|$)"
+    r"|PASSWORD|PASSWD|PWD|TOKEN|SECRET|SSHPASS)(?:_|$)"
 )
 ENV_MIN_NAMED = 6  # characters from which the value of a variable named for a secret is redacted
 _SETTINGS = frozenset({"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null"})
@@ -443,6 +445,7 @@ _SCREEN = (
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
+    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

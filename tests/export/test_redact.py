@@ -64,7 +64,7 @@ WORD_VALUES = st.from_regex(r"[A-Z][a-z]{2,8}[A-Z][a-z]{2,8}|[a-z]{4,10}[0-9]{1,
 ASSIGNMENTS = st.tuples(
     st.sampled_from(["", "export ", "docker run -e ", "set "]),
     st.sampled_from(["DB_PASSWORD", "API_SECRET", "DB_PASS", "MYSQL_PWD", "REDIS_AUTH", "SMTP_PW", "GPG_PASSPHRASE",
-                     "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]),  # fmt: skip
+                     "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSHPASS"]),  # fmt: skip
     st.sampled_from(["=", " = "]),
 ).map("".join) | st.sampled_from(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
@@ -77,7 +77,7 @@ ASSIGNMENTS = st.tuples(
      "unrar x -p", "lftp -u bob,", "twine upload -u bob -p ", "cf login -u bob -p ", "rabbitmqadmin -u bob -p ",
      "mosquitto_pub -u bob -P ", "ls\nbcp t out f -U sa -P ", "http -a bob:", "https --auth=bob:", "http -A bearer -a ", "openssl passwd -6 ",
      "mkpasswd -m sha-512 ", "mcli alias set --insecure s3 https://h ak ", "mc admin user add s3 ann ", "nuget push a.nupkg -ApiKey ",
-     "Invoke-Sqlcmd -Username sa -Password ",
+     "Invoke-Sqlcmd -Username sa -Password ", "cqlsh -u cassandra -p ", "xfreerdp /u:bob /p:",
      "influx -username bob -password ", "ldappasswd -x -D cn=admin -W -s ",
      "smbclient //h/s ", "mc alias set s3 https://s3.example.com AKIAEXAMPLE ", "neo4j-admin set-initial-password ",
      "useradd -m -p "]
@@ -2319,3 +2319,26 @@ def test_the_value_of_a_single_dash_option_named_for_a_secret_goes(text: str, ou
 def test_single_dash_words_that_name_a_secret_stay() -> None:
     _stays("reset-your-password please\nthe anti-token policy is strict\nGet-Thing -Token $tok\nrun -token_count 42\n"
            "help: -password PASSWORD  the password to use\nx = a -token\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("SSHPASS=Hunter2pw sshpass -e ssh bob@h", "SSHPASS=[redacted key] sshpass -e ssh bob@h"),
+        ("export SSHPASS='Hunter2pw'", "export SSHPASS='[redacted key]'"),
+        ("cqlsh -u cassandra -p Hunter2pw db1", "cqlsh -u cassandra -p [redacted key] db1"),
+        ("psexec \\\\srv -u bob -p Hunter2pw cmd", "psexec \\\\srv -u bob -p [redacted key] cmd"),
+        ("rdesktop -u bob -p Hunter2pw srv", "rdesktop -u bob -p [redacted key] srv"),
+        ("xfreerdp /u:bob /p:Hunter2pw /v:srv", "xfreerdp /u:bob /p:[redacted key] /v:srv"),
+        ("cmdkey /add:srv /user:bob /pass:Hunter2pw", "cmdkey /add:srv /user:bob /pass:[redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_password_of_remote_shells_and_desktops_goes(text: str, out: str) -> None:
+    """``sshpass -e``'s ``SSHPASS=…`` (no ``_`` before its ``PASS``), cqlsh's ``-p``, psexec's and rdesktop's ``-p``,
+    FreeRDP's ``/p:`` and cmdkey's ``/pass:`` let the password out."""
+    _redacts(text, out)
+
+
+def test_remote_shells_and_desktops_given_no_password_stay() -> None:
+    _stays("sshpass -e ssh bob@h\nSSHPASS=$PW sshpass -e ssh h\ncqlsh -u cassandra db1\nrdesktop -u bob srv\n"
+           "xfreerdp /u:bob /v:srv\ncmdkey /list\n")
