@@ -96,7 +96,7 @@ _ESCAPED = rb"\\[^\s\"'nrt]"
 # ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|\bSSHPASS"
+    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|SSHPASS"
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
@@ -151,10 +151,13 @@ _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budge
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``, and of one
 # dash in any case, as PowerShell's cmdlets, nuget and Java tools write them (``-Password …``, ``-ApiKey …``,
-# ``-token …``), where a word starts (``reset-your-password`` is none)
-_OPTION_NAME = rb"--?(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
+# ``-token …``), where a word starts (``reset-your-password`` is none; two dashes anywhere: group 1 is then the name
+# after the first)
+_OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
+_OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(]|\\[nrt])(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
+    rb"(?:^|[\s\"'(\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED
+    + rb")+)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one

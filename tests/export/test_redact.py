@@ -2308,6 +2308,7 @@ def test_mc_lines_with_no_secret_stay() -> None:
         ("java -jar tool.jar -token Tok3nValue99 -v", "java -jar tool.jar -token [redacted key] -v"),
         ('{"c": "deploy -secret \\"two words\\""}', '{"c": "deploy -secret \\"[redacted key]\\""}'),
         ("--Password Hunter2pw", "--Password [redacted key]"),
+        ("0--api-key Tok3nValue99", "0--api-key [redacted key]"),
     ],
 )  # fmt: skip
 def test_the_value_of_a_single_dash_option_named_for_a_secret_goes(text: str, out: str) -> None:
