@@ -264,9 +264,10 @@ class ConfigScreen(PolicyScreen):
         with Horizontal(id="config-body", classes="policy-body"):
             yield RowTable(id="config-keys", cursor_type="row", classes="policy-table")
             with Vertical(id="config-side", classes="policy-side"):
-                yield Static(
-                    "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
-                )
+                with VerticalScroll(id="config-selected-box"):  # a read-only log's value of any length
+                    yield Static(
+                        "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
+                    )
                 yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
                 with VerticalScroll(id="config-check-box"):  # a value of any length leaves the history room
                     yield Static(id="config-check")
