@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -425,3 +426,5 @@ def test_a_chunk_of_the_wrong_types_is_a_server_failure(server: ChatServer, chun
     completion = _call(_provider(server, rec, retry=RetryPolicy(max_retries=0, jitter=0.0)), rec)
     assert completion.finish == "error" and completion.error is not None
     assert completion.error["code"] == "SERVER" and "malformed chunk" in completion.error["message"]
+    said = completion.error["message"]  # the value as the JSON the server sent, not as Python names or writes it
+    assert not re.search(r"\b(int|list|str|dict|None|NoneType) |' object|has no attribute|\['", said), said

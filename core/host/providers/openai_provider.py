@@ -49,6 +49,7 @@ from core.host.providers.retry import RetryListener, RetryNotice, RetryPolicy
 from core.host.providers.stream import BlockStream
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits, limits_for
+from core.shared.text import shown
 from core.shared.wire import request_body, usage_from_openai
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
@@ -296,8 +297,10 @@ def _take(chunk: Any, stream: BlockStream) -> str | None:
     failure, and nothing of it is fed."""
     try:
         usage, deltas, finish_reason = _read_chunk(chunk)
-    except (AttributeError, TypeError) as exc:
+    except TypeError as exc:  # a value of another type where text or an index belongs (``_text``)
         raise _Failed(failure(f"the stream sent a malformed chunk ({exc})", SERVER)) from exc
+    except AttributeError as exc:  # a value where an object belongs: the one Python looked a field up in
+        raise _Failed(failure(f"the stream sent a malformed chunk ({shown(exc.obj)} where an object belongs)", SERVER)) from exc
     if usage is not None:
         stream.usage = usage
     for reasoning, text, calls in deltas:
@@ -320,7 +323,7 @@ def _read_chunk(chunk: Any) -> tuple[dict[str, int] | None, list[tuple[Any, ...]
             calls = []
             for call in delta.tool_calls or ():
                 if call.index is not None and type(call.index) is not int:
-                    raise TypeError(f"tool call index {call.index!r}")
+                    raise TypeError(f"{shown(call.index)} where a tool call's index belongs")
                 fn = call.function
                 name, arguments = (fn.name, fn.arguments) if fn else (None, None)
                 calls.append((call.index, _text(call.id), _text(name), _text(arguments)))
@@ -333,5 +336,5 @@ def _read_chunk(chunk: Any) -> tuple[dict[str, int] | None, list[tuple[Any, ...]
 def _text(value: Any) -> str | None:
     """``value`` when it is text or absent; TypeError otherwise."""
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"{type(value).__name__} {value!r:.40} where text belongs")
+        raise TypeError(f"{shown(value)} where text belongs")
     return value
