@@ -6,15 +6,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.cli import main
+from core.log.decoder import Consumer
 from core.log.validate import mark
 from core.read.facts import SessionFacts
+from core.read.index import restore
+from core.read.load import load_session
 from core.read.rows import is_error_event
+from core.read.session import Session
 from core.read.summary import summarize
+from tests.log.helpers import HEADER
 
 _VALUE = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.text(max_size=6))
 _REASON = st.one_of(
@@ -70,15 +76,32 @@ def _result(text: str, *, is_error: bool = False, parts: int = 1) -> dict[str, A
     ],
 )
 def test_a_tool_result_is_an_error_when_flagged_or_when_a_dsh_shell_command_failed(
-    text: str, is_error: bool, parts: int, failed: bool
+    text: str, is_error: bool, parts: int, failed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DSH's ``bash`` and ``pwsh`` report a non-zero exit or a kill with ``isError: false`` and the status as the
     text's last line; both the general and the fused path count those and the flagged results, nothing else."""
     event = _result(text, is_error=is_error, parts=parts)
-    facts, fused = SessionFacts.empty(), SessionFacts.empty()
+    facts = SessionFacts.empty()
     facts.observe(event)
-    fused.typed_observers()["tool/result"](event)
-    assert (is_error_event(event), facts.errors, fused.errors) == (failed, [9] * failed, [9] * failed)
+    # the fused path: the result after its call, in a log whose index keeps the facts of a streaming load
+    call = {"type": "tool/call", "seq": 8, "time": 0, "data": {"turn": 1, "step": 1, "callId": "c", "name": "bash"}}
+    log = tmp_path / "s.jsonl"
+    lines = [HEADER, *({**e, "seq": e["seq"] - 8} for e in (call, {**event, "surfaceOp": "append"}))]
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    taken: list[int] = []
+    fused_result = Session._fused_result
+
+    def seen(self: Session, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        took = fused_result(self, event, data, seq)
+        taken.extend([seq] * took)
+        return took
+
+    monkeypatch.setattr(Session, "_fused_result", seen)
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+    load_session(log, retain=False, index=True)
+    back = restore(log, False, Consumer())
+    assert taken == [1] and back is not None
+    assert (is_error_event(event), facts.errors, back.facts.errors) == (failed, [9] * failed, [1] * failed)
 
 
 def _sub_call(text: str, is_error: bool = False) -> dict[str, Any]:
