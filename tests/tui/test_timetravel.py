@@ -329,3 +329,6 @@ async def test_a_long_model_name_leaves_the_request_views_messages_in_sight_at_6
         await until(pilot, lambda: table.row_count == 4)
         await pilot.pause(0.1)
         assert table.region.bottom <= 19 and table.region.height >= 5, table.region  # its header and the 4 rows
+        shown = screen.query_one("#request-heading")  # whole in its rows: the parts after the model in sight too
+        rows = shown.get_content_height(shown.region.size, app.size, shown.content_region.width)
+        assert rows <= shown.content_region.height and "4 messages" in str(shown.render()), (rows, shown.region)

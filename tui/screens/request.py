@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from core.read.summary import human_chars, one_line
 from core.rebuild.request import wire_chars
 from core.rebuild.request_diff import break_location
-from core.shared.text import printable
+from core.shared.text import QUOTED, clip, model_label, printable
 from core.shared.wire import call_text
 from tui.cells import cut
 from tui.failures import READ_ERRORS, report_log_failure
@@ -51,7 +51,7 @@ def heading(view: RequestView) -> Text:
         f"request {view.index + 1}/{view.total}",
         f"turn {r.turn} step {r.step}{attempt}",
         f"at seq {r.seq}",
-        f"{r.provider or '?'}/{r.model or '?'}",
+        clip(model_label(r.provider, r.model, "?/?"), QUOTED),  # the log's to say: cut as a message cuts a name
         f"{len(r.wire)} messages",
         f"{human_chars(r.chars)} chars",
     ]
