@@ -349,7 +349,8 @@ def test_config_values_the_log_set_are_drawn_as_pictures() -> None:
 async def test_a_policy_screens_message_line_and_outcomes_draw_control_characters_as_pictures(tmp_path: Path) -> None:
     """The message line under a policy screen says why a view could not be derived, quoting the log (a host config
     key that does not validate), and the outcome panel gives the host's reason for a rejection: both were drawn as
-    they came, so ESC ] 2 in either retitled the terminal while the screen was up; both are drawn as pictures."""
+    they came, so ESC ] 2 in either retitled the terminal while the screen was up; the outcome's are drawn as
+    pictures, and the key comes with them written as JSON escapes, as every config message names a key."""
     from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, rewind_rejected
     from tests.tui.screens_policy.harness import settle as settle_screen
     from tests.tui.screens_policy.scenarios import demo
@@ -364,7 +365,7 @@ async def test_a_policy_screens_message_line_and_outcomes_draw_control_character
     async with app.run_test(size=(160, 45)) as pilot:
         await settle_screen(pilot, lambda: "does not validate" in str(app.screen.query_one("#policy-message").render()))
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
-        assert not _controls(drawn) and "key x␛]52;c;" in drawn, drawn
+        assert not _controls(drawn) and "key x\\u001b]52;c;" in drawn, drawn
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
