@@ -307,10 +307,11 @@ async def test_a_click_on_the_chart_past_its_last_request_says_none_went_out_the
 async def test_a_long_model_name_leaves_the_request_views_messages_in_sight_at_60x20(
     fixtures_dir: Path, tmp_path: Path
 ) -> None:
-    """The request view's heading names the log's model whole; a name of 1,500 characters (a request header's
+    """The request view's heading named the log's model whole; a name of 1,500 characters (a request header's
     config is the log's to say) wrapped over the whole screen at 60x20 and pushed the diff line, the tools and the
     messages' table below its end: no message could be brought in sight. The heading takes at most 40% of the
-    screen and the diff line 20%: the table keeps its rows."""
+    screen and the diff line 20%: the table keeps its rows; and the model is cut at 80 characters, as a message cuts
+    a name, so the heading's parts after it (the message count, the sizes, the usage) are in sight too."""
     lines = (fixtures_dir / "compaction-recovery.session.jsonl").read_text().splitlines()
     events = [orjson.loads(line) for line in lines]
     for event in events:
