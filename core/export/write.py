@@ -25,7 +25,7 @@ from core.export.build import FOUND, ExportOptions, ExportPass, count_shown, in_
 from core.export.redact import KINDS, Counts
 from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
-from core.log.layout import LOG_NAMES, resolve_log_path
+from core.log.layout import DAMAGED, LOG_NAMES, REPAIR_SUFFIX, resolve_log_path
 from core.log.writer import LOCK_NAME
 from core.policies.spill import SPILL_DIR
 from core.read.index import index_path
@@ -254,7 +254,8 @@ def _kept(real: Path, log: Path) -> str | None:
     host's ``.host.json.<machine>.<pid>.tmp``, the bridge's ``.bridge.json.<pid>.tmp``, a new log's
     ``session.jsonl.<random>.tmp``: an export renamed over it while its writer works would be renamed into that
     file's place), a result the host stored in ``spill/``, the log's index, or its notes sidecar's lock or the
-    temporary name a note is written under (``_holds_notes`` takes the sidecar itself)."""
+    temporary name a note is written under (``_holds_notes`` takes the sidecar itself), or a name a repair writes
+    the log under or keeps the damaged log under."""
     if real == index_path(log):
         return "its index"
     for sidecar in sidecar_paths(log):
@@ -266,6 +267,10 @@ def _kept(real: Path, log: Path) -> str | None:
         return f"a tool output stored in {SPILL_DIR}/"
     if real.parent != log.parent:
         return None
+    if real.name == log.name + REPAIR_SUFFIX or is_temporary(real.name, f".{log.name}.", REPAIR_SUFFIX):
+        return "a name a repair writes the log under"
+    if real.name.startswith(log.name + DAMAGED):
+        return "the damaged log a repair kept"
     if real.name in SESSION_FILES:
         return real.name
     if real.name.endswith(".tmp"):

@@ -16,6 +16,8 @@ from core.shared.regular import open_regular
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
 LOG_NAMES = (ZSTD_NAME, RAW_NAME)  # a session directory's log is the first of these it holds
+REPAIR_SUFFIX = ".repair"  # after a log's name: what ``repair`` writes it under before it takes the log's place
+DAMAGED = ".damaged-"  # after a log's name, before a time: the damaged log ``repair`` keeps
 _KEEP = re.compile(r"[A-Za-z0-9._-]")
 
 

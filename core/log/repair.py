@@ -40,7 +40,7 @@ import orjson
 import zstandard
 
 from core.log.frames import ZSTD_MAGIC, FrameError, decode_frame, frame_end, recover_lines
-from core.log.layout import is_compressed, resolve_log_path
+from core.log.layout import DAMAGED, REPAIR_SUFFIX, is_compressed, resolve_log_path
 from core.log.reader import read_log_header
 from core.log.records import PackedRow, RecordError, is_packed_row
 from core.log.vocabulary import LOST_EVENT
@@ -228,7 +228,7 @@ def _unfinished(path: Path, exc: OSError) -> LogFormatError:
 def _keep_damaged(path: Path) -> Path:
     """Link the damaged log to ``<log>.damaged-<time>`` (``-2``, ``-3`` … after a name a repair killed within the
     same second left), so its bytes stay untouched under the new name; that name."""
-    stem = f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"
+    stem = f"{path.name}{DAMAGED}{time.strftime('%Y%m%dT%H%M%S')}"
     backup, n = path.with_name(stem), 1
     while True:
         try:
@@ -248,7 +248,7 @@ class _Output:
     def __init__(self, log: Path, compressed: bool) -> None:
         self.log = log
         self.compressed = compressed
-        self.named = log.with_name(f"{log.name}.repair")
+        self.named = log.with_name(f"{log.name}{REPAIR_SUFFIX}")
         self.fd = _unnamed(log.parent)
         if self.fd is None:
             self.named.unlink(missing_ok=True)  # what a repair killed on such a file system left
@@ -279,7 +279,7 @@ class _Output:
     def install(self) -> None:
         """Put the written file in the log's place."""
         if self.named is None:  # a name of its own, for the moment until it takes the log's
-            self.named = self.log.with_name(f".{self.log.name}.{secrets.token_hex(6)}.repair")
+            self.named = self.log.with_name(f".{self.log.name}.{secrets.token_hex(6)}{REPAIR_SUFFIX}")
             here = os.open(self.log.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
                 os.link(f"/proc/self/fd/{self.fd}", self.named.name, dst_dir_fd=here)

@@ -632,7 +632,8 @@ def test_an_export_never_replaces_a_file_the_session_keeps(
     [(".host.json.m1.4242.tmp", "host.json"), (".bridge.json.4242.tmp", "bridge.json"),
      (".bridge.state.json.7.tmp", "bridge.state.json"), ("session.jsonl.0123456789ab.tmp", "session.jsonl"),
      ("spill/1-1-call_1.txt", "spill/"), ("session.jsonl.notes.json.0123456789ab", "its notes"),
-     ("session.jsonl.notes.json.lock", "its notes")],
+     ("session.jsonl.notes.json.lock", "its notes"), ("session.jsonl.repair", "a repair"),
+     (".session.jsonl.0123456789ab.repair", "a repair"), ("session.jsonl.damaged-20261206T150000", "a repair")],
 )  # fmt: skip
 def test_an_export_never_takes_a_name_the_session_writes_under(
     tmp_path: Path, name: str, what: str, capsys: pytest.CaptureFixture[str]
@@ -642,7 +643,9 @@ def test_an_export_never_takes_a_name_the_session_writes_under(
     the middle of its writer's work, the page became the session's state (or its log), and a host starting removes
     a dead writer's. A tool output the host stored in ``spill/``, which ``expand_result`` reads back, was replaced
     too, and so were the notes sidecar's lock and the temporary name a note is written under (``replace_file``'s
-    ``<sidecar>.<12 hex digits>``). Each is refused, the file left as it was."""
+    ``<sidecar>.<12 hex digits>``), and the names a repair writes the log under before it takes the log's place
+    (``<log>.repair``, ``.<log>.<12 hex digits>.repair``: the page would become the log) or keeps the damaged log
+    under (``<log>.damaged-<time>``, the only copy of its bytes). Each is refused, the file left as it was."""
     log = tmp_path / "s" / "session.jsonl"
     log.parent.mkdir()
     log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
