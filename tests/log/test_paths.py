@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import io
 import os
+import pkgutil
 import pwd
 import shutil
 import subprocess
@@ -23,14 +24,14 @@ from pathlib import Path
 import pytest
 import zstandard
 
-import tui.heap  # noqa: F401 - ``watch`` imports it; the unprivileged child cannot read the checkout
+import core
+import tui
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
 from tui.cli import main
 from tui.live import LiveSession
 
 REPO = Path(__file__).resolve().parents[2]
 COMMANDS = (["inspect"], ["surface"], ["events"], ["inspect", "--json"])
-COMMAND_MODULES = ("core.cli.log", "tui.cli_watch", "tui.live", "tui.app")
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -176,9 +177,13 @@ def _refused(result: str, *needles: str) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _commands_imported() -> None:
-    """Import every command module now: a child that dropped privileges may not read the checkout."""
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
+    """Import every module of core and tui now: a child that dropped privileges may not read the checkout, and a
+    command imports some of its modules only when it runs (``watch`` the fleet's), which an earlier test of the same
+    process may or may not have done."""
+    for package in (core, tui):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not module.name.endswith(".__main__"):  # ``python -m core.cli`` would run the CLI
+                importlib.import_module(module.name)
 
 
 def test_permission_denied_directory_is_one_line(shared_tmp: Path) -> None:
