@@ -324,3 +324,33 @@ def test_unencodable_text_is_an_error_not_a_crash(ws: Path) -> None:
     outcome = _tools(ws)["write_file"].run({"path": "s.txt", "content": "bad \ud800 surrogate"})
     assert outcome.is_error and outcome.error_code == "INVALID_ARGUMENTS"
     assert not any(p.name.startswith((".s.txt", "s.txt")) for p in ws.iterdir())
+
+
+NAME = "a\x1b[2J\nb\u202e.txt"  # a real file name a model or a checkout may hold: an escape, a newline, a BiDi override
+NAMED = "a\\u001b[2J\\nb\\u202e.txt"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [
+        ("read_file", {"path": NAME}, f"{NAMED} is empty (0 lines)"),
+        ("read_file", {"path": f"d/{NAME}", "offset": 5}, f"offset 5 is past the end of d/{NAMED}, which has 1 lines"),
+        ("list_dir", {"path": NAME + "dir"}, f"{NAMED}dir/ holds 0 entries"),
+        ("write_file", {"path": NAME, "content": "x\n"}, f"Replaced {NAMED} (1 lines, 2 bytes)"),
+        ("write_file", {"path": NAME + "2", "content": ""}, f"Created {NAMED}2 (0 lines, 0 bytes)"),
+        ("edit_file", {"path": f"d/{NAME}", "old_text": "one", "new_text": "1"}, f"Edited d/{NAMED}: replaced 1"),
+        ("edit_file", {"path": f"d/{NAME}", "old_text": "six", "new_text": "6"}, f"was not found in d/{NAMED}; it"),
+        ("edit_file", {"path": f"d/{NAME}", "old_text": "o", "new_text": "0"}, f"occurs 2 times in d/{NAMED} (lines"),
+    ],
+    ids=["empty", "past the end", "list_dir", "replaced", "created", "edited", "no match", "twice"],
+)
+def test_a_name_a_tool_reports_comes_back_escaped(ws: Path, tool: str, args: dict[str, Any], said: str) -> None:
+    """The tools' own messages (a success, and the refusals that name what they read) wrote a real file name as it
+    is, an escape sequence, a newline and a BiDi override into the model's context and the log; it is quoted as a
+    refused path is (core.shared.text.quoted): its controls as escapes, the rest as it reads."""
+    (ws / NAME).write_text("")
+    (ws / (NAME + "dir")).mkdir()
+    (ws / "d").mkdir()
+    (ws / "d" / NAME).write_text("one two\n")
+    text = _tools(ws)[tool].run(args).text
+    assert said in text.split("\n")[0] and not {"\x1b", "\u202e"} & set(text), text

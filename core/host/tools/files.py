@@ -144,10 +144,10 @@ class ReadFile(WorkspaceTool):
         rel = self.workspace.display(path)
         meta = {"path": rel, "offset": offset, "lines": len(rows), "totalLines": total}
         if total == 0:
-            return ToolOutcome(f"{rel} is empty (0 lines)", meta=meta)
+            return ToolOutcome(f"{quoted(rel)} is empty (0 lines)", meta=meta)
         if offset > total:
             raise ToolFailure(
-                INVALID_ARGUMENTS, f"offset {offset} is past the end of {rel}, which has {total} lines"
+                INVALID_ARGUMENTS, f"offset {offset} is past the end of {quoted(rel)}, which has {total} lines"
             )
         text = "\n".join(rows)
         if last < total:
@@ -184,7 +184,7 @@ class ListDir(WorkspaceTool):
         )
         if len(entries) > len(rows):
             rows.append(f"[{len(entries) - len(rows)} more entries not shown; use glob to narrow down]")
-        head = f"{rel}/ holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        head = f"{quoted(rel)}/ holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
         return ToolOutcome("\n".join([head, *rows]), meta={"path": rel, "entries": len(entries)})
 
 
@@ -222,7 +222,7 @@ def write_outcome(rel: str, content: str, created: bool) -> ToolOutcome:
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Created" if created else "Replaced"
     return ToolOutcome(
-        f"{verb} {rel} ({lines} lines, {size} bytes)", meta={"path": rel, "bytes": size, "created": created}
+        f"{verb} {quoted(rel)} ({lines} lines, {size} bytes)", meta={"path": rel, "bytes": size, "created": created}
     )
 
 
@@ -269,7 +269,7 @@ def edit_text(text: str, rel: str, args: Mapping[str, Any]) -> tuple[str, ToolOu
     if count == 0:
         raise ToolFailure(
             EDIT_NO_MATCH,
-            f"old_text was not found in {rel}; it must match exactly (whitespace, indentation, line "
+            f"old_text was not found in {quoted(rel)}; it must match exactly (whitespace, indentation, line "
             "endings). Read the file again and copy the text as it is now",
         )
     if count > 1 and not args.get("replace_all", False):
@@ -281,11 +281,11 @@ def edit_text(text: str, rel: str, args: Mapping[str, Any]) -> tuple[str, ToolOu
         more = "" if count <= MAX_LINES_LISTED else ", …"
         raise ToolFailure(
             EDIT_NOT_UNIQUE,
-            f"old_text occurs {count} times in {rel} (lines {', '.join(map(str, starts))}{more}); "
+            f"old_text occurs {count} times in {quoted(rel)} (lines {', '.join(map(str, starts))}{more}); "
             "include more surrounding lines so it matches once, or set replace_all to true",
         )
     first = _line_of(text, text.index(old))
     return text.replace(old, new), ToolOutcome(
-        f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
+        f"Edited {quoted(rel)}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
         meta={"path": rel, "replacements": count, "diffs": [{"path": rel, "oldText": old, "newText": new}]},
     )
