@@ -12,10 +12,9 @@ from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, logged_config
 from core.log.vocabulary import HOST_EVENT
 from core.policies import prolong_config
-from core.policies.prolong import ProlongError, render_status, status_from_log
+from core.policies.prolong import ProlongError, render_status, session_workspace, status_from_log
 from core.read.load import load_session
 from core.read.session import Session
-from core.shared.text import shown
 
 
 def register(subparsers: Any) -> None:
@@ -67,16 +66,16 @@ def resolve_config(args: argparse.Namespace, session: Session) -> prolong_config
 
 
 def resolve_workspace(session: Session, workspace: str | None) -> Path:
-    """``--workspace`` when given, else the session header's absolute ``cwd``."""
+    """``--workspace`` when given, else the session's own (``session_workspace``)."""
     if workspace:
         path = Path(workspace)
         if not path.is_dir():
             raise ProlongError(f"--workspace {workspace}: not a directory")
         return path
-    cwd = session.header.get("cwd")
-    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
-        raise ProlongError(f"session header has no absolute cwd ({shown(cwd)}); pass --workspace DIR")
-    return Path(cwd)
+    try:
+        return session_workspace(session)
+    except ProlongError as exc:
+        raise ProlongError(f"{exc}; pass --workspace DIR") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -76,7 +76,7 @@ from core.read.session import Session, op_span
 from core.shared import beneath
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
+from core.shared.text import js_json, shown, text_of_blocks, tool_result_block, tool_result_is_error
 from core.shared.values import int_or_none, whole_digits
 
 log = logging.getLogger(__name__)
@@ -685,6 +685,25 @@ def render_status_off(config: ProlongConfig) -> str:
             f"log file: {config.log_file} (per-session workspace)",
             f"window: {window_label(config)}",
         ]
+    )
+
+
+def session_workspace(session: Session) -> Path:
+    """The workspace a session's prolong log file is in: the one its newest ``tapedeck/host`` event names (a resume
+    with ``--relocate`` moves a session to another, and its host keeps the log file there), else the header's
+    absolute ``cwd`` (a DeepSeek Harness log); a ``ProlongError`` when neither names an absolute path."""
+    events = session.events
+    for seq in reversed(list(session.seqs_of((HOST_EVENT,)))):
+        data = events[seq].get("data")
+        workspace = data.get("workspace") if isinstance(data, Mapping) else None
+        if isinstance(workspace, str) and Path(workspace).is_absolute():
+            return Path(workspace)
+    cwd = session.header.get("cwd")
+    if isinstance(cwd, str) and Path(cwd).is_absolute():
+        return Path(cwd)
+    raise ProlongError(
+        f"this session names no workspace: no {HOST_EVENT} event names one, and the header's cwd ({shown(cwd)}) is "
+        "not an absolute path"
     )
 
 

@@ -9,7 +9,13 @@ import pytest
 from test_rewind_support import HEADER, Log, tool_call
 
 from core.cli import main
-from core.policies.prolong import ProlongMemory, StatusReport, render_status, status_from_log
+from core.policies.prolong import (
+    ProlongMemory,
+    StatusReport,
+    render_status,
+    session_workspace,
+    status_from_log,
+)
 from core.policies.prolong_config import ProlongConfig
 from core.read.load import load_session
 from tests.conftest import FIXTURES as FIXTURE_DIR
@@ -220,7 +226,10 @@ def test_cli_status_quotes_a_header_cwd_it_cannot_use_as_the_json_the_log_holds(
     path = tmp_path / "s.jsonl"
     path.write_bytes(json.dumps({**json.loads(header), "cwd": cwd}).encode() + b"\n" + b"".join(rest))
     assert main(["status", str(path)]) == 2
-    assert capsys.readouterr().err == f"tapedeck: session header has no absolute cwd {said}; pass --workspace DIR\n"
+    assert capsys.readouterr().err == (
+        "tapedeck: this session names no workspace: no tapedeck/host event names one, and the header's cwd "
+        f"{said} is not an absolute path; pass --workspace DIR\n"
+    )
 
 
 def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
@@ -275,3 +284,25 @@ def test_cli_status_of_a_host_whose_log_file_is_blocked_says_writable_no(
     assert main(["status", str(host.writer.path), "--json"]) == 0
     [session] = json.loads(capsys.readouterr().out)["sessions"]
     assert session["writable"] is False and session["hints"]
+
+
+def test_status_reads_the_log_file_of_the_workspace_the_session_was_last_run_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session resumed with ``--relocate`` runs on in another workspace, where its host keeps prolong's log file;
+    its header's cwd and its first ``tapedeck/host`` event still name the first one. ``tapedeck status`` read the
+    header's and the Prolong screen the first host event's, so both reported the old workspace's log file (none)."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    log = Log("sess-moved")
+    log.add("tapedeck/host", {"pid": 1, "workspace": str(old)}, ignorable=True)
+    for event in denied_session("sess-moved").session.events:
+        log.add(event["type"], event["data"], **{k: v for k, v in event.items() if k not in ("type", "data", "seq")})
+    log.add("tapedeck/host", {"pid": 2, "workspace": str(new), "resumed": True}, ignorable=True)
+    run_memory(log, new)
+    path = write_session(log, old, tmp_path)
+    assert session_workspace(load_session(path)) == new
+    assert main(["status", str(path), "--json"]) == 0
+    (status,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert (status["path"], status["writable"]) == (str(new / "log.txt"), True)

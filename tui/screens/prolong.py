@@ -2,14 +2,13 @@
 
 The report is ``core.policies.prolong.session_status_text`` under the session's logged config (a notice that
 the command is off when ``prolong.registerCommand`` is false): the session log gives the deny
-counter, the workspace log file gives the probe, the section count and the last seq. The workspace is the one the
-``tapedeck/host`` event names, else the session header's ``cwd``. The host flushes the log file on its own
+counter, the workspace log file gives the probe, the section count and the last seq. The workspace is
+``core.policies.prolong.session_workspace``'s. The host flushes the log file on its own
 thread, so besides every session update the report is re-read every few seconds.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -17,36 +16,19 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from core.log.vocabulary import HOST_EVENT
-from core.policies.prolong import ProlongError, session_status_text
+from core.policies.prolong import session_status_text, session_workspace
 from core.read.session import Session
-from core.shared.text import printable, shown
+from core.shared.text import printable
 from tui.screens.config import effective_config
-from tui.screens.policy_screen import PolicyScreen, logged
+from tui.screens.policy_screen import PolicyScreen
 from tui.screens.stacked import while_stacked
 
 REREAD_SECONDS = 3.0
 
 
-def workspace_of(session: Session) -> Path:
-    """The workspace named by the session's ``tapedeck/host`` event, else its header's absolute ``cwd``."""
-    for _, event in logged(session, HOST_EVENT):
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        workspace = data.get("workspace")
-        if isinstance(workspace, str) and Path(workspace).is_absolute():
-            return Path(workspace)
-    cwd = session.header.get("cwd")
-    if isinstance(cwd, str) and Path(cwd).is_absolute():
-        return Path(cwd)
-    raise ProlongError(
-        f"this session names no workspace: no tapedeck/host event, and the header's cwd ({shown(cwd)}) "
-        "is not an absolute path, so there is no log file to report on"
-    )
-
-
 def derive_prolong(session: Session) -> str:
     """The status command's answer under the session's prolong config: its report, or that it is off."""
-    return session_status_text(session, workspace_of(session), effective_config(session).prolong)
+    return session_status_text(session, session_workspace(session), effective_config(session).prolong)
 
 
 def report_inputs(session: Session) -> tuple[object, ...]:
@@ -56,7 +38,7 @@ def report_inputs(session: Session) -> tuple[object, ...]:
     log read back from its file (``LineStore``); while none of these inputs changed the previous report still holds.
     """
     config = effective_config(session).prolong
-    path = workspace_of(session) / config.log_file
+    path = session_workspace(session) / config.log_file
     try:
         stat = path.stat()
         file_state: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)

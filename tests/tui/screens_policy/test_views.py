@@ -8,6 +8,7 @@ import pytest
 
 from core.policies import fold
 from core.policies.checkpoint import plan_checkpoint
+from core.policies.prolong import session_workspace
 from core.policies.recall import run_recall_tool
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
@@ -42,7 +43,7 @@ from tui.screens.policy_screen import (
     logged,
     requests_for,
 )
-from tui.screens.prolong import derive_prolong, report_inputs, workspace_of
+from tui.screens.prolong import derive_prolong, report_inputs
 from tui.screens.router import compact, derive_routes, route_detail, route_line
 from tui.screens.tape import NEXT_SEAL, ON_SURFACE, derive_tape, recall_preview
 
@@ -331,7 +332,7 @@ def test_prolong_report_uses_the_host_workspace(tmp_path: Path) -> None:
     log.events[0]["data"] = {**log.events[0]["data"], "workspace": str(workspace)}
     log.start_turn("hello")
     session = log.session()
-    assert workspace_of(session) == workspace
+    assert session_workspace(session) == workspace
     report = derive_prolong(session)
     assert report.splitlines()[:3] == [
         "prolong-memory status",
@@ -354,14 +355,14 @@ def test_the_prolong_report_says_status_is_off_when_the_session_turned_the_comma
 def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> None:
     log = LogBuilder(host=False)
     log.add(route(1, 1))
-    assert workspace_of(log.session()) == Path(HEADER["cwd"])
+    assert session_workspace(log.session()) == Path(HEADER["cwd"])
     dsh = LogBuilder({**HEADER, "cwd": "{{cwd}}"}, host=False)
     with pytest.raises(TapedeckError, match=r"header's cwd \(\"\{\{cwd\}\}\"\) is not an absolute path"):
         derive_prolong(dsh.session())
     hostile = LogBuilder({**HEADER, "cwd": "rel\x1b[2J" + "x" * 1000}, host=False)  # shown as the log's JSON, cut
     with pytest.raises(TapedeckError) as info:
         derive_prolong(hostile.session())
-    assert str(info.value).startswith("this session names no workspace: no tapedeck/host event, and the header's cwd "
+    assert str(info.value).startswith("this session names no workspace: no tapedeck/host event names one, and the header's cwd "
                                       '("rel\\u001b[2J' + "x" * 72 + '…" (1,007 characters)) is not an absolute path')
 
 
