@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     if workspace is not None and not workspace.is_dir():
         raise TapedeckError(f"workspace {workspace} is not a directory")
     if workspace is not None:  # the log records it
-        check_utf8(f"--workspace {path_text(workspace)}", str(workspace))
+        check_utf8(f"--workspace {quoted(path_text(workspace))}", str(workspace))
     if args.relocate and not (args.resume and args.workspace):
         raise TapedeckError(
             "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"

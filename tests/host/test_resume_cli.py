@@ -21,6 +21,7 @@ from core.log.layout import default_sessions_root, log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME, SessionWriter
 from core.read.load import load_session
+from core.shared.text import quoted
 from tests.conftest import Processes
 
 
@@ -434,9 +435,25 @@ def test_run_refuses_text_the_log_cannot_record_before_starting_a_session(
             "--sessions-root", str(tmp_path / "root"), *(a.format(bad=bad) for a in extra)]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err
-    shown = os.fsencode(bad).decode(errors="backslashreplace")  # as the message shows it: ws\xe9
+    shown = quoted(os.fsencode(bad).decode(errors="backslashreplace"))  # as the message shows it: ws\xe9, cut at 80
     assert said.format(bad=shown) in err and "check the terminal's encoding" in err, err
     assert not (tmp_path / "root").exists()
+
+
+def test_run_quotes_a_workspace_that_is_not_utf8_cut_and_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --workspace that is not UTF-8 was named in the refusal whole and as it is: a directory named with an escape
+    sequence and 200 characters more went to stderr raw and in full; it is quoted as the other refusals quote what
+    they were given (cut at 80 characters, controls as escapes, the byte that is no UTF-8 as \\xNN)."""
+    bad = tmp_path / os.fsdecode(b"ws\xe9\x1b[2J" + b"k" * 200)
+    bad.mkdir()
+    argv = ["run", "--provider", _script(tmp_path), "--workspace", str(bad), "--sessions-root", str(tmp_path / "r"), "ok"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tapedeck: --workspace /") and err.endswith("… is not valid UTF-8 (check the terminal's encoding)\n")
+    assert len(err) < 200 and "\x1b" not in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_run_whose_disk_fills_up_stops_in_one_line_and_resumes_once_there_is_room(
