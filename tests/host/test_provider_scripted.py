@@ -149,7 +149,7 @@ def test_expectations_guard_against_drift(tmp_path: Path) -> None:
     miss = model.complete(ModelRequest(messages=_after_tool("c", "PORT=80", False)), chunks.append)
     assert miss.finish == "error"
     assert miss.error and miss.error["code"] == "SCRIPT_MISMATCH"
-    assert "'PORT=7443'" in miss.error["message"]
+    assert '"PORT=7443"' in miss.error["message"]
     assert chunks == [{"type": "finish", "reason": {"kind": "error", "failure": miss.error}}]
     assert model.complete(ModelRequest(messages=_after_tool("c", "12 passed", False))).text == "ok"
 
@@ -346,3 +346,16 @@ def test_a_long_unknown_key_is_quoted_cut(tmp_path: Path, content: Any, phrase: 
     with pytest.raises(ProviderError) as info:
         ScriptedModel(_script(tmp_path, content))
     assert phrase in str(info.value) and "k…'" in str(info.value) and len(str(info.value)) < 1000
+
+
+def test_a_missed_expectation_quotes_what_it_expected_cut_and_escaped(tmp_path: Path) -> None:
+    """The mismatch error goes into the log and the model's context; it gave the expected text whole and as Python
+    writes a string (a 5,000-character expectation with an escape sequence came back whole, ESC as Python's)."""
+    wanted = "\x1b]2;x\x07" + "y" * 5000
+    path = _script(tmp_path, [{"text": "a", "expect": {"resultContains": wanted}}, {"text": "b", "expect": {"resultMatches": wanted}}])
+    model = ScriptedModel(path)
+    for _ in range(2):
+        miss = model.complete(ModelRequest(messages=_after_tool("c", "nothing like it", False)))
+        assert miss.error is not None and miss.error["code"] == "SCRIPT_MISMATCH"
+        message = miss.error["message"]
+        assert len(message) < 300 and '"\\u001b]2;x\\u0007' in message and "(5,006 characters)" in message, message

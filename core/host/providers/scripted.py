@@ -279,9 +279,9 @@ class ScriptedModel:
         text = "\n".join(result_text(b) for b in latest)
         where = f"scripted model {self.path.name}, call {self.calls}"
         if "resultContains" in expect and expect["resultContains"] not in text:
-            return f"{where}: expected the latest tool results to contain {expect['resultContains']!r}"
+            return f"{where}: expected the latest tool results to contain {shown(expect['resultContains'])}"
         if "resultMatches" in expect and linear_regex(expect["resultMatches"]).search(text) is None:
-            return f"{where}: expected the latest tool results to match /{expect['resultMatches']}/"
+            return f"{where}: expected the latest tool results to match the pattern {shown(expect['resultMatches'])}"
         return None
 
     def _play(self, response: Mapping[str, Any], request: ModelRequest, stream: BlockStream) -> Completion:
