@@ -175,3 +175,14 @@ def test_a_long_pattern_is_quoted_cut(ws: Path, tool: str, args: dict[str, str],
     # the model's pattern of 100,000 characters came back whole in the tool's answer, into its own context
     text = _tools(ws)[tool].run(args).text
     assert start in text and "qqq…" in text and len(text) < 1000, text[:300]
+
+
+@pytest.mark.parametrize(
+    ("tool", "said"),
+    [("grep", "No matches for /zzz/ in a\\u001b[2J\\nb\\u202e"), ("glob", "No files match 'zzz' under a\\u001b[2J\\nb\\u202e/")],
+)
+def test_a_directory_a_search_finds_nothing_in_is_named_escaped(ws: Path, tool: str, said: str) -> None:
+    """A search that found nothing named the directory it searched as it is, so a real directory's escape sequence,
+    newline and BiDi override went raw into the model's context and the log; it is quoted as a refused path is."""
+    (ws / "a\x1b[2J\nb\u202e").mkdir()
+    assert _tools(ws)[tool].run({"pattern": "zzz", "path": "a\x1b[2J\nb\u202e"}).text == said

@@ -82,7 +82,7 @@ class Glob(WorkspaceTool):
                         found.append(_join(where, rel))
         meta = {"pattern": pattern, "path": where, "matches": total}
         if not found:
-            return ToolOutcome(f"No files match '{quoted(pattern)}' under {where}/", meta=meta)
+            return ToolOutcome(f"No files match '{quoted(pattern)}' under {quoted(where)}/", meta=meta)
         found = fit(found, self.limits.glob_results, self.limits.output_chars)
         if total > len(found):
             found.append(f"[{total - len(found)} more files match; use a narrower pattern or path]")
@@ -161,7 +161,7 @@ class Grep(WorkspaceTool):
             "complete": not stopped,
         }
         if not rows:
-            return ToolOutcome(f"No matches for /{quoted(pattern)}/ in {where}", meta=meta)
+            return ToolOutcome(f"No matches for /{quoted(pattern)}/ in {quoted(where)}", meta=meta)
         if stopped:
             rows.append(
                 f"[stopped after {len(rows)} matches; narrow the pattern, path or glob to see the rest]"
