@@ -39,7 +39,7 @@ from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, hea
 from core.policies.rewind_config import RewindConfig
 from core.read.session import Session, content_chars, messages_of
 from core.shared.errors import TapedeckError
-from core.shared.text import js_json, utf16_len
+from core.shared.text import js_json, shown, utf16_len
 
 NO_CHECKPOINT = "NO_CHECKPOINT"
 EMPTY_REGION = "EMPTY_REGION"
@@ -401,7 +401,7 @@ def parse_rewind_arguments(arguments: str) -> int | None:
     """The ``markId`` of a ``rewind`` call's raw JSON arguments (None: the latest mark)."""
     mark_id = optional_argument("rewind", arguments, "markId", lambda message: RewindError(BAD_ARGUMENTS, message))
     if mark_id is not None and (not isinstance(mark_id, int) or isinstance(mark_id, bool) or mark_id < 1):
-        raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {js_json(mark_id)})")
+        raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {shown(mark_id)})")
     return mark_id
 
 

@@ -111,3 +111,16 @@ def test_bad_rewind_arguments_get_a_clear_message(arguments: str, message: str) 
     with pytest.raises(RewindError) as info:
         parse_rewind_arguments(arguments)
     assert info.value.code == BAD_ARGUMENTS and message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("mark", "said"),
+    [("k" * 100_000, '"' + "k" * 79 + '…" (100,000 characters)'), ("a\u202eb\x9b", '"a\\u202eb\\u009b"')],
+    ids=["long", "controls"],
+)
+def test_a_refused_mark_id_is_shown_cut_and_escaped(mark: str, said: str) -> None:
+    """A markId that is no integer came back in the refusal whole (100,000 characters into the model's context and
+    the log) with its BiDi and C1 controls as they are; it is shown as the other tools show a refused value."""
+    with pytest.raises(RewindError) as info:
+        parse_rewind_arguments(json.dumps({"markId": mark}))
+    assert str(info.value) == f"rewind: markId must be a positive integer (got {said})"
