@@ -420,3 +420,22 @@ def test_a_request_whose_at_is_no_time_is_rejected_by_its_id_by_a_real_host(
     }
     assert main(["control", str(log), "stop"]) == 0
     assert host.wait(30) == 0
+
+
+@pytest.mark.parametrize("queue", [False, True], ids=["refused", "queued"])
+def test_a_session_id_control_names_is_quoted_cut_and_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], queue: bool
+) -> None:
+    """control named the session by its header's id whole and as it is, so a log whose id held an escape sequence
+    and 200 characters more put them raw on stderr (no live host) or stdout (queued), when neither is a terminal;
+    it is quoted as run --resume quotes an id (core.shared.text.quoted)."""
+    from core.log.writer import SessionWriter, make_header
+
+    host = [{"type": "tapedeck/host", "data": {"pid": 1, "workspace": str(tmp_path)}}]
+    header = make_header("s\x1b[2J" + "k" * 200, cwd=str(tmp_path))
+    with SessionWriter.create(tmp_path / "sessions", header, first=host) as writer:
+        log = writer.path
+    assert _cli(["control", str(log), "pause", *(["--queue"] if queue else [])]) == (0 if queue else 3)
+    out, err = capsys.readouterr()
+    said = out if queue else err
+    assert "session s\\u001b[2Jkkk" in said and "k…" in said and "\x1b" not in said, said[:300]
