@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from core.cli.args import MAX_SECONDS, decimal, path_argument
+from core.cli.args import MAX_SECONDS, check_utf8_path, decimal, path_argument
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
@@ -63,6 +63,8 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     given = Path(args.workspace).expanduser().resolve() if args.workspace else None
     if given is not None and given.exists() and not given.is_dir():
         raise TapedeckError(f"--workspace {given} is not a directory")
+    if given is not None:  # before the demo writes its project there: the host refuses it, the log records it
+        check_utf8_path("--workspace", given)
     scratch = make_scratch(args.keep)
     workspace = given or scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):

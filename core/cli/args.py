@@ -15,7 +15,7 @@ from core.log.layout import default_sessions_root, not_a_log, stat_or_none
 from core.read.type_select import TypeSelection
 from core.remote.target import bracket_problem, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
-from core.shared.text import quoted
+from core.shared.text import path_text, quoted
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -28,6 +28,12 @@ def check_utf8(what: str, text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise TapedeckError(f"{what} is not valid UTF-8 (check the terminal's encoding)") from None
+
+
+def check_utf8_path(option: str, path: Path) -> None:
+    """Refuse ``path``, given with ``option``, when its name is not UTF-8 (a log records it), the path quoted as
+    other refusals quote what they were given (``path_text``'s ``\\xNN`` for the bytes, cut, controls escaped)."""
+    check_utf8(f"{option} {quoted(path_text(path))}", str(path))
 
 
 def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:

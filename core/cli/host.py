@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, check_seconds, check_utf8, decimal, path_argument
+from core.cli.args import add_json, check_seconds, check_utf8, check_utf8_path, decimal, path_argument
 from core.cli.common import emit, fail, for_terminal, guarded, quiet_stdout, warn
 from core.cli.stops import current, ended_by, stopped_by
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
-from core.shared.text import path_text, quoted
+from core.shared.text import quoted
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost, TurnOutcome
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     if workspace is not None and not workspace.is_dir():
         raise TapedeckError(f"workspace {workspace} is not a directory")
     if workspace is not None:  # the log records it
-        check_utf8(f"--workspace {quoted(path_text(workspace))}", str(workspace))
+        check_utf8_path("--workspace", workspace)
     if args.relocate and not (args.resume and args.workspace):
         raise TapedeckError(
             "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"

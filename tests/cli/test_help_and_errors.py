@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import pytest
@@ -214,6 +215,22 @@ def test_demo_refuses_what_it_cannot_run_with(
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"tapedeck: {message.format(file=file)}\n")
     assert not (tmp_path / "root").exists()
+
+
+def test_demo_refuses_a_workspace_that_is_not_utf8_before_writing_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --workspace that is not UTF-8 was found out by the host the demo started, after the demo had written its
+    project into the new directory and printed its name with the byte as it is; the demo refuses it first, as run
+    does, and leaves nothing behind."""
+    from tui.cli import tui_commands
+
+    bad = tmp_path / os.fsdecode(b"ws\xe9")
+    argv = ["demo", "--no-tui", "--speed", "0", "--workspace", str(bad), "--sessions-root", str(tmp_path / "root")]
+    assert main(argv, extra_commands=tui_commands()) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("tapedeck: --workspace /") and "is not valid UTF-8" in err, (out, err)
+    assert not bad.exists() and not (tmp_path / "root").exists()
 
 
 @pytest.mark.parametrize("tui", [False, True])
