@@ -167,7 +167,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin, ncftp, cqlsh,
-# psexec and rdesktop, FreeRDP's ``/p:…``, cmdkey's ``/pass:…``, the
+# psexec and rdesktop, FreeRDP's ``/p:…``, cmdkey's ``/pass:…``, doctl's ``-t …``, an old Vault token's ``vault login
+# s.…`` (``b.…``; the ``s.`` stays: ``hvs.…`` is a token format), the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
 # ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
 # ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``),
@@ -202,8 +203,8 @@ _NET_SHARE = rb"(?:\\?[\"'](?:\\\\|//|%)[^\"'\n]*?\\?[\"']|(?:\\\\|//|%)[^\s\"'|
 _NET_USE = (
     rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
 )
-# what, in the place of a password after a share, is none: by the command's first three letters
-_POSITIONAL = {b"net": (b"/",), b"smb": (b"-", b"<", b">", b"1>", b"2>")}
+# what, in the place of a password after a share or a user, is none: by the command's first two letters
+_POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (b"-",)}
 # MinIO client's options, before its command's arguments: flags, and ``--api``/``--path`` with their value
 _MC_OPTIONS = rb"(?:[ \t]+(?:--(?:api|path|config-dir)(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?))*"
 _CLI_VALUE = rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"  # a command's argument, quoted or not
@@ -217,7 +218,8 @@ _CLI_PASSWORD = re2.compile(
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
     rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+"
-    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:"
+    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:|doctl\b[^\n|;&]*?[ \t]-t[ \t]*"
+    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]\\?[\"']?[sb]\."
     rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
@@ -237,10 +239,11 @@ _CLI_PASSWORD = re2.compile(
 # the password a command takes as a bare argument in a place of its own (group 1), unless it is a reference, or
 # none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
 # share that is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``:
-# ``_NET_USE``), and the first of smbclient's after its service (``smbclient //h/s … -U bob``)
+# ``_NET_USE``), the first of smbclient's after its service (``smbclient //h/s … -U bob``), and Bitwarden's master
+# password (``bw unlock …``, ``bw login EMAIL …``)
 _POSITIONAL_PASSWORD = re2.compile(
     rb"(?:(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE
-    + rb"[ \t]+)" + _CLI_VALUE
+    + rb"[ \t]+|\bbw[ \t]+(?:unlock[ \t]+|login[ \t]+" + _CLI_ARGUMENT + rb"))" + _CLI_VALUE
 )
 # what follows an unquoted password in such a place: the command's end (a line break, a quote or either as JSON
 # text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
@@ -271,17 +274,24 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
 # …``: podman, nerdctl, helm, oras …), ``gh auth login --with-token``, ``sudo -S`` (its own option, before the
-# command it runs) and ``passwd --stdin``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' |
-# chpasswd``)
+# command it runs), ``passwd`` (``--stdin``, or given no option but a user), ``smbpasswd -s`` and ``docker secret create N -`` (podman's);
+# and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The echoed value may hold
+# the shell's ``\n`` (``echo -e "PW\nPW" | passwd``: both copies go), and the ``echo`` may be the first of a group
+# piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes the last)
 _ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?"
-_PIPED = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)[^\n|;&]*\|[ \t]*(?:sudo[ \t]+)?"
+_ECHOED_VALUE = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:\\+n(?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)*)"
+_INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
+_PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
 _STDIN_READER = (
     rb"(?:(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?[ \t]--password-stdin"
     rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--?stdin\b"
+    rb"|\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*(?:\z|[\r\n|;&)\"'`]|\\+[nr\"'])|smbpasswd\b[^\n|;&]*?[ \t]-[A-Za-z]*s\b"
+    rb"|(?:docker|podman)[ \t]+secret[ \t]+create\b"
     rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b"
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
+_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE + rb"[^\n|;&(){}]*(?:;[ \t]*)?[)}][ \t]*" + _INTO + _STDIN_READER)
 _CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
 # … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``chpasswd <<< 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
@@ -295,6 +305,12 @@ _HEREDOC = re2.compile(
     rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*\\?[\"']?([A-Za-z_][A-Za-z0-9_]*)\\?[\"']?([^\r\n\\]*)"
     rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + rb"[^\s:\"'\\|;&]+:"
     rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+)
+# … and the password of an ``ftp`` here-document's ``user NAME …`` line (group 1), among its first eight lines
+# (``ftp -n host <<EOF``, an ``open host`` before it; lftp's too)
+_FTP_USER = re2.compile(
+    rb"ftp\b[^\n|;&<]*<<-?[ \t]*\\?[\"']?[A-Za-z_][A-Za-z0-9_]*\\?[\"']?[^\r\n\\]*(?:" + _NEWLINE
+    + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"user[ \t]+[^\s\"'\\]+[ \t]+" + _CLI_VALUE
 )
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
 _INDENTED = re.compile(_INDENT)
@@ -447,8 +463,8 @@ _SCREEN = (
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
-    + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|lftp|twine|snowsql|rabbitmqadmin|ncftp|mosquitto|isql|influx|neo4j|useradd|usermod|chpasswd"
-    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey"
+    + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
+    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+create"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -742,8 +758,8 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _CHPASSWD, _HERE_STRING,
-    _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
+    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD,
+    _HERE_STRING, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
 )
 
 
@@ -831,7 +847,7 @@ def _positional_value(data: bytes, m: Any) -> bool:
     (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` is prose. A quoted value, or a word with a
     capital, a digit or a symbol, is one wherever it stands."""
     value = m.group(1)
-    if _placeholder(value) or value.startswith(_POSITIONAL[m.group(0)[:3].lower()]):
+    if _placeholder(value) or value.startswith(_POSITIONAL[m.group(0)[:2].lower()]):
         return False
     quoted = data[m.start(1) - 1] in b"\"'"
     return quoted or not _PROSE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
@@ -1069,8 +1085,9 @@ class Redactor:
             ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
-            ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
-            ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _BEARER, 1, _bearer_value),
+            ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
+            ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),
+            ("key", _BEARER, 1, _bearer_value),
             ("key", _HASHED, 1, _hashed_value),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),

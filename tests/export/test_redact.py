@@ -126,7 +126,10 @@ CONFIG = st.one_of(
                                "printf '%s' {} | helm registry login r.io --password-stdin",
                                "echo 'bob:{}' | sudo chpasswd", "chpasswd <<< 'bob:{}'",
                                "sudo chpasswd <<EOF\nbob:{}\nEOF", "echo {} | sudo -S apt-get update",
-                               "docker login -u bob --password-stdin <<< '{}'"]),
+                               "docker login -u bob --password-stdin <<< '{}'", 'echo -e "{0}\\n{0}" | passwd',
+                               "(echo {0}; echo {0}) | sudo smbpasswd -a -s bob", "doctl auth init -t {}",
+                               "bw unlock {}", "vault login s.{}", "echo {} | docker secret create db_pw -",
+                               "ftp -n h <<EOF\nuser bob {}\nbye\nEOF"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -2343,3 +2346,57 @@ def test_the_password_of_remote_shells_and_desktops_goes(text: str, out: str) ->
 def test_remote_shells_and_desktops_given_no_password_stay() -> None:
     _stays("sshpass -e ssh bob@h\nSSHPASS=$PW sshpass -e ssh h\ncqlsh -u cassandra db1\nrdesktop -u bob srv\n"
            "xfreerdp /u:bob /v:srv\ncmdkey /list\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ('echo -e "Hunter2pw\\nHunter2pw" | passwd', 'echo -e "[redacted key]" | passwd', 1),
+        ("echo -e 'Hunter2pw\\nHunter2pw' | sudo passwd bob", "echo -e '[redacted key]' | sudo passwd bob", 1),
+        ('{"c": "echo -e \\"Hunter2pw\\\\nHunter2pw\\" | passwd"}', '{"c": "echo -e \\"[redacted key]\\" | passwd"}', 1),
+        ("(echo Hunter2pw; echo Hunter2pw) | smbpasswd -s", "(echo [redacted key]; echo [redacted key]) | smbpasswd -s", 2),
+        ("(echo Hunter2pw; echo Hunter2pw) | sudo smbpasswd -a -s bob",
+         "(echo [redacted key]; echo [redacted key]) | sudo smbpasswd -a -s bob", 2),
+        ("{ echo Hunter2pw; echo Hunter2pw; } | passwd --stdin bob",
+         "{ echo [redacted key]; echo [redacted key]; } | passwd --stdin bob", 2),
+        ("echo Hunter2pw | docker secret create db_pw -", "echo [redacted key] | docker secret create db_pw -", 1),
+        ("printf '%s' Hunter2pw | podman secret create db_pw -", "printf '%s' [redacted key] | podman secret create db_pw -", 1),
+    ],
+)  # fmt: skip
+def test_every_copy_of_a_password_piped_to_a_command_goes(text: str, out: str, keys: int) -> None:
+    """``echo -e "PW\\nPW" | passwd`` let the second copy out (the value stopped at the shell's ``\\n``), and plain
+    ``passwd``, ``smbpasswd -s`` and ``docker secret create N -`` were no readers of a piped password; the second
+    ``echo`` of ``(echo PW; echo PW) | smbpasswd -s`` was never looked at."""
+    _redacts(text, out, keys)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("doctl auth init -t Hunter2pw", "doctl auth init -t [redacted key]"),
+        ("doctl auth init --context work -t Hunter2pw", "doctl auth init --context work -t [redacted key]"),
+        ("bw unlock Hunter2pw", "bw unlock [redacted key]"),
+        ("bw unlock 'two words' --raw", "bw unlock '[redacted key]' --raw"),
+        ("bw login bob@x.io Hunter2pw", "bw login [redacted email] [redacted key]"),
+        ("vault login s.AbCdEfGh12345678ijKLmnop", "vault login s.[redacted key]"),
+        ("vault login -no-print s.XXXXXXXX", "vault login -no-print s.[redacted key]"),
+        ('{"c": "vault login \\"s.AbCdEfGh12345678\\""}', '{"c": "vault login \\"s.[redacted key]\\""}'),
+        ("ftp -n h <<EOF\nuser bob Hunter2pw\nls\nEOF", "ftp -n h <<EOF\nuser bob [redacted key]\nls\nEOF"),
+        ("ftp -inv <<'END'\nopen ftp.x.io\n  user bob Hunter2pw\nbye\nEND",
+         "ftp -inv <<'END'\nopen ftp.x.io\n  user bob [redacted key]\nbye\nEND"),
+        ('{"c": "ftp -n h <<EOF\\nuser bob Hunter2pw\\nEOF"}', '{"c": "ftp -n h <<EOF\\nuser bob [redacted key]\\nEOF"}'),
+    ],
+)  # fmt: skip
+def test_the_token_or_password_of_cloud_vault_and_ftp_logins_goes(text: str, out: str) -> None:
+    """``doctl auth init -t TOKEN``, ``bw unlock PW`` (``bw login EMAIL PW``), an old-format ``vault login s.…`` (no
+    ``hvs.``) and the ``user bob PW`` line of an ``ftp`` here-document let the secret out."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
+def test_those_logins_and_pipes_without_a_password_stay() -> None:
+    _stays("doctl auth init\ndoctl auth init -t $DO_TOKEN\nbw unlock\nbw unlock --passwordenv BW_PW\nbw unlock $PW\n"
+           "bw unlock to get a session key\nvault login\nvault login -method=github\nvault login $VAULT_TOKEN\n"
+           "docker secret create db_pw ./pw.txt\necho done | docker secret ls\nftp -n h <<EOF\nuser bob\nls\nEOF\n"
+           "echo $PW | passwd --stdin bob\n(echo $PW; echo $PW) | smbpasswd -s\nthe user bob is here\n")
