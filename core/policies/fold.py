@@ -48,6 +48,7 @@ from core.shared.text import (
     a_or_an,
     cp_len,
     js_json,
+    quoted,
     result_call_id,
     tool_result_block,
     tool_result_is_error,
@@ -604,7 +605,7 @@ def check_unfold_target(session: Session, seq: int) -> None:
         raise FoldError(f"no session event at seq {seq}")
     etype = session.events[seq].get("type")
     if etype != "tool/result":
-        raise FoldError(f"seq {seq} is {a_or_an(str(etype))} event, not a tool result")
+        raise FoldError(f"seq {seq} is {a_or_an(quoted(etype))} event, not a tool result")
 
 
 def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:

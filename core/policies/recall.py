@@ -555,7 +555,7 @@ def original_result(session: Session, seq: int) -> int:
             raise RecallError(f"{EXPAND_TOOL}: no session event at seq {at}")
         etype = session.events[at].get("type")
         if etype != "tool/result":
-            raise RecallError(f"{EXPAND_TOOL}: seq {at} is a {etype} event, not a tool result")
+            raise RecallError(f"{EXPAND_TOOL}: seq {at} is a {quoted(etype)} event, not a tool result")
         if session.is_original(at):
             return at
         sources = session.sources_of(at)

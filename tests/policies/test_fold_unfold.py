@@ -103,3 +103,16 @@ def test_unfold_refuses_another_policys_replacement() -> None:
         FoldError, match=rf"is not folded \(its surface copy at seq {prune} comes from prune\)"
     ):
         plan_unfold(log.session(), seq)
+
+
+def test_an_event_type_from_the_log_is_quoted_in_the_unfold_refusal() -> None:
+    """The refusal to unfold a non-result named its type as the log holds it, escape sequence and all, whole; it is
+    quoted (cut, escaped) as the other names a message takes from a log."""
+    log, _, _ = folded()
+    log.extend([{"type": "x\x1b[2J" + "k" * 300, "data": {}}])
+    session = log.session()
+    with pytest.raises(FoldError) as info:
+        plan_unfold(session, session.next_seq - 1)
+    said = str(info.value)
+    assert said.startswith("seq ") and said.endswith("k… event, not a tool result") and "\x1b" not in said, said
+    assert "is a x\\u001b[2Jkkk" in said and len(said) < 150, said

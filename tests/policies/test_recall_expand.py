@@ -234,3 +234,14 @@ def test_a_long_grep_pattern_is_quoted_cut(host: Host) -> None:
         expand(host, turn=1, step=1, grep="(" + long)
     assert str(refused.value).startswith(f'expand_result: invalid regex "({"q" * 78}…"')
     assert len(str(refused.value)) < 400
+
+
+def test_an_event_type_from_the_log_is_quoted_in_the_refusal(host: Host) -> None:
+    """expand_result named a non-result's type as the log holds it, so a log whose event type held an escape
+    sequence and 300 characters more put them whole into the model's context; it is quoted (cut, escaped)."""
+    seq = host.add("x\x1b[2J" + "k" * 300, {})
+    with pytest.raises(RecallError) as info:
+        expand(host, seq=seq, formatVersion=4)
+    said = str(info.value)
+    assert said.startswith(f"expand_result: seq {seq} is a x\\u001b[2Jkkk") and said.endswith("k… event, not a tool result")
+    assert "\x1b" not in said and len(said) < 150, said
