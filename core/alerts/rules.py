@@ -25,7 +25,7 @@ from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
 from core.shared.deepjson import deep_dumps
-from core.shared.text import tool_block_failed, tool_result_failed
+from core.shared.text import quoted, tool_block_failed, tool_result_failed
 from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
@@ -544,7 +544,7 @@ def loop(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The same tool call with the same arguments ≥ ``count`` times in the open turn."""
     if s.loop is not None and s.loop[1] >= rule["count"]:
         name, times, seq = s.loop
-        return Finding(seq, f"{name} called {times} times with the same arguments in this turn")
+        return Finding(seq, f"{quoted(name)} called {times} times with the same arguments in this turn")
     return None
 
 
@@ -569,7 +569,7 @@ def class_change(s: Signals, rule: RuleConfig, now: int | None) -> Finding | Non
     """The router put the session in another task class than its previous decision."""
     if s.class_change is not None:
         old, new, seq = s.class_change
-        return Finding(seq, f"the router changed the task class from {old} to {new}")
+        return Finding(seq, f"the router changed the task class from {quoted(old)} to {quoted(new)}")
     return None
 
 

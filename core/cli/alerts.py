@@ -27,7 +27,7 @@ from core.fleet.alerts import AlertSources
 from core.log.sessions import layout_note
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
-from core.shared.text import short_session, shown
+from core.shared.text import path_text, quoted, short_session, shown
 
 
 def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
@@ -44,7 +44,7 @@ def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyCo
 def render_alert(alert: Alert) -> str:
     """One line: when, severity, cause, session, seq and the reason."""
     when = (utc_time(alert.at, "%Y-%m-%d %H:%M:%S") or IMPLAUSIBLE) if alert.at else "-" * 19  # 19 wide, as a date
-    where = short_session(alert.session) or alert.path
+    where = quoted(short_session(alert.session)) or path_text(alert.path)  # the log's id, its controls escaped
     return f"{when}  {alert.severity:<8} {alert.cause:<13} {where}  seq {alert.seq}  {alert.reason}"
 
 

@@ -210,3 +210,26 @@ def test_an_alert_time_no_clock_gives_is_said_so_as_the_tui_says_it(at: int) -> 
     line = render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", at))
     assert line.startswith(f"{IMPLAUSIBLE}  warning "), line
     assert render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", 0)).startswith("-" * 19)
+
+
+def test_an_alert_line_writes_a_logs_controls_as_escapes_and_its_names_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tapedeck alerts`` wrote the session id and the looping tool's name as the log holds them: ESC ] 2 in either
+    retitled the operator's terminal, and a tool name of 5,000 characters came back whole in the line and the JSON
+    (the notifications already cleaned both)."""
+    log = Log()
+    log.turn(1)
+    name = "x\x1b]2;pwn\x07" + "n" * 5000
+    for _ in range(3):
+        log.call(name, "{}")
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [{**HEADER, "id": "a\x1b]2;t\x07b"}, *log.events]))
+    argv = ["alerts", str(path), "--set", "alerts.loop.count=3"]
+    assert main(argv) == 1
+    line = capsys.readouterr().out
+    assert "\x1b" not in line and "\x07" not in line and len(line) < 300, line
+    assert "a\\u001b]2;t\\u0007b" in line and "x\\u001b]2;pwn\\u0007nnn" in line and "n…" in line, line
+    assert main([*argv, "--json"]) == 1
+    (alert,) = json.loads(capsys.readouterr().out)
+    assert alert["reason"].startswith("x\\u001b]2;pwn\\u0007nnn") and len(alert["reason"]) < 200, alert["reason"]
