@@ -275,18 +275,26 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
 # …``: podman, nerdctl, helm, oras …), ``gh auth login --with-token``, ``sudo -S`` (its own option, before the
 # command it runs), ``passwd`` (``--stdin``, or given no option but a user), ``smbpasswd -s`` and ``docker secret create N -`` (podman's);
-# and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The echoed value may hold
-# the shell's ``\n`` (``echo -e "PW\nPW" | passwd``: both copies go), and the ``echo`` may be the first of a group
+# gpg's ``--passphrase-fd 0``, cryptsetup's ``open`` and ``luksFormat`` (``luksAddKey``), openssl's ``-pass stdin``
+# and ``vault login -``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The
+# echoed value is all its words, ``printf``'s arguments too, with the shell's ``\n`` (``echo -e "PW\nPW" | passwd``,
+# ``printf '%s\n' PW PW | passwd --stdin``: both copies go), and the ``echo`` may be the first of a group
 # piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes the last)
 _ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?"
-_ECHOED_VALUE = rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:\\+n(?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)*)"
+_ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them
+    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:[^\s\"'\\|;&<>]|" + _ESCAPED
+    + rb")+)*)"
+)
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
 _STDIN_READER = (
     rb"(?:(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?[ \t]--password-stdin"
     rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--?stdin\b"
     rb"|\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*(?:\z|[\r\n|;&)\"'`]|\\+[nr\"'])|smbpasswd\b[^\n|;&]*?[ \t]-[A-Za-z]*s\b"
-    rb"|(?:docker|podman)[ \t]+secret[ \t]+create\b"
+    rb"|(?:docker|podman)[ \t]+secret[ \t]+create\b|gpg2?\b[^\n|;&]*?[ \t]--passphrase-fd(?:[ \t]+|=)0\b"
+    rb"|cryptsetup\b[^\n|;&]*?[ \t](?:luksOpen|open|luksFormat|luksAddKey)\b"
+    rb"|openssl\b[^\n|;&]*?[ \t]-pass(?:in|out)?[ \t]+stdin\b"
+    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]-(?:\z|[ \t\r\n\"']|\\+[nr\"'])"
     rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b"
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
@@ -464,7 +472,7 @@ _SCREEN = (
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
-    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+create"
+    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+create"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -129,7 +129,8 @@ CONFIG = st.one_of(
                                "docker login -u bob --password-stdin <<< '{}'", 'echo -e "{0}\\n{0}" | passwd',
                                "(echo {0}; echo {0}) | sudo smbpasswd -a -s bob", "doctl auth init -t {}",
                                "bw unlock {}", "vault login s.{}", "echo {} | docker secret create db_pw -",
-                               "ftp -n h <<EOF\nuser bob {}\nbye\nEOF"]),
+                               "ftp -n h <<EOF\nuser bob {}\nbye\nEOF", "printf '%s\\n' {0} {0} | passwd --stdin bob",
+                               "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -2400,3 +2401,30 @@ def test_those_logins_and_pipes_without_a_password_stay() -> None:
            "bw unlock to get a session key\nvault login\nvault login -method=github\nvault login $VAULT_TOKEN\n"
            "docker secret create db_pw ./pw.txt\necho done | docker secret ls\nftp -n h <<EOF\nuser bob\nls\nEOF\n"
            "echo $PW | passwd --stdin bob\n(echo $PW; echo $PW) | smbpasswd -s\nthe user bob is here\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('printf "%s\\n" Hunter2pw Hunter2pw | passwd --stdin bob', 'printf "%s\\n" [redacted key] | passwd --stdin bob'),
+        ("printf '%s\\n' 'Hunter2pw' 'Hunter2pw' | smbpasswd -s -a bob",
+         "printf '%s\\n' '[redacted key]' | smbpasswd -s -a bob"),
+        ("echo correct horse battery | docker login -u bob --password-stdin",
+         "echo [redacted key] | docker login -u bob --password-stdin"),
+        ("echo Hunter2pw | gpg --batch --passphrase-fd 0 -d f.gpg", "echo [redacted key] | gpg --batch --passphrase-fd 0 -d f.gpg"),
+        ("echo -n Hunter2pw | cryptsetup luksOpen /dev/sdb1 data -", "echo -n [redacted key] | cryptsetup luksOpen /dev/sdb1 data -"),
+        ("echo Hunter2pw | openssl enc -d -aes256 -pass stdin -in f", "echo [redacted key] | openssl enc -d -aes256 -pass stdin -in f"),
+        ("echo s.AbCdEf12345678 | vault login -", "echo [redacted key] | vault login -"),
+    ],
+)  # fmt: skip
+def test_all_the_text_echoed_into_a_reader_of_a_secret_goes(text: str, out: str) -> None:
+    """``printf '%s\\n' PW PW | passwd --stdin`` let every argument after the first out (all of them are the
+    command's standard input), and gpg's ``--passphrase-fd 0``, cryptsetup, openssl's ``-pass stdin`` and ``vault
+    login -`` were no readers of a piped secret."""
+    _redacts(text, out)
+
+
+def test_what_is_piped_into_those_readers_with_no_secret_stays() -> None:
+    _stays("echo $PW | gpg --batch --passphrase-fd 0 -d f\ngpg --passphrase-fd 0 < pw.txt\necho hi | gpg -e -r bob\n"
+           "echo $PW | cryptsetup luksOpen /dev/sdb1 data\necho $TOKEN | vault login -\necho ok | vault status\n"
+           "echo hi 2>/dev/null | tee f\n")
