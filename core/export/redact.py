@@ -287,10 +287,12 @@ _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
+# plain ``passwd``, given a user or nothing, where its command ends or a redirection follows (``passwd -S`` reads none)
+_PASSWD_USER = rb"\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*"
 _STDIN_READER = (
     rb"(?:(?:docker|podman|nerdctl|helm|oras|skopeo|crane)\b[^\n|;&]*?[ \t]login\b[^\n|;&]*?[ \t]--password-stdin"
     rb"|gh[ \t]+auth[ \t]+login\b[^\n|;&]*?[ \t]--with-token|passwd\b[^\n|;&]*?[ \t]--?stdin\b"
-    rb"|\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*(?:\z|[\r\n|;&)\"'`]|\\+[nr\"'])|smbpasswd\b[^\n|;&]*?[ \t]-[A-Za-z]*s\b"
+    rb"|" + _PASSWD_USER + rb"(?:\z|[\r\n|;&)\"'`<>]|\\+[nr\"']|[0-9]>)|smbpasswd\b[^\n|;&]*?[ \t]-[A-Za-z]*s\b"
     rb"|(?:docker|podman)[ \t]+secret[ \t]+create\b|gpg2?\b[^\n|;&]*?[ \t]--passphrase-fd(?:[ \t]+|=)0\b"
     rb"|cryptsetup\b[^\n|;&]*?[ \t](?:luksOpen|open|luksFormat|luksAddKey)\b"
     rb"|openssl\b[^\n|;&]*?[ \t]-pass(?:in|out)?[ \t]+stdin\b"
@@ -301,9 +303,10 @@ _STDIN_READER = (
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
 _STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE + rb"[^\n|;&(){}]*(?:;[ \t]*)?[)}][ \t]*" + _INTO + _STDIN_READER)
 _CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
-# … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``chpasswd <<< 'bob:PW'``, group 1) …
+# … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``passwd bob <<< PW``, ``chpasswd <<<
+# 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
-    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:)"
+    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|" + _PASSWD_USER + rb"<<<[ \t]*\\?[\"']?|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:)"
     rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):

@@ -2428,3 +2428,18 @@ def test_what_is_piped_into_those_readers_with_no_secret_stays() -> None:
     _stays("echo $PW | gpg --batch --passphrase-fd 0 -d f\ngpg --passphrase-fd 0 < pw.txt\necho hi | gpg -e -r bob\n"
            "echo $PW | cryptsetup luksOpen /dev/sdb1 data\necho $TOKEN | vault login -\necho ok | vault status\n"
            "echo hi 2>/dev/null | tee f\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("echo -e 'Hunter2pw\\nHunter2pw' | passwd bob 2>/dev/null", "echo -e '[redacted key]' | passwd bob 2>/dev/null"),
+        ("echo -e 'Hunter2pw\\nHunter2pw' | passwd >/dev/null", "echo -e '[redacted key]' | passwd >/dev/null"),
+        ("passwd bob <<< 'Hunter2pw'", "passwd bob <<< '[redacted key]'"),
+        ("sudo passwd <<< Hunter2pw", "sudo passwd <<< [redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_password_given_to_passwd_with_a_redirection_or_a_here_string_goes(text: str, out: str) -> None:
+    """``echo PW | passwd bob 2>/dev/null`` and ``passwd bob <<< PW`` let the password out: plain ``passwd`` read it
+    only where its command ended after the user."""
+    _redacts(text, out)
