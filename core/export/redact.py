@@ -218,7 +218,7 @@ _CLI_PASSWORD = re2.compile(
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
     rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+"
-    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:|doctl\b[^\n|;&]*?[ \t]-t[ \t]*"
+    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:|doctl\b[^\n|;&]*?[ \t]-t(?:=|[ \t]*)"
     rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]\\?[\"']?[sb]\."
     rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
@@ -279,8 +279,11 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # and ``vault login -``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The
 # echoed value is all its words, ``printf``'s arguments too, with the shell's ``\n`` (``echo -e "PW\nPW" | passwd``,
 # ``printf '%s\n' PW PW | passwd --stdin``: both copies go), and the ``echo`` may be the first of a group
-# piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes the last)
-_ECHOED = rb"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+\\?[\"']?"
+# piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes the last, ``_CHPASSWD_AGAIN`` chpasswd's)
+_ANSI_QUOTE = rb"(?:\$?\\?[\"'])?"  # a value's quote, also bash's ANSI-C ``$'…'`` (a ``$`` alone is a reference's)
+_ECHOED = (
+    rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+" + _ANSI_QUOTE
+)
 _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them
     rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:[^\s\"'\\|;&<>]|" + _ESCAPED
     + rb")+)*)"
@@ -301,27 +304,31 @@ _STDIN_READER = (
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
-_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE + rb"[^\n|;&(){}]*(?:;[ \t]*)?[)}][ \t]*" + _INTO + _STDIN_READER)
-_CHPASSWD = re2.compile(_ECHOED + rb"[^\s:\"'\\|;&]+:" + _PIPED + rb"chpasswd\b")
+_GROUP_END = rb"[^\n|;&(){}]*(?:;[ \t]*)?[)}][ \t]*" + _INTO  # the last command of a group piped whole
+_CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd reads
+_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE + _GROUP_END + _STDIN_READER)
+_CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
+_CHPASSWD_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE + _GROUP_END + rb"chpasswd\b")
 # … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``passwd bob <<< PW``, ``chpasswd <<<
 # 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
-    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|" + _PASSWD_USER + rb"<<<[ \t]*\\?[\"']?|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?[^\s:\"'\\|;&]+:)"
-    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|" + _PASSWD_USER + rb"<<<[ \t]*" + _ANSI_QUOTE + rb"|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?" + _CHPASSWD_USER + rb")"
+    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:\\+n(?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)*)"
 )
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
 # ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
 # group 1 the delimiter, group 3 the line break as written (itself, or as JSON text escapes it)
 _HEREDOC = re2.compile(
     rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*\\?[\"']?([A-Za-z_][A-Za-z0-9_]*)\\?[\"']?([^\r\n\\]*)"
-    rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + rb"[^\s:\"'\\|;&]+:"
-    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
+    rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + _CHPASSWD_USER
+    + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
-# … and the password of an ``ftp`` here-document's ``user NAME …`` line (group 1), among its first eight lines
+# … and the password of an ``ftp`` here-document's ``user NAME …`` (or ``quote PASS …``) line (group 1), among its
+# first eight lines
 # (``ftp -n host <<EOF``, an ``open host`` before it; lftp's too)
 _FTP_USER = re2.compile(
     rb"ftp\b[^\n|;&<]*<<-?[ \t]*\\?[\"']?[A-Za-z_][A-Za-z0-9_]*\\?[\"']?[^\r\n\\]*(?:" + _NEWLINE
-    + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"user[ \t]+[^\s\"'\\]+[ \t]+" + _CLI_VALUE
+    + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+" + _CLI_VALUE
 )
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
 _INDENTED = re.compile(_INDENT)
@@ -770,6 +777,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # the patterns whose value a quote may open (``_quoted_end``)
 _QUOTED = (
     _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD,
+    _CHPASSWD_AGAIN,
     _HERE_STRING, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
 )
 
@@ -1097,6 +1105,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
+            ("key", _CHPASSWD_AGAIN, 1, _cli_value),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),
             ("key", _BEARER, 1, _bearer_value),
             ("key", _HASHED, 1, _hashed_value),

@@ -2443,3 +2443,25 @@ def test_the_password_given_to_passwd_with_a_redirection_or_a_here_string_goes(t
     """``echo PW | passwd bob 2>/dev/null`` and ``passwd bob <<< PW`` let the password out: plain ``passwd`` read it
     only where its command ended after the user."""
     _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("echo $'Hunter2pw\\nHunter2pw' | passwd", "echo $'[redacted key]' | passwd", 1),
+        ("passwd bob <<< $'Hunter2pw\\nHunter2pw'", "passwd bob <<< $'[redacted key]'", 1),
+        ("yes Hunter2pw | passwd bob", "yes [redacted key] | passwd bob", 1),
+        ("(echo bob:Hunter2pw; echo ann:Hunter3pw) | chpasswd", "(echo bob:[redacted key]; echo ann:[redacted key]) | chpasswd", 2),
+        ("ftp -n h << EOF\nquote USER bob\nquote PASS Hunter2pw\nEOF", "ftp -n h << EOF\nquote USER bob\nquote PASS [redacted key]\nEOF", 1),
+        ("doctl auth init -t=Hunter2pw", "doctl auth init -t=[redacted key]", 1),
+    ],
+)  # fmt: skip
+def test_a_password_in_ansi_quotes_repeated_or_in_a_group_goes(text: str, out: str, keys: int) -> None:
+    """``$'PW\\nPW'`` (ANSI-C quoting, taken for a reference), ``yes PW | passwd``, the second line of ``(echo
+    bob:PW; echo ann:PW) | chpasswd``, ftp's ``quote PASS PW`` and doctl's ``-t=TOKEN`` (its ``=`` replaced with
+    it) let the password out or cut it badly."""
+    _redacts(text, out, keys)
+
+
+def test_references_after_a_dollar_and_a_bare_yes_stay() -> None:
+    _stays("echo $PW | passwd --stdin bob\necho \"$PW\" | passwd\nyes | passwd -l bob\n(echo $U:$PW; echo ann:$PW2) | chpasswd\n")
