@@ -326,9 +326,11 @@ _HEREDOC = re2.compile(
 # … and the password of an ``ftp`` here-document's ``user NAME …`` (or ``quote PASS …``) line (group 1), among its
 # first eight lines
 # (``ftp -n host <<EOF``, an ``open host`` before it; lftp's too)
+_FTP_NEWLINE = rb"(?:\r?\n|\\+n)"  # a line break, also as JSON text of JSON text escapes it (``\\\\n``)
 _FTP_USER = re2.compile(
-    rb"ftp\b[^\n|;&<]*<<-?[ \t]*\\?[\"']?[A-Za-z_][A-Za-z0-9_]*\\?[\"']?[^\r\n\\]*(?:" + _NEWLINE
-    + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+" + _CLI_VALUE
+    rb"ftp\b[^\n|;&<]*<<-?[ \t]*\\?[\"']?[A-Za-z_][A-Za-z0-9_]*\\?[\"']?[^\r\n\\]*(?:" + _FTP_NEWLINE
+    + rb"[^\r\n\\]*?){0,7}?" + _FTP_NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+"
+    rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\+[^\s\"'\\nrt|;&])+)"  # a token ends at a line break however escaped
 )
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
 _INDENTED = re.compile(_INDENT)

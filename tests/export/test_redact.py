@@ -2465,3 +2465,10 @@ def test_a_password_in_ansi_quotes_repeated_or_in_a_group_goes(text: str, out: s
 
 def test_references_after_a_dollar_and_a_bare_yes_stay() -> None:
     _stays("echo $PW | passwd --stdin bob\necho \"$PW\" | passwd\nyes | passwd -l bob\n(echo $U:$PW; echo ann:$PW2) | chpasswd\n")
+
+
+def test_an_ftp_here_document_in_json_text_of_json_text_gives_no_password() -> None:
+    """A tool's JSON output quoting a tool call's arguments writes each line break of an ``ftp`` here-document as
+    ``\\\\n``, which the ``user`` line's search did not read as one: the password went out."""
+    text = orjson.dumps({"c": orjson.dumps({"c": "ftp -n h <<'EOF'\nopen h\nuser bob Hunter2pw\nEOF"}).decode()}).decode()
+    _redacts(text, text.replace("Hunter2pw", "[redacted key]"))
