@@ -132,8 +132,10 @@ def scan_patch(text: str, where: str) -> PatchScan:
             )
     indent = ""
     empty_list = None
-    if len(content) == 1 and content[0][1].strip() == "[]":
-        empty_list, content = content[0][0], []  # DSH seeds a profile's patch file with comments and `[]`
+    if len(content) == 1 and content[0][1] == "[]":
+        # DSH seeds a profile's patch file with comments and `[]`, which remove puts back as it was; another
+        # spelling (spaces around it) could not be, so it is refused as the flow-style list it is
+        empty_list, content = content[0][0], []
     if content:
         first = content[0][1]
         if first.lstrip().startswith(("[", "{")):
