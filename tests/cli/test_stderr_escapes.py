@@ -1,5 +1,5 @@
-"""What tapedeck writes to stderr quotes the log too (a session's id in ``control``'s refusal, in ``alerts --exec``'s
-failure): on a terminal its escapes are drawn, never run, as on stdout; redirected, the bytes stay."""
+"""What tapedeck writes to stderr quotes the log too (a session's id in ``alerts --exec``'s failure): on a terminal its
+escapes are drawn, never run, as on stdout; redirected, the bytes stay. ``control``'s refusal quotes the id itself."""
 
 from __future__ import annotations
 
@@ -24,14 +24,16 @@ def _hostile(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("tty", [False, True])
-def test_controls_refusal_on_a_terminal_draws_the_ids_escapes(
+def test_controls_refusal_quotes_the_ids_escapes_on_a_terminal_or_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
 ) -> None:
+    """Since 5359190 control quotes the session id it names (``core.shared.text.quoted``): its escapes come out as
+    JSON escapes, redirected or not, so there is nothing left for a terminal to draw."""
     log = _hostile(tmp_path)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
     assert main(["control", str(log), "pause"]) == 3
     err = capsys.readouterr().err
-    assert (DRAWN in err and ESCAPES not in err) if tty else ESCAPES in err, err
+    assert "s-\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J" in err and ESCAPES not in err and DRAWN not in err, err
 
 
 @pytest.mark.parametrize("tty", [False, True])

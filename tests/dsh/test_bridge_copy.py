@@ -175,10 +175,14 @@ def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for
     world = DshHome(dsh, tmp_path / "a", model.url, machine_id="0123456789abcdef0123456789abcdef")
     sid, d = _killed_mid_turn(world)
     queued = send(d, "checkpoint", {"objective": "queued before the rebuild"}, queued=True)
-    time.sleep(0.002)
-    for path in (d, *d.iterdir()):  # the rebuild's `chmod -R` of the volume: every file's ctime is now
-        os.chmod(path, path.stat().st_mode)
-    assert (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]
+    deadline = time.monotonic() + 5  # a file system's clock is coarse (a tick of up to 10 ms): wait for it to pass
+    while True:
+        for path in (d, *d.iterdir()):  # the rebuild's `chmod -R` of the volume: every file's ctime is now
+            os.chmod(path, path.stat().st_mode)
+        if (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]:
+            break
+        assert time.monotonic() < deadline, "the file system's clock never passed the request's time"
+        time.sleep(0.002)
     world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container
     with DshWeb(world) as web:
         killed = {**bridge_json(d), "heartbeat": int(time.time() * 1000)}  # as if killed while this one booted

@@ -446,6 +446,11 @@ sys.addaudithook(_hook)
 """
 
 
+def _turn_ends(log: Path) -> list[object]:
+    """The reason kinds of a log's turn ends, in order."""
+    return [e["data"]["reason"]["kind"] for e in read_log(log).events if e["type"] == "turn/end"]
+
+
 def test_sigterms_sent_as_runs_start_leave_each_log_resumable(tmp_path: Path, processes: Processes) -> None:
     """Runs signalled as ``python -m core.cli`` imports its modules (before any handler of its own was in place,
     where a SIGTERM took the default action: exit -15, no word) and a little later, each somewhere else in its
@@ -472,8 +477,13 @@ def test_sigterms_sent_as_runs_start_leave_each_log_resumable(tmp_path: Path, pr
             time.sleep(delay)
             proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode in (143, 0) and "Traceback" not in err, (delay, proc.returncode, err)
         log = log_path(root, str(workspace), "s1", False)
+        # -15 only once the run has done its work: a SIGTERM that comes while the process exits, its handler gone
+        # (a loaded machine can take 0.2 s to get there), ends it as any finished process, with nothing to lose
+        finished = log.exists() and _turn_ends(log) == ["completed"]
+        assert proc.returncode in (143, 0, *((-15,) if finished else ())) and "Traceback" not in err, (
+            delay, proc.returncode, err
+        )
         state = state_path(log)  # a host that was made closed as it should: it said it exited, no temporary left
         assert not state.exists() or json.loads(state.read_bytes())["state"] == "exited", delay
         assert not [*state.parent.glob(".host.json.*")], delay
