@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,15 @@ def test_a_directory_a_search_finds_nothing_in_is_named_escaped(ws: Path, tool: 
     newline and BiDi override went raw into the model's context and the log; it is quoted as a refused path is."""
     (ws / "a\x1b[2J\nb\u202e").mkdir()
     assert _tools(ws)[tool].run({"pattern": "zzz", "path": "a\x1b[2J\nb\u202e"}).text == said
+
+
+def test_a_name_that_is_no_utf8_neither_fails_a_search_nor_is_skipped(ws: Path) -> None:
+    """glob (and grep's glob filter) matched RE2 against each name as Python reads it, a lone surrogate for each byte
+    that is no UTF-8, which RE2 cannot take: one such file anywhere in the tree made every glob, and every grep with
+    a glob, fail ('text that cannot be encoded'). Such a byte is matched as one character, U+FFFD."""
+    (ws / "src" / os.fsdecode(b"n\xff.py")).write_text("# TODO here\n")
+    tools = _tools(ws)
+    assert tools["glob"].run({"pattern": "**/n?.py"}).text.split("\n")[0].startswith("src/n")
+    assert tools["glob"].run({"pattern": "**/*.py"}).text.count("\n") == 2
+    assert tools["grep"].run({"pattern": "TODO here", "glob": "n?.py"}).text.endswith(".py:1:# TODO here")
+    assert tools["grep"].run({"pattern": "TODO here", "glob": "src/*.py"}).text.endswith(".py:1:# TODO here")

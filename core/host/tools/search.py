@@ -19,7 +19,7 @@ from core.host.tools.outcome import (
     ToolOutcome,
 )
 from core.host.tools.textfile import is_text, numbered_lines
-from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, literal_prefix
+from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, glob_subject, literal_prefix
 from core.shared.beneath import OPEN_FILE
 from core.shared.text import quoted
 
@@ -76,7 +76,7 @@ class Glob(WorkspaceTool):
                 ctx.check(self.name)
                 rel = entry.path.relative_to(start).as_posix()
                 rel = f"{prefix}/{rel}" if prefix else rel
-                if regex.match(rel):
+                if regex.match(glob_subject(rel)):
                     total += 1
                     if len(found) < self.limits.glob_results:
                         found.append(_join(where, rel))
@@ -175,7 +175,7 @@ class Grep(WorkspaceTool):
         for item in files:
             path = item if isinstance(item, Path) else item.path
             subject = path.name if by_name or not base.is_dir() else path.relative_to(base).as_posix()
-            if regex.match(subject):
+            if regex.match(glob_subject(subject)):
                 yield item
 
     def _lines(

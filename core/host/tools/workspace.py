@@ -217,6 +217,12 @@ def glob_regex(pattern: str) -> re2._Regexp:
     return compile_regex("".join(out) + "$", f"glob '{quoted(pattern)}', read as the regex")
 
 
+def glob_subject(rel: str) -> str:
+    """A relative path as a glob is matched against it: each byte of a name that is no UTF-8 (a lone surrogate as
+    Python reads it, which RE2 cannot take) as U+FFFD, one character, as ``?`` counts it."""
+    return rel if rel.isascii() else rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def literal_prefix(pattern: str) -> tuple[str, str]:
     """Split a glob into its leading literal directories and the rest (``src/a/*.py`` → ``src/a``, ``*.py``)."""
     parts = pattern.split("/")
