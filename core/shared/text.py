@@ -108,15 +108,33 @@ QUOTED = 80  # characters of text from outside (a key, a pattern, an id) a messa
 _UNQUOTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
-def quoted(text: object) -> str:
-    """``text`` from outside (a config key, a pattern, an id) as a message names it, as it is: cut to ``QUOTED``
+def quoted(text: object, limit: int | None = QUOTED) -> str:
+    """``text`` from outside (a config key, a pattern, an id) as a message names it, as it is: cut to ``limit``
     characters, the cut marked with ``…`` (clip), so a key of 100,000 characters is not written back whole, and each
     character a terminal acts on or draws out of order as its JSON escape (``\u001b``, ``\n``), as ``shown`` writes
-    a value."""
-    cut = clip(str(text), QUOTED)
+    a value. ``limit`` None: never cut, for a name that must stay usable (a file a tool lists; ``unquoted`` reads it
+    back)."""
+    cut = str(text) if limit is None else clip(str(text), limit)
     if not _UNQUOTABLE.search(cut):
         return cut
     return _UNQUOTABLE.sub(lambda m: _terminal_safe(_string_json(m.group()))[1:-1], cut)
+
+
+_QUOTED_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([bfnrt]))")
+_ESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def unquoted(text: str) -> str:
+    """``text`` with each escape ``quoted`` writes for a character (``\\n``, ``\\u001b``, ``\\udcff``) as that
+    character; any other backslash, and an escape of a character ``quoted`` writes as it is (``\\u0041``), stays."""
+    if "\\" not in text:
+        return text
+
+    def character(m: re.Match[str]) -> str:
+        char = chr(int(m[1], 16)) if m[1] else _ESCAPED[m[2]]
+        return char if _UNQUOTABLE.match(char) else m.group()
+
+    return _QUOTED_ESCAPE.sub(character, text)
 
 
 def shown(value: object, limit: int = QUOTED) -> str:

@@ -354,3 +354,41 @@ def test_a_name_a_tool_reports_comes_back_escaped(ws: Path, tool: str, args: dic
     (ws / "d" / NAME).write_text("one two\n")
     text = _tools(ws)[tool].run(args).text
     assert said in text.split("\n")[0] and not {"\x1b", "\u202e"} & set(text), text
+
+
+LISTED = "k" * 100 + NAME  # longer than a message quotes a name: a listing must not cut it
+UNDECODED = os.fsdecode(b"x\xff.txt")  # a name that is no UTF-8, as Python reads it from the directory
+
+
+def test_a_listed_name_is_escaped_whole_and_opens_as_listed(ws: Path) -> None:
+    """list_dir, glob and grep wrote each name as it is: a name holding a newline read as two entries, and its escape
+    sequence and BiDi override reached the model and the TUI raw. Each row writes a name as the tools' messages do
+    (core.shared.text.quoted: its controls as escapes) but whole, and a name passed back as it was listed opens the
+    file it names."""
+    (ws / LISTED).write_text("TODO\n")
+    (ws / UNDECODED).write_text("TODO too\n")
+    os.symlink(LISTED, ws / "alias")
+    escaped, undecoded = "k" * 100 + NAMED, "x\\udcff.txt"
+    tools = _tools(ws)
+    listed = tools["list_dir"].run({}).text.split("\n")
+    assert listed[1:] == [f"alias -> {escaped}", escaped, "pkg/", undecoded], listed
+    assert tools["glob"].run({"pattern": "k*"}).text.split("\n") == [escaped]
+    grepped = tools["grep"].run({"pattern": "TODO"}).text.split("\n")
+    assert grepped == ["alias:1:TODO", f"{escaped}:1:TODO", f"{undecoded}:1:TODO too"], grepped
+    assert tools["read_file"].run({"path": escaped}).text == "     1|TODO"
+    assert tools["read_file"].run({"path": undecoded}).text == "     1|TODO too"
+    assert tools["grep"].run({"pattern": "TODO", "path": escaped}).text == f"{escaped}:1:TODO"
+    assert tools["write_file"].run({"path": escaped, "content": "x\n"}).text.startswith("Replaced ")
+    assert (ws / LISTED).read_text() == "x\n"
+
+
+def test_a_name_with_a_backslash_of_its_own_is_read_as_it_is_written_first(ws: Path) -> None:
+    """A name that holds a backslash and an n is that name when it is there; where it is not, it is the name a listing
+    writes so (a newline in it)."""
+    (ws / "a\\nb").write_text("backslash\n")
+    (ws / "a\nb").write_text("newline\n")
+    read = _tools(ws)["read_file"]
+    assert read.run({"path": "a\\nb"}).text == "     1|backslash"
+    (ws / "a\\nb").unlink()
+    assert read.run({"path": "a\\nb"}).text == "     1|newline"
+    assert read.run({"path": "a\\u0000b"}).text == "Error: 'a\\u0000b' does not exist in the workspace"

@@ -178,7 +178,7 @@ class ListDir(WorkspaceTool):
         entries.sort()
         rel = self.workspace.display(path)
         rows = fit(
-            [name + suffix for name, suffix in entries[: self.limits.list_entries]],
+            [quoted(name, None) + suffix for name, suffix in entries[: self.limits.list_entries]],
             self.limits.list_entries,
             self.limits.output_chars,
         )
@@ -190,7 +190,7 @@ class ListDir(WorkspaceTool):
 
 def _entry_suffix(entry: os.DirEntry[str], dir_fd: int) -> str:
     if entry.is_symlink():
-        return f" -> {os.readlink(entry.name, dir_fd=dir_fd)}"
+        return f" -> {quoted(os.readlink(entry.name, dir_fd=dir_fd), None)}"
     return "/" if entry.is_dir() else ""
 
 

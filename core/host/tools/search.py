@@ -79,7 +79,7 @@ class Glob(WorkspaceTool):
                 if regex.match(glob_subject(rel)):
                     total += 1
                     if len(found) < self.limits.glob_results:
-                        found.append(_join(where, rel))
+                        found.append(quoted(_join(where, rel), None))  # whole: a name the model passes back
         meta = {"pattern": pattern, "path": where, "matches": total}
         if not found:
             return ToolOutcome(f"No files match '{quoted(pattern)}' under {quoted(where)}/", meta=meta)
@@ -139,7 +139,7 @@ class Grep(WorkspaceTool):
         for item in files:
             ctx.check(self.name)
             path = item if isinstance(item, Path) else item.path
-            shown = self.workspace.display(path)
+            shown = quoted(self.workspace.display(path), None)  # whole: a name the model passes back
             for number, line, cut in self._lines(item, ctx, whole):
                 if not regex.search(line):
                     continue

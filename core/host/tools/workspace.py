@@ -34,7 +34,7 @@ from core.host.tools.outcome import (
 from core.shared import beneath
 from core.shared.errors import TapedeckError
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.text import quoted
+from core.shared.text import quoted, unquoted
 
 # Directories that searches skip unless the search starts inside one of them.
 SKIP_DIRS = frozenset(
@@ -71,7 +71,7 @@ class Workspace:
             raise ToolFailure(INVALID_ARGUMENTS, f"{param} must be a non-empty path")
         if "\x00" in raw:
             raise ToolFailure(INVALID_ARGUMENTS, f"{param} must not contain a NUL character")
-        given = Path(raw)
+        given = self._as_listed(Path(raw))
         lexical = Path(os.path.normpath(given if given.is_absolute() else self.root / given))
         real = Path(os.path.realpath(given if given.is_absolute() else self.root / given))
         if self.contains(real):
@@ -86,6 +86,14 @@ class Workspace:
             FS_SANDBOX_DENIED,
             f"{param} '{quoted(raw)}' is outside the workspace {self.root} ({why}); nothing was done",
         )
+
+    def _as_listed(self, given: Path) -> Path:
+        """``given``, or, where nothing is, the name it writes as the tools list one (``quoted``: its control
+        characters as escapes) when that is there: a name passed back as a listing wrote it opens what it named."""
+        plain = Path(unquoted(str(given)))
+        if plain == given or os.path.lexists(self.root / given) or not os.path.lexists(self.root / plain):
+            return given
+        return plain
 
     def contains(self, path: Path) -> bool:
         """Whether an already resolved ``path`` is the root or below it."""
