@@ -91,6 +91,9 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # a character a value's JSON text writes escaped (``\"``, ``\\``, ``\/``), in the values below: not the escape of a
 # line break or a tab, which ends the value as the character itself does
 _ESCAPED = rb"\\[^\s\"'nrt]"
+# a character of a shell's unquoted word: no blank, quote or backslash (``_ESCAPED`` takes one), nor one that ends
+# the word, ``|;&()<>`` and the backquote (``(echo PW)``: the bracket closes the group after the password)
+_SHELL_CHAR = rb"[^\s\"'\\|;&()<>`]"
 # the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
 # camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
 # ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
@@ -279,14 +282,14 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # and ``vault login -``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The
 # echoed value is all its words, ``printf``'s arguments too, with the shell's ``\n`` (``echo -e "PW\nPW" | passwd``,
 # ``printf '%s\n' PW PW | passwd --stdin``: both copies go), and the ``echo`` may be the first of a group
-# piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes the last, ``_CHPASSWD_AGAIN`` chpasswd's)
+# piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes each other, ``_CHPASSWD_AGAIN`` chpasswd's)
 _ANSI_QUOTE = rb"(?:\$?\\?[\"'])?"  # a value's quote, also bash's ANSI-C ``$'…'`` (a ``$`` alone is a reference's)
 _ECHOED = (
     rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+" + _ANSI_QUOTE
 )
 _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them
-    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:[^\s\"'\\|;&<>]|" + _ESCAPED
-    + rb")+)*)"
+    rb"((?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:" + _SHELL_CHAR + rb"|"
+    + _ESCAPED + rb")+)*)"
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
@@ -304,11 +307,19 @@ _STDIN_READER = (
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
-_GROUP_END = rb"[^\n|;&(){}]*(?:;[ \t]*)?[)}][ \t]*" + _INTO  # the last command of a group piped whole
 _CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd reads
-_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE + _GROUP_END + _STDIN_READER)
 _CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
-_CHPASSWD_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE + _GROUP_END + rb"chpasswd\b")
+# each ``echo`` of a group after its first (group 1): every line the group gives its reader is a password, when the
+# group is piped whole into one (``_grouped``: the group's end and its pipe are looked for past the match)
+_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE)
+_CHPASSWD_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
+_GROUP_REST = re.compile(rb"[^\n|&(){}]*")  # a group's commands up to its closing bracket
+# what follows a group's closing bracket when it is piped whole into the reader of ``_STDIN_AGAIN``'s password, or
+# of ``_CHPASSWD_AGAIN``'s
+_GROUP_INTO = {
+    _STDIN_AGAIN: re2.compile(rb"[)}][ \t]*" + _INTO + _STDIN_READER),
+    _CHPASSWD_AGAIN: re2.compile(rb"[)}][ \t]*" + _INTO + rb"chpasswd\b"),
+}
 # … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``passwd bob <<< PW``, ``chpasswd <<<
 # 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
@@ -874,6 +885,31 @@ def _positional_value(data: bytes, m: Any) -> bool:
     return quoted or not _PROSE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
 
 
+# ``_piped_group``'s last answer: the text, the reader's pattern, where the group's rest was read from and to
+_last_group: tuple[bytes, Any, int, int, bool] = (b"", None, 0, -1, False)
+
+
+def _grouped(data: bytes, m: Any) -> bool:
+    """True when an ``echo`` after the first of a group (``_STDIN_AGAIN``, ``_CHPASSWD_AGAIN``) gives a password: the
+    group is piped whole into that pattern's reader (``(echo A; echo B; echo C) | passwd``), and the value is no
+    reference."""
+    return _piped_group(data, m.end(), _GROUP_INTO[m.re]) and _cli_value(data, m)
+
+
+def _piped_group(data: bytes, at: int, into: Any) -> bool:
+    """True when the commands from ``at`` on end a group whose closing bracket ``into`` matches (with the pipe after
+    it, into a reader). The last answer is kept, with where the group's rest was read from and to: each ``echo`` of
+    a group of many reading on to its end took time growing as the square of their number."""
+    global _last_group
+    last = _last_group
+    if last[0] is data and last[1] is into and last[2] <= at <= last[3]:
+        return last[4]
+    stop = _GROUP_REST.match(data, at).end()  # type: ignore[union-attr]  # it matches the empty string
+    found = into.match(data, stop) is not None
+    _last_group = (data, into, at, stop, found)
+    return found
+
+
 def _keygen_value(data: bytes, m: Any) -> bool:
     """True when a one-letter option's value is a secret (``_LETTER_SECRETS``): a command that takes it so is the one
     the option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
@@ -1106,8 +1142,8 @@ class Redactor:
             ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
-            ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _cli_value), ("key", _CHPASSWD, 1, _cli_value),
-            ("key", _CHPASSWD_AGAIN, 1, _cli_value),
+            ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _grouped), ("key", _CHPASSWD, 1, _cli_value),
+            ("key", _CHPASSWD_AGAIN, 1, _grouped),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),
             ("key", _BEARER, 1, _bearer_value),
             ("key", _HASHED, 1, _hashed_value),

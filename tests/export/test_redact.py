@@ -2472,3 +2472,34 @@ def test_an_ftp_here_document_in_json_text_of_json_text_gives_no_password() -> N
     ``\\\\n``, which the ``user`` line's search did not read as one: the password went out."""
     text = orjson.dumps({"c": orjson.dumps({"c": "ftp -n h <<'EOF'\nopen h\nuser bob Hunter2pw\nEOF"}).decode()}).decode()
     _redacts(text, text.replace("Hunter2pw", "[redacted key]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("(echo Hunter1pw; echo Hunter2pw; echo Hunter3pw) | passwd",
+         "(echo [redacted key]; echo [redacted key]; echo [redacted key]) | passwd", 3),
+        ("{ echo Old1pw; sleep 1; echo New2pw; echo New2pw; } | sudo smbpasswd -s",
+         "{ echo [redacted key]; sleep 1; echo [redacted key]; echo [redacted key]; } | sudo smbpasswd -s", 3),
+        ("(echo bob:Hunter1pw; echo ann:Hunter2pw; echo cy:Hunter3pw) | chpasswd",
+         "(echo bob:[redacted key]; echo ann:[redacted key]; echo cy:[redacted key]) | chpasswd", 3),
+        ('{"c": "(echo Hunter1pw; echo Hunter2pw; echo Hunter3pw) | passwd"}',
+         '{"c": "(echo [redacted key]; echo [redacted key]; echo [redacted key]) | passwd"}', 3),
+    ],
+)  # fmt: skip
+def test_every_line_of_a_group_piped_into_a_reader_of_a_password_goes(text: str, out: str, keys: int) -> None:
+    """``(echo A; echo B; echo C) | passwd`` let ``B`` out: only the group's first and last ``echo`` were looked at,
+    though every line it feeds the reader is a password (chpasswd's too)."""
+    _redacts(text, out, keys)
+
+
+def test_a_line_of_many_echoes_in_one_group_is_redacted_in_linear_time() -> None:
+    """Each ``echo`` of a group looks on to the group's end for the reader it is piped into: a group of many, or a
+    line of many ``; echo`` with no group, looking there from each took time growing as the square of their number."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "r = Redactor(environ={}, home='/home/ann')\n"
+        "out = r.text('(echo x' + '; echo Hunter2pw' * 100000 + ') | passwd')\n"
+        "print(out.count('echo [redacted key]'), 'Hunter2pw' in out, r.text('; echo x' * 100000) == '; echo x' * 100000)\n"
+    )
+    assert _printed_within_a_minute(code) == "100001 False True\n"
