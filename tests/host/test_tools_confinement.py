@@ -131,3 +131,16 @@ def test_bad_path_values_are_argument_errors(layout: tuple[Path, Path]) -> None:
 def test_workspace_must_exist(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="not an existing directory"):
         Workspace(tmp_path / "nope")
+
+
+def test_the_refusal_names_the_workspace_root_escaped_and_whole(tmp_path: Path) -> None:
+    """The refusal of a path outside named the workspace root as it is, so a root whose name holds an escape sequence,
+    a newline or a BiDi override put them raw into the model's context and the log, beside the path it quotes; the
+    root is written as the tools write a name they list: whole, its controls as escapes."""
+    ws = tmp_path / "ws\x1b]0;t\x07\nx\u202e"
+    ws.mkdir()
+    text = _tools(ws)["read_file"].run({"path": "/etc/passwd"}).text
+    escapes = {"\x1b": "\\u001b", "\x07": "\\u0007", "\n": "\\n", "\u202e": "\\u202e"}
+    root = "".join(escapes.get(c, c) for c in str(ws.resolve()))
+    assert f"outside the workspace {root} (" in text, text
+    assert not {"\x1b", "\x07", "\n", "\u202e"} & set(text), text

@@ -84,7 +84,7 @@ class Workspace:
             why = "'..' climbs out of the workspace"
         raise ToolFailure(
             FS_SANDBOX_DENIED,
-            f"{param} '{quoted(raw)}' is outside the workspace {self.root} ({why}); nothing was done",
+            f"{param} '{quoted(raw)}' is outside the workspace {quoted(self.root, None)} ({why}); nothing was done",
         )
 
     def _as_listed(self, given: Path) -> Path:
