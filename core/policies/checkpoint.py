@@ -267,7 +267,7 @@ def checkpoint_result(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_checkpoint_result(result: Mapping[str, Any], rewind_tool: str = "rewind") -> str:
     """The model-visible text of a checkpoint result."""
-    goal = f" Objective: {result['objective']}." if result.get("objective") else ""
+    goal = f" Objective: {quoted(result['objective'])}." if result.get("objective") else ""  # the model's, cut
     return (
         f"Checkpoint {result['markId']} set at seq {result['anchor']}.{goal} "
         f"Explore as needed, then call `{rewind_tool}` to fold everything after this point into a report."

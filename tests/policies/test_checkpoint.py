@@ -207,3 +207,18 @@ def test_a_hostile_name_a_model_sends_comes_back_cut_and_escaped() -> None:
         "Error: no tool named 'a\\u001b[2J\\u202eb' is available (available: read_file)",
         "no recall tool named 'a\\u001b[2J\\u202eb' (recall tools: recall_turn, recall_step, recall_search, expand_result)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("objective", "said"),
+    [("k" * 100_000, "k" * 79 + "…"), ("find\x1b[2J\nit\u202e", "find\\u001b[2J\\nit\\u202e")],
+    ids=["long", "controls"],
+)
+def test_the_objective_a_checkpoint_result_repeats_is_cut_and_escaped(objective: str, said: str) -> None:
+    """The checkpoint tool's result repeated the model's objective whole and as it came: 100,000 characters back into
+    the model's context, an escape sequence or a newline into the log's text and the TUI; it is quoted as every other
+    echo of a model's argument is (cut to 80 characters, controls as escapes). The mark keeps it whole."""
+    (event,) = plan_checkpoint(Log().session, objective)
+    assert event["data"]["objective"] == objective
+    text = render_checkpoint_result(checkpoint_result(event))
+    assert text.startswith(f"Checkpoint 1 set at seq 0. Objective: {said}. Explore"), text[:300]
