@@ -40,6 +40,7 @@ from core.policies.rewind_config import RewindConfig
 from core.read.session import Session, content_chars, messages_of
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, shown, utf16_len
+from core.shared.values import whole_number
 
 NO_CHECKPOINT = "NO_CHECKPOINT"
 EMPTY_REGION = "EMPTY_REGION"
@@ -399,9 +400,12 @@ def rewind_tool_schema(config: RewindConfig) -> dict[str, Any]:
 
 def parse_rewind_arguments(arguments: str) -> int | None:
     """The ``markId`` of a ``rewind`` call's raw JSON arguments (None: the latest mark)."""
-    mark_id = optional_argument("rewind", arguments, "markId", lambda message: RewindError(BAD_ARGUMENTS, message))
-    if mark_id is not None and (not isinstance(mark_id, int) or isinstance(mark_id, bool) or mark_id < 1):
-        raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {shown(mark_id)})")
+    given = optional_argument("rewind", arguments, "markId", lambda message: RewindError(BAD_ARGUMENTS, message))
+    if given is None:
+        return None
+    mark_id = whole_number(given)  # 2.0 is 2, as for every tool's integer argument
+    if mark_id is None or mark_id < 1:
+        raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {shown(given)})")
     return mark_id
 
 

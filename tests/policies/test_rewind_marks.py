@@ -90,10 +90,13 @@ def test_a_folded_or_unknown_mark_is_refused_with_a_classified_error() -> None:
 
 @pytest.mark.parametrize(
     ("arguments", "expected"),
-    [("", None), ("{}", None), ('{"markId": 3}', 3)],
+    [("", None), ("{}", None), ('{"markId": 3}', 3), ('{"markId": 2.0}', 2), ('{"markId": 1e1}', 10)],
 )
 def test_rewind_arguments_name_an_optional_mark(arguments: str, expected: int | None) -> None:
-    assert parse_rewind_arguments(arguments) == expected
+    """A whole number written with a fraction or an exponent is that integer, as the workspace tools' integer
+    arguments and JSON Schema's ``integer`` take it (core.shared.values.whole_number); 2.0 was refused before."""
+    mark_id = parse_rewind_arguments(arguments)
+    assert mark_id == expected and type(mark_id) is type(expected)
 
 
 @pytest.mark.parametrize(
@@ -105,6 +108,8 @@ def test_rewind_arguments_name_an_optional_mark(arguments: str, expected: int | 
         ('{"markId": 0}', "positive integer"),
         ('{"markId": true}', "positive integer"),
         ('{"markId": "2"}', "positive integer"),
+        ('{"markId": 2.5}', "positive integer (got 2.5)"),
+        ('{"markId": 0.0}', "positive integer (got 0)"),
     ],
 )
 def test_bad_rewind_arguments_get_a_clear_message(arguments: str, message: str) -> None:

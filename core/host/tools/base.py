@@ -21,6 +21,7 @@ from core.host.tools.outcome import (
 )
 from core.host.tools.workspace import Workspace
 from core.shared.text import quoted, shown
+from core.shared.values import whole_number
 
 ParamType = Literal["string", "integer", "number", "boolean"]
 TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false"}
@@ -95,7 +96,7 @@ class Param:
         if isinstance(value, bool):
             return False
         if self.type == "integer":
-            return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+            return whole_number(value) is not None
         return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
