@@ -287,7 +287,8 @@ _ANSI_QUOTE = rb"(?:\$?\\?[\"'])?"  # a value's quote, also bash's ANSI-C ``$'â€
 _ECHOED = (
     rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+" + _ANSI_QUOTE
 )
-_ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them
+_ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them (and
+    # its file descriptor, ``2>``, is none of them: ``_echoed_end``)
     rb"((?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:" + _SHELL_CHAR + rb"|"
     + _ESCAPED + rb")+)*)"
 )
@@ -787,11 +788,12 @@ def _docker_value(data: bytes, m: Any) -> bool:
     return not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
-# the patterns whose value a quote may open (``_quoted_end``)
+# the patterns whose value a quote may open (``_quoted_end``), and those of them whose value ``echo`` gives
+# (``_echoed_end``)
+_ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
 _QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD,
-    _CHPASSWD_AGAIN,
-    _HERE_STRING, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
+    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _FTP_USER, _SQL_PASSWORD,
+    _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
 )
 
 
@@ -1023,6 +1025,20 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
     return end if line is None else line
 
 
+_FD = re.compile(rb"(?:\\*[\"'])?[ \t]+[0-9]{1,9}\Z")  # a redirection's file descriptor after a value (``_echoed_end``)
+
+
+def _echoed_end(data: bytes, m: Any, group: int) -> int:
+    """Where the value ``echo`` (or ``printf``) gives ends (``_quoted_end``), before a last word of digits that a
+    ``<`` or ``>`` follows: the file descriptor that redirection is of, no word echoed (``echo PW 2>/dev/null |
+    passwd``)."""
+    start, end = m.start(group), _quoted_end(data, m, group)
+    if data[end : end + 1] not in (b"<", b">"):
+        return end
+    fd = _FD.search(data, max(start, end - 16), end)
+    return end if fd is None else fd.start()
+
+
 def _block_end(data: bytes, m: Any, group: int) -> int:
     """Where the YAML block scalar of ``m`` (``_YAML_BLOCK``) ends: at the end of its last line that is not blank,
     before the first line no deeper than its key, the text's end or, in JSON text, the quote that ends the string
@@ -1101,7 +1117,8 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
-    **dict.fromkeys(_QUOTED, _quoted_end), _YAML_BLOCK: _block_end, _HEREDOC: _heredoc_end
+    **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
+    _HEREDOC: _heredoc_end,
 }
 
 

@@ -2503,3 +2503,24 @@ def test_a_line_of_many_echoes_in_one_group_is_redacted_in_linear_time() -> None
         "print(out.count('echo [redacted key]'), 'Hunter2pw' in out, r.text('; echo x' * 100000) == '; echo x' * 100000)\n"
     )
     assert _printed_within_a_minute(code) == "100001 False True\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("echo Hunter2pw 2>/dev/null | passwd", "echo [redacted key] 2>/dev/null | passwd"),
+        ("echo 'Hunter2pw' 2>/dev/null | passwd bob", "echo '[redacted key]' 2>/dev/null | passwd bob"),
+        ("echo correct horse 2>>err.log | docker login -u bob --password-stdin",
+         "echo [redacted key] 2>>err.log | docker login -u bob --password-stdin"),
+        ('{"c": "echo \\"Hunter2pw\\" 2>/dev/null | sudo -S ls"}', '{"c": "echo \\"[redacted key]\\" 2>/dev/null | sudo -S ls"}'),
+        ("(echo Hunter1pw 2>/dev/null; echo Hunter2pw 2>/dev/null) | passwd",
+         "(echo [redacted key] 2>/dev/null; echo [redacted key] 2>/dev/null) | passwd"),
+        ("echo bob:Hunter2pw 2>/dev/null | chpasswd", "echo bob:[redacted key] 2>/dev/null | chpasswd"),
+        ("echo Hunter2pw 42 | passwd", "echo [redacted key] | passwd"),
+    ],
+)  # fmt: skip
+def test_a_redirection_after_an_echoed_password_keeps_its_file_descriptor(text: str, out: str) -> None:
+    """``echo PW 2>/dev/null | passwd`` hid the ``2`` of the redirection with the password (and a quote's close
+    with it): the echoed words ran on to the ``>``; a last word of digits a ``<`` or ``>`` follows is the file
+    descriptor it redirects."""
+    _redacts(text, out, text.count("Hunter") + text.count("horse"))
