@@ -140,3 +140,20 @@ def test_edit_file_refuses_a_file_too_large_to_hold(tmp_path: Path) -> None:
     assert outcome.is_error and outcome.error_code == "INVALID_ARGUMENTS" and "bash" in outcome.text
     with open(tmp_path / "huge.txt", "rb") as f:
         assert f.read(7) == b"needle\n"
+
+
+def test_an_unexpected_exceptions_text_is_escaped_and_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool bug's exception text went to the model cut at 200 characters but as it came: text it quotes (a file's
+    name, a line it read) put an escape sequence, a newline or a BiDi override raw into the model's context and the
+    log. It is quoted as every other message of the tools quotes text from outside, at the same 200 characters."""
+    tool = _tools(tmp_path)["read_file"]
+
+    def broken(*_: Any) -> None:
+        raise ValueError("bad a\x1b[2J\nb\u202e" + "k" * 1000)
+
+    monkeypatch.setattr(type(tool), "execute", broken)
+    outcome = tool.run({"path": "x"})
+    assert outcome.error_code == "TOOL_FAILED" and outcome.text.startswith(
+        "Error: read_file failed unexpectedly (ValueError: bad a\\u001b[2J\\nb\\u202ekkk"
+    ), outcome.text
+    assert outcome.text.endswith("k…)") and len(outcome.text) < 300, outcome.text

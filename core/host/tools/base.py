@@ -163,7 +163,7 @@ class WorkspaceTool(ABC):
             )
         except Exception as exc:  # the last line of defence: a tool bug must not take the host down
             return ToolOutcome(
-                f"Error: {self.name} failed unexpectedly ({type(exc).__name__}: {exc!s:.200})", True, TOOL_FAILED
+                f"Error: {self.name} failed unexpectedly ({type(exc).__name__}: {quoted(exc, 200)})", True, TOOL_FAILED
             )
 
     def seconds_for(self, args: dict[str, Any]) -> float:
