@@ -30,6 +30,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 from tui.cli import tui_commands
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
@@ -62,14 +63,14 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
         )
     given = Path(args.workspace).expanduser().resolve() if args.workspace else None
     if given is not None and given.exists() and not given.is_dir():
-        raise TapedeckError(f"--workspace {given} is not a directory")
+        raise TapedeckError(f"--workspace {quoted_path(given)} is not a directory")
     if given is not None:  # before the demo writes its project there: the host refuses it, the log records it
         check_utf8_path("--workspace", given)
     scratch = make_scratch(args.keep)
     workspace = given or scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):
         shutil.rmtree(scratch)
-        raise TapedeckError(f"--workspace {workspace} is not empty; the demo writes its own project there")
+        raise TapedeckError(f"--workspace {quoted_path(workspace)} is not empty; the demo writes its own project there")
     create_demo_workspace(workspace)
     return scratch, workspace, write_script(scratch / "demo-script.json")
 

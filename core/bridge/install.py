@@ -23,6 +23,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from core.bridge.files import PLUGIN_FILE, newer_release, packaged_plugin, plugi
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import quoted
+from core.shared.text import quoted, quoted_path
 
 PATCH_FILE = "cordis.patch.yml"
 ROW_ID = "tapedeck-bridge"
@@ -163,10 +164,10 @@ def _home(dsh_home: str | os.PathLike[str]) -> Path:
     home = Path(dsh_home).expanduser()
     if not home.exists():
         raise BridgeInstallError(
-            f"the DSH home {home} does not exist; pass the directory DSH_HOME names (DSH creates it on its first run)"
+            f"the DSH home {quoted_path(home)} does not exist; pass the directory DSH_HOME names (DSH creates it on its first run)"
         )
     if not home.is_dir():
-        raise BridgeInstallError(f"the DSH home {home} is not a directory")
+        raise BridgeInstallError(f"the DSH home {quoted_path(home)} is not a directory")
     return home.resolve()
 
 
@@ -184,7 +185,8 @@ def _profile_dir(home: Path, profile: str, create: bool) -> Iterator[int | None]
         fd = open_dir(home, ["profiles", profile], create=create)
     except LinkRefused as exc:
         raise BridgeInstallError(
-            f"{home}/profiles/{profile}: a symbolic link is in the way ({exc.filename}); tapedeck does not "
+            f"{quoted_path(home)}/profiles/{profile}: a symbolic link is in the way ({quoted_path(exc.filename)}); "
+            "tapedeck does not "
             "write through links"
         ) from None
     except FileNotFoundError:
@@ -193,9 +195,9 @@ def _profile_dir(home: Path, profile: str, create: bool) -> Iterator[int | None]
         yield None
         return
     except PermissionError:
-        raise BridgeInstallError(f"cannot open {home}/profiles/{profile}: permission denied") from None
+        raise BridgeInstallError(f"cannot open {quoted_path(home)}/profiles/{profile}: permission denied") from None
     except OSError as exc:
-        raise BridgeInstallError(f"cannot open {home}/profiles/{profile}: {exc.strerror or exc}") from None
+        raise BridgeInstallError(f"cannot open {quoted_path(home)}/profiles/{profile}: {exc.strerror or exc}") from None
     try:
         yield fd
     finally:
@@ -285,7 +287,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
     home = _home(dsh_home)
     source = packaged_plugin().read_bytes()
     where_dir = home / "profiles" / profile
-    patch_where = str(where_dir / PATCH_FILE)
+    patch_where = quoted_path(where_dir / PATCH_FILE)
     created = [d.name for d in (home / "profiles", where_dir) if not os.path.lexists(d)]
     if created == [profile] and _profiles_made_by_install(home):
         created.insert(0, "profiles")  # whichever profile is removed last takes it with it
@@ -299,7 +301,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
                 f"{patch_where}:{scan.foreign}: a {ROW_ID} row that tapedeck did not add is already there; "
                 "delete it (tapedeck then adds and manages its own)"
             )
-        installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
+        installed = _read(fd, PLUGIN_FILE, quoted_path(where_dir / PLUGIN_FILE))
         if installed is not None and not force:
             version, packaged = plugin_version(installed) or "unknown", plugin_version(source) or "unknown"
             if newer_release(version, packaged):
@@ -310,7 +312,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
                 )
         plugin = "unchanged" if installed == source else "copied" if installed is None else "updated"
         if plugin != "unchanged":
-            _write(fd, PLUGIN_FILE, source, str(where_dir / PLUGIN_FILE), 0o644)
+            _write(fd, PLUGIN_FILE, source, quoted_path(where_dir / PLUGIN_FILE), 0o644)
         block = row_lines(installed_name(source), scan.indent)
         if scan.block is not None:
             first, last = scan.block
@@ -345,7 +347,7 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
     _check_profile(profile)
     home = _home(dsh_home)
     where_dir = home / "profiles" / profile
-    patch_where = str(where_dir / PATCH_FILE)
+    patch_where = quoted_path(where_dir / PATCH_FILE)
     with _profile_dir(home, profile, create=False) as fd:
         if fd is None:
             return Change(where_dir, "absent", "absent")
@@ -369,7 +371,7 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
                 _write(fd, PATCH_FILE, text.encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
             patch = "removed"
             gone = NEW_FILE in scan.notes and not text.strip()
-        plugin_where = str(where_dir / PLUGIN_FILE)
+        plugin_where = quoted_path(where_dir / PLUGIN_FILE)
         plugin = "absent"
         if _read(fd, PLUGIN_FILE, plugin_where) is not None:
             _unlink(fd, PLUGIN_FILE, plugin_where)
@@ -396,8 +398,8 @@ def _profiles_made_by_install(home: Path) -> bool:
             contextlib.suppress(BridgeInstallError, OSError),
             _profile_dir(home, entry.name, create=False) as fd,
         ):
-            raw = _read(fd, PATCH_FILE, str(entry / PATCH_FILE)) if fd is not None else None
-            where = str(entry / PATCH_FILE)
+            where = quoted_path(entry / PATCH_FILE)
+            raw = _read(fd, PATCH_FILE, where) if fd is not None else None
             if raw is not None and "profiles" in _created_dirs(scan_patch(_decode(raw, where), where).notes):
                 return True
     return False
@@ -468,7 +470,7 @@ HOME_LAYER = "(home layer)"  # $DSH_HOME/cordis.patch.yml, which every profile l
 
 def _home_layer_status(home: Path) -> ProfileStatus:
     """Whether the home's own patch file (every profile reads it) has a tapedeck-bridge row."""
-    where = str(home / PATCH_FILE)
+    where = quoted_path(home / PATCH_FILE)
     try:
         fd = open_dir(home, [])
         try:
@@ -489,20 +491,22 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
     with _profile_dir(home, profile, create=False) as fd:
         if fd is None:
             return ProfileStatus(profile, None, None, "none")
-        installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
-        raw = _read(fd, PATCH_FILE, str(where_dir / PATCH_FILE))
+        installed = _read(fd, PLUGIN_FILE, quoted_path(where_dir / PLUGIN_FILE))
+        raw = _read(fd, PATCH_FILE, quoted_path(where_dir / PATCH_FILE))
     row, loads_copy = "none", False
     if raw is not None:
-        scan = scan_patch(_decode(raw, str(where_dir / PATCH_FILE)), str(where_dir / PATCH_FILE))
+        where = quoted_path(where_dir / PATCH_FILE)
+        scan = scan_patch(_decode(raw, where), where)
         row = "managed" if scan.block is not None else "foreign" if scan.foreign is not None else "none"
         if scan.block is not None and installed is not None:
             first, last = scan.block
             loads_copy = scan.lines[first + 1 : last] == row_lines(installed_name(installed), scan.indent)
-    mend = f"`tapedeck bridge install {home} --profile {profile}`"
+    named = shlex.quote(quoted_path(home))  # a command to paste: a home with a space is one word
+    mend = f"`tapedeck bridge install {named} --profile {profile}`"
     if installed is None:
         problem = (
             f"the row loads ./{PLUGIN_FILE}, which is not there, so DSH does not start with this profile: {mend} "
-            f"puts it back (`tapedeck bridge remove {home} --profile {profile}` takes the row out)"
+            f"puts it back (`tapedeck bridge remove {named} --profile {profile}` takes the row out)"
         )
         return ProfileStatus(profile, None, None, row, problem if row == "managed" else None)
     upgrade = f"{mend} upgrades it in place"

@@ -17,7 +17,7 @@ from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
-from core.shared.text import quoted
+from core.shared.text import quoted, quoted_path
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost, TurnOutcome
@@ -31,11 +31,11 @@ def find_session(root: Path, session_id: str) -> Path:
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
     named = f"'{quoted(session_id)}'"  # an id of thousands of characters is not quoted whole
     if not found:
-        raise TapedeckError(f"no session {named} under {root}")
+        raise TapedeckError(f"no session {named} under {quoted_path(root)}")
     if len(found) > 1:
-        listing = "".join(f"\n  {path}" for path in found)
+        listing = "".join(f"\n  {quoted_path(path)}" for path in found)
         raise TapedeckError(
-            f"{len(found)} sessions under {root} have the id {named}; resume one by its log path "
+            f"{len(found)} sessions under {quoted_path(root)} have the id {named}; resume one by its log path "
             f"(or remove the stray copy):{listing}"
         )
     return found[0]
@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         None if args.workspace is None and args.resume else Path(args.workspace or ".").expanduser().resolve()
     )
     if workspace is not None and not workspace.is_dir():
-        raise TapedeckError(f"workspace {workspace} is not a directory")
+        raise TapedeckError(f"workspace {quoted_path(workspace)} is not a directory")
     if workspace is not None:  # the log records it
         check_utf8_path("--workspace", workspace)
     if args.relocate and not (args.resume and args.workspace):

@@ -16,7 +16,7 @@ from core.policies.risk import route_risk
 from core.shared.errors import TapedeckError
 from core.shared.parsers import NotUtf8, user_text
 from core.shared.regular import read_capped
-from core.shared.text import utf16_len
+from core.shared.text import quoted_path, utf16_len
 
 MAX_EVIDENCE_BYTES = 64 << 20  # far more tool output than the risk router inspects
 
@@ -46,10 +46,12 @@ def read_text(path: str, what: str) -> str:
     try:
         data = read_capped(path, MAX_EVIDENCE_BYTES)
     except OSError as exc:
-        raise TapedeckError(f"{what} {path}: cannot read ({exc.strerror or exc})") from exc
+        raise TapedeckError(f"{what} {quoted_path(path)}: cannot read ({exc.strerror or exc})") from exc
     if len(data) > MAX_EVIDENCE_BYTES:
-        raise TapedeckError(f"{what} {path}: larger than {MAX_EVIDENCE_BYTES >> 20} MiB; give the recent output only")
-    return _utf8(data, f"{what} {path}", "convert the file to UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and give that one")
+        raise TapedeckError(
+            f"{what} {quoted_path(path)}: larger than {MAX_EVIDENCE_BYTES >> 20} MiB; give the recent output only"
+        )
+    return _utf8(data, f"{what} {quoted_path(path)}", "convert the file to UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and give that one")
 
 
 def _utf8(data: bytes, what: str, fix: str) -> str:

@@ -15,6 +15,7 @@ from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, session_workspace, status_from_log
 from core.read.load import load_session
 from core.read.session import Session
+from core.shared.text import quoted_path
 
 
 def register(subparsers: Any) -> None:
@@ -70,7 +71,7 @@ def resolve_workspace(session: Session, workspace: str | None) -> Path:
     if workspace:
         path = Path(workspace)
         if not path.is_dir():
-            raise ProlongError(f"--workspace {workspace}: not a directory")
+            raise ProlongError(f"--workspace {quoted_path(workspace)}: not a directory")
         return path
     try:
         return session_workspace(session)

@@ -120,6 +120,14 @@ def quoted(text: object, limit: int | None = QUOTED) -> str:
     return _UNQUOTABLE.sub(lambda m: _terminal_safe(_string_json(m.group()))[1:-1], cut)
 
 
+def quoted_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message names it: whole, so that it can be copied back, each byte that is no UTF-8 as
+    ``path_text`` writes it (``\\xff``) and each character a terminal acts on or that breaks the line as ``quoted``
+    escapes it (``\\n``, ``\\u001b``), so a name holding a newline or an escape sequence neither forges a line nor
+    acts on the terminal."""
+    return quoted(path_text(path), None)
+
+
 _QUOTED_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([bfnrt]))")
 _ESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 

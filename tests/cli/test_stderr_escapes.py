@@ -65,3 +65,40 @@ def test_runs_progress_on_a_terminal_draws_the_escapes_of_a_models_error(
     out = capsys.readouterr().out
     assert code == 1 and "turn 1 ended: error" in out
     assert (DRAWN in out and ESCAPES not in out) if tty else ESCAPES in out, out
+
+
+HOSTILE = "a\x1b]0;t\x07\nforged line\u202e"  # a directory's real name: an escape sequence, a newline, a BiDi override
+ESCAPED = "a\\u001b]0;t\\u0007\\nforged line\\u202e"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "t", "--workspace", "{file}", "--sessions-root", "{tmp}/r"], "workspace {file} is not a directory"),
+        (["run", "--resume", "nope", "--sessions-root", "{dir}"], "no session 'nope' under {dir}"),
+        (["demo", "--no-tui", "--speed", "0", "--workspace", "{file}"], "--workspace {file} is not a directory"),
+        (["status", "{log}", "--workspace", "{file}"], "--workspace {file}: not a directory"),
+        (["route", "t", "--evidence", "{file}x"], "--evidence {file}x: cannot read (No such file or directory)"),
+        (["bridge", "install", "{file}x"], "the DSH home {file}x does not exist;"),
+        (["bridge", "install", "{file}"], "the DSH home {file} is not a directory"),
+    ],
+    ids=["run-workspace", "run-resume", "demo", "status", "route", "bridge-missing", "bridge-file"],
+)
+def test_a_path_a_message_names_neither_forges_a_line_nor_acts_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """These refusals named the path they were given as it is: a directory whose name holds a newline wrote a second,
+    forged line on stderr, and its escape sequence reached the terminal raw when stderr is no terminal (retitling
+    the one the user reads it in later). Each names the path as the other messages name one (quoted_path: whole,
+    its controls as escapes), on one line."""
+    from tui.cli import tui_commands
+
+    (tmp_path / HOSTILE).mkdir()
+    (tmp_path / HOSTILE / "f").write_text("")
+    names = {"tmp": str(tmp_path), "dir": str(tmp_path / HOSTILE), "file": str(tmp_path / HOSTILE / "f"),
+             "log": str(dsh_log(tmp_path / "s"))}  # fmt: skip
+    assert main([a.format(**names) for a in argv], extra_commands=tui_commands()) == 2
+    err = capsys.readouterr().err
+    shown = {k: v.replace(HOSTILE, ESCAPED) for k, v in names.items()}
+    assert err.startswith("tapedeck: ") and said.format(**shown) in err and err.count("\n") == 1, err
+    assert not {"\x1b", "\x07", "\u202e"} & set(err), err
