@@ -288,6 +288,7 @@ class PolicyScreen(Screen[None]):
         """Derive the first view and keep the toasts off the outcomes."""
         self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.query_one("#policy-readonly").display = False
+        self.query_one("#policy-message").display = False
         self.refresh_view()
 
     def _place_toasts(self, screen: Screen[object]) -> None:
@@ -430,11 +431,12 @@ class PolicyScreen(Screen[None]):
         return self._read_only if action in self.ACTIONS else None
 
     def say(self, message: str, *, error: bool = False) -> None:
-        """Show a one-line message above the outcome panel (empty clears it), its control characters as pictures:
-        why a view could not be derived or a request not sent quotes the log, the host or the disk."""
-        self.query_one("#policy-message", Static).update(
-            Text(printable(message), style="bold red" if error else "") if message else ""
-        )
+        """Show a one-line message above the outcome panel (empty clears it, and the line takes no row), its control
+        characters as pictures: why a view could not be derived or a request not sent quotes the log, the host or the
+        disk."""
+        line = self.query_one("#policy-message", Static)
+        line.update(Text(printable(message), style="bold red" if error else "") if message else "")
+        line.display = bool(message)
 
     def confirm_then(
         self, dialog: ConfirmScreen, send: Callable[[], None], revise: Callable[[Any], None] | None = None
