@@ -392,3 +392,18 @@ def test_a_name_with_a_backslash_of_its_own_is_read_as_it_is_written_first(ws: P
     (ws / "a\\nb").unlink()
     assert read.run({"path": "a\\nb"}).text == "     1|newline"
     assert read.run({"path": "a\\u0000b"}).text == "Error: 'a\\u0000b' does not exist in the workspace"
+
+
+def test_a_path_through_a_listed_directory_opens_and_creates_there(ws: Path) -> None:
+    """Only a whole path that named nothing was read back as listed: a new file in a directory passed back as it was
+    listed made a second directory of the escaped spelling beside it, and a file listed under a directory whose name
+    holds a backslash of its own was not found. Each part of a path is read as written where that is there, else as
+    listed."""
+    (ws / "d\x1b").mkdir()
+    (ws / "a\\nb").mkdir()
+    (ws / "a\\nb" / "c\x1b").write_text("deep\n")
+    tools = _tools(ws)
+    assert tools["write_file"].run({"path": "d\\u001b/new.txt", "content": "x\n"}).text.startswith("Created ")
+    assert sorted(os.listdir(ws)) == ["a\\nb", "d\x1b", "pkg"] and (ws / "d\x1b" / "new.txt").read_text() == "x\n"
+    assert tools["glob"].run({"pattern": "a*/c*"}).text == "a\\nb/c\\u001b"
+    assert tools["read_file"].run({"path": "a\\nb/c\\u001b"}).text == "     1|deep"

@@ -88,12 +88,20 @@ class Workspace:
         )
 
     def _as_listed(self, given: Path) -> Path:
-        """``given``, or, where nothing is, the name it writes as the tools list one (``quoted``: its control
-        characters as escapes) when that is there: a name passed back as a listing wrote it opens what it named."""
-        plain = Path(unquoted(str(given)))
-        if plain == given or os.path.lexists(self.root / given) or not os.path.lexists(self.root / plain):
+        """``given`` with each part that names nothing read as the tools list a name (``quoted``: its control
+        characters as escapes) where that is there: a path passed back as a listing wrote it opens what it named, and
+        a new file in a listed directory goes into that directory."""
+        if "\\" not in str(given):
             return given
-        return plain
+        here = self.root / given.anchor  # given.anchor: '/' for an absolute path, '' for a relative one
+        parts = []
+        for part in given.parts[1:] if given.anchor else given.parts:
+            plain = unquoted(part)
+            if plain != part and not os.path.lexists(here / part) and os.path.lexists(here / plain):
+                part = plain
+            parts.append(part)
+            here /= part
+        return Path(given.anchor, *parts)
 
     def contains(self, path: Path) -> bool:
         """Whether an already resolved ``path`` is the root or below it."""
