@@ -199,3 +199,13 @@ def test_a_name_that_is_no_utf8_neither_fails_a_search_nor_is_skipped(ws: Path) 
     assert tools["glob"].run({"pattern": "**/*.py"}).text.count("\n") == 2
     assert tools["grep"].run({"pattern": "TODO here", "glob": "n?.py"}).text.endswith(".py:1:# TODO here")
     assert tools["grep"].run({"pattern": "TODO here", "glob": "src/*.py"}).text.endswith(".py:1:# TODO here")
+
+
+def test_each_byte_of_a_name_that_is_no_utf8_is_one_character_to_a_glob(ws: Path) -> None:
+    """A cut-off UTF-8 sequence (b'\\xe2\\x82', two bytes a listing writes as two escapes) was matched as one U+FFFD,
+    as a decoder replaces it, so '??' missed it and '?' matched: each such byte is one character, as said."""
+    (ws / "src" / os.fsdecode(b"m\xe2\x82.py")).write_text("# TODO cut\n")
+    tools = _tools(ws)
+    assert tools["glob"].run({"pattern": "src/m??.py"}).text == "src/m\\udce2\\udc82.py"
+    assert tools["glob"].run({"pattern": "src/m?.py"}).text.startswith("No files match ")
+    assert tools["grep"].run({"pattern": "TODO cut", "glob": "m??.py"}).text.endswith(".py:1:# TODO cut")

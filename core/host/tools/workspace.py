@@ -233,10 +233,13 @@ def glob_regex(pattern: str) -> re2._Regexp:
     return compile_regex("".join(out) + "$", f"glob '{quoted(pattern)}', read as the regex")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def glob_subject(rel: str) -> str:
     """A relative path as a glob is matched against it: each byte of a name that is no UTF-8 (a lone surrogate as
     Python reads it, which RE2 cannot take) as U+FFFD, one character, as ``?`` counts it."""
-    return rel if rel.isascii() else rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return rel if rel.isascii() else _SURROGATE.sub("\ufffd", rel)
 
 
 def literal_prefix(pattern: str) -> tuple[str, str]:
