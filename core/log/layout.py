@@ -12,6 +12,7 @@ from pathlib import Path
 from core.shared.envdirs import own_dir
 from core.shared.errors import LogFormatError, LogNotFoundError
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
@@ -129,12 +130,12 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path).expanduser()
     st = stat_or_none(p)
     if st is None:
-        raise LogNotFoundError(_link_to_nothing(p) or f"{p}: no such file or directory")
+        raise LogNotFoundError(_link_to_nothing(p) or f"{quoted_path(p)}: no such file or directory")
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
         name = dir_log(str(p), _types(found))[0] or next(iter(found), None)  # no regular file: refused as what it is
         if name is None:
-            raise LogNotFoundError(_dangling(p) or f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+            raise LogNotFoundError(_dangling(p) or f"{quoted_path(p)}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
         return _readable(p / name, found[name])
     return _readable(p, st)
 
@@ -163,17 +164,17 @@ def stat_or_none(p: Path) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        raise LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})") from exc
 
 
 def not_a_log(path: str, fmt: int) -> str:
     """Why ``path``, of the file type ``fmt`` (``stat.S_IFMT``) and no regular file, is no log."""
-    return f"{path}: is {_SPECIAL.get(fmt, 'a special file')}, not a session log file"
+    return f"{quoted_path(path)}: is {_SPECIAL.get(fmt, 'a special file')}, not a session log file"
 
 
 def link_to_nothing(path: str, target: str) -> str:
     """Why ``path``, a link to ``target``, where nothing is, is no log."""
-    return f"{path}: a link to {target}, which is not there"
+    return f"{quoted_path(path)}: a link to {quoted_path(target)}, which is not there"
 
 
 def _readable(p: Path, st: os.stat_result) -> Path:
@@ -182,7 +183,7 @@ def _readable(p: Path, st: os.stat_result) -> Path:
     try:
         os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
     except OSError as exc:
-        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        raise LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})") from exc
     return p
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
 from core.log.reader import read_header
+from core.shared.text import quoted_path
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def layout_note(root: Path, command: str) -> str | None:
     sessions = [e for e in entries if _of_kind(e) and not is_sessions_root(e)]
     if sessions:
         n = len(sessions)
-        return (f"{root} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
+        return (f"{quoted_path(root)} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
                 f"reads its {n} session director{'y' if n == 1 else 'ies'}, "
                 f"`tapedeck {command} {_argument(root.parent)}` every project's")  # fmt: skip
     logs = [e for e in entries if _of_kind(e, kind=stat.S_ISREG) and read_header(e) is not None]
@@ -88,7 +89,7 @@ def layout_note(root: Path, command: str) -> str | None:
         return None
     kinds = sorted({"*" + "".join(log.suffixes[-2:]) if log.name.endswith(".zstd") else "*" + log.suffix for log in logs})
     n = len(logs)
-    return (f"{root} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
+    return (f"{quoted_path(root)} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
             f"sessions root holds ({layout}); a log is read where it lies: `tapedeck {command} "
             f"{' '.join(f'{where}/{kind}' for kind in kinds)}` reads {'it' if n == 1 else 'them'}, `tapedeck inspect "
             f"{_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
@@ -96,8 +97,9 @@ def layout_note(root: Path, command: str) -> str | None:
 
 def _argument(path: Path) -> str:
     """``path`` as a shell word for a command line: quoted, and a relative one that starts with ``-`` (DSH names a
-    project's directory so: ``--home-ann-proj--``) from ``./``, so that it is not taken for an option."""
-    text = str(path)
+    project's directory so: ``--home-ann-proj--``) from ``./``, so that it is not taken for an option; its control
+    characters as ``quoted_path`` escapes them."""
+    text = quoted_path(path)
     return shlex.quote(f"./{text}" if text.startswith("-") else text)
 
 
@@ -141,7 +143,7 @@ def _of_kind(path: Path, skipped: list[str] | None = None, kind: Callable[[int],
         return kind(path.stat().st_mode)
     except OSError as exc:
         if skipped is not None and exc.errno not in _GONE:
-            skipped.append(f"skipped {path}: {exc.strerror or exc}")
+            skipped.append(f"skipped {quoted_path(path)}: {exc.strerror or exc}")
         return False
 
 
@@ -153,5 +155,5 @@ def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
         return sorted(directory.iterdir())
     except OSError as exc:
         if skipped is not None:
-            skipped.append(f"skipped {directory}: {exc.strerror or exc}")
+            skipped.append(f"skipped {quoted_path(directory)}: {exc.strerror or exc}")
         return []

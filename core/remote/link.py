@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from core.remote.target import RemoteTarget
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted, quoted_path
 
 if TYPE_CHECKING:
     import asyncio
@@ -325,7 +326,7 @@ class SshLink:
             except asyncssh.SFTPError as exc:
                 if skipped is None or exc.code in lost:
                     raise
-                skipped.append(f"skipped {self.target.where}:{path}: {exc.reason}")
+                skipped.append(f"skipped {quoted_path(f'{self.target.where}:{path}')}: {quoted(exc.reason)}")
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
 

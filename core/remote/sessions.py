@@ -55,6 +55,7 @@ from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
+from core.shared.text import quoted_path
 from core.shared.values import whole_digits
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
@@ -95,8 +96,8 @@ def _missing(link: SshLink, target: RemoteTarget) -> str:
     link that cannot be followed (it loops, or names nothing) is named as one."""
     st = link.stat(target.path, follow=False)
     if st is not None and st.kind == "link":
-        return f"{target}: cannot read (a symbolic link that cannot be followed: it loops, or names nothing)"
-    return f"{target}: no such file or directory"
+        return f"{quoted_path(str(target))}: cannot read (a symbolic link that cannot be followed: it loops, or names nothing)"
+    return f"{quoted_path(str(target))}: no such file or directory"
 
 
 def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
@@ -177,9 +178,9 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     first line (or frame) is not complete, ``LogFormatError`` when it is no session log."""
     st = link.stat(log.path)
     if st is None:
-        raise LogNotFoundError(f"{log}: no such file")
+        raise LogNotFoundError(f"{quoted_path(str(log))}: no such file")
     if st.kind != "file":
-        raise LogFormatError(f"{log}: not a regular file")
+        raise LogFormatError(f"{quoted_path(str(log))}: not a regular file")
     decoder = LogDecoder(str(log), log.compressed)
     size, read = min(st.size, HEADER_BYTES), 0
     while decoder.header is None and not decoder.fatal and read < size:  # a few KB, more only for a long line 1
@@ -190,7 +191,7 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if header is None:
-        raise LogIncompleteError(f"{log}: its first line is not complete yet")
+        raise LogIncompleteError(f"{quoted_path(str(log))}: its first line is not complete yet")
     return header
 
 

@@ -3,6 +3,7 @@ escapes are drawn, never run, as on stdout; redirected, the bytes stay. ``contro
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -102,3 +103,45 @@ def test_a_path_a_message_names_neither_forges_a_line_nor_acts_on_the_terminal(
     shown = {k: v.replace(HOSTILE, ESCAPED) for k, v in names.items()}
     assert err.startswith("tapedeck: ") and said.format(**shown) in err and err.count("\n") == 1, err
     assert not {"\x1b", "\x07", "\u202e"} & set(err), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["sessions", "{root}"], "skipped {root}/{name}/s/session.jsonl: is a FIFO, not a session log file"),
+        (["sessions", "{root}"], "skipped {root}/{name}/t/session.jsonl: a link to {root}/{name}/gone, which is not"),
+        (["inspect", "{root}/{name}/s"], "{root}/{name}/s/session.jsonl: is a FIFO, not a session log file"),
+        (["inspect", "{root}/{name}/t"], "{root}/{name}/t/session.jsonl: a link to {root}/{name}/gone, which is not"),
+        (["inspect", "{root}/{name}/u"], "{root}/{name}/u: no such file or directory"),
+        (["inspect", "{root}/{name}"], "{root}/{name}: no session.jsonl or session.jsonl.zstd in this directory"),
+    ],
+    ids=["sessions-fifo", "sessions-link", "fifo", "link", "missing", "no-log"],
+)
+def test_a_project_directory_named_to_forge_a_line_is_named_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """The readers' notes and refusals (a FIFO or a link to nothing where a log should be, no log at all) named the
+    path as it is: a project directory under a sessions root whose name holds a newline wrote a forged line among
+    the notes of sessions, and its escape sequence went to a stderr that is no terminal raw. They name it as the
+    other messages do (quoted_path)."""
+    project = tmp_path / "root" / HOSTILE
+    (project / "s").mkdir(parents=True)
+    (project / "t").mkdir()
+    os.mkfifo(project / "s" / "session.jsonl")
+    os.symlink(project / "gone", project / "t" / "session.jsonl")
+    names = {"root": str(tmp_path / "root"), "name": ESCAPED}
+    main([a.format(root=names["root"], name=HOSTILE) for a in argv])
+    err = capsys.readouterr().err
+    assert f"tapedeck: {said.format(**names)}" in err and not {"\x1b", "\x07", "\u202e"} & set(err), err
+    assert all(line.startswith("tapedeck: ") for line in err.splitlines()), err
+
+
+def test_a_project_directory_given_for_a_root_is_named_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The note that a root given is one project's directory named it, and the commands that read it, as they are."""
+    project = tmp_path / HOSTILE
+    write_bridge(dsh_log(project / "s").parent, None, "exited")
+    assert main(["sessions", str(project)]) == 0
+    err = capsys.readouterr().err
+    named = str(project).replace(HOSTILE, ESCAPED)
+    assert err.startswith(f"tapedeck: {named} is one project's directory") and f"'{named}'/*/" in err, err
+    assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
