@@ -92,8 +92,9 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # line break or a tab, which ends the value as the character itself does
 _ESCAPED = rb"\\[^\s\"'nrt]"
 # a character of a shell's unquoted word: no blank, quote or backslash (``_ESCAPED`` takes one), nor one that ends
-# the word, ``|;&()<>`` and the backquote (``(echo PW)``: the bracket closes the group after the password)
+# the word, ``|;&()<>`` and the backquote (``$(mysql -pPW)``, ``(echo PW)``: the bracket closes what the password is in)
 _SHELL_CHAR = rb"[^\s\"'\\|;&()<>`]"
+_CLI_WORD = rb"(?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+"  # such a word, as JSON text may write it
 # the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
 # camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
 # ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
@@ -210,7 +211,7 @@ _NET_USE = (
 _POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (b"-",)}
 # MinIO client's options, before its command's arguments: flags, and ``--api``/``--path`` with their value
 _MC_OPTIONS = rb"(?:[ \t]+(?:--(?:api|path|config-dir)(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?))*"
-_CLI_VALUE = rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"  # a command's argument, quoted or not
+_CLI_VALUE = rb"\\?[\"']?(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
@@ -255,24 +256,25 @@ _AFTER_POSITIONAL = re.compile(rb"[ \t]*(?:\Z|[\r\n\"'|;&)`]|\\+[nr\"'])|[ \t]+(
 # the password a hash is made of (group 1), the argument after the options (``_hashed_value``: none is an option):
 # ``openssl passwd -6 [-salt S] …`` and ``mkpasswd [-m TYPE] [-S SALT] [-R N] … [SALT]``; the options that take a
 # value are named, so that a value is never taken for the password (``mkpasswd -m sha-512`` asks for it). Unquoted,
-# it ends at a bracket too, which closes the substitution it is made in (``useradd -p "$(openssl passwd -6 …)"``)
+# it ends at a bracket too, as every command's argument here does (``_CLI_WORD``), which closes the substitution it
+# is made in (``useradd -p "$(openssl passwd -6 …)"``)
 _HASHED = re2.compile(
     rb"(?:openssl[ \t]+passwd(?:[ \t]+(?:-(?:salt|in)[ \t]+[^\s|;&]+|-(?:1|5|6|apr1|aixmd5|crypt|noverify|quiet|table"
     rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
-    rb"[^\s|;&]+|-5\b))*)[ \t]+\\?[\"']?((?:[^\s\"'\\|;&)]|" + _ESCAPED + rb")+)"
+    rb"[^\s|;&]+|-5\b))*)[ \t]+\\?[\"']?(" + _CLI_WORD + rb")"
 )
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
-_BEARER = re2.compile(_HTTPIE_AUTH + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+_BEARER = re2.compile(_HTTPIE_AUTH + rb"(" + _CLI_WORD + rb")")
 _BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))\\?[\"']?bearer\b")
 # the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
 # reference (``_keygen_value``): a key's new (``-N``) or old (``-P``) passphrase to ``ssh-keygen``, both where
 # ``ssh-keygen -p -P old -N new`` changes it, and the new (``-s``) or old (``-a``) password to ``ldappasswd``
 _LETTER_SECRETS = {b"ssh-keygen": b"NP", b"ldappasswd": b"as"}
-_KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+_KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*\\?[\"']?(" + _CLI_WORD + rb")")
 # the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
-_ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+_ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?(" + _CLI_WORD + rb")")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
@@ -289,8 +291,7 @@ _ECHOED = (
 )
 _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them (and
     # its file descriptor, ``2>``, is none of them: ``_echoed_end``)
-    rb"((?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)(?:" + _SHELL_CHAR + rb"|"
-    + _ESCAPED + rb")+)*)"
+    rb"(" + _CLI_WORD + rb"(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)" + _CLI_WORD + rb")*)"
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
@@ -325,7 +326,7 @@ _GROUP_INTO = {
 # 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
     rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|" + _PASSWD_USER + rb"<<<[ \t]*" + _ANSI_QUOTE + rb"|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?" + _CHPASSWD_USER + rb")"
-    rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+(?:\\+n(?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)*)"
+    rb"(" + _CLI_WORD + rb"(?:\\+n" + _CLI_WORD + rb")*)"
 )
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
 # ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
@@ -881,7 +882,7 @@ def _positional_value(data: bytes, m: Any) -> bool:
     (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` is prose. A quoted value, or a word with a
     capital, a digit or a symbol, is one wherever it stands."""
     value = m.group(1)
-    if _placeholder(value) or value.startswith(_POSITIONAL[m.group(0)[:2].lower()]):
+    if _placeholder(value) or data.startswith(_POSITIONAL[m.group(0)[:2].lower()], m.start(1)):  # (``2>``)
         return False
     quoted = data[m.start(1) - 1] in b"\"'"
     return quoted or not _PROSE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None

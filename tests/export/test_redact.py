@@ -2524,3 +2524,23 @@ def test_a_redirection_after_an_echoed_password_keeps_its_file_descriptor(text: 
     with it): the echoed words ran on to the ``>``; a last word of digits a ``<`` or ``>`` follows is the file
     descriptor it redirects."""
     _redacts(text, out, text.count("Hunter") + text.count("horse"))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("x=$(mysql -pHunter2pw)", "x=$(mysql -p[redacted key])"),
+        ("v=`mysql -uroot -pHunter2pw`", "v=`mysql -uroot -p[redacted key]`"),
+        ("t=$(redis-cli -a Hunter2pw)", "t=$(redis-cli -a [redacted key])"),
+        ("mysql -pHunter2pw<dump.sql", "mysql -p[redacted key]<dump.sql"),
+        ("echo $(passwd bob <<< Hunter2pw)", "echo $(passwd bob <<< [redacted key])"),
+        ("(ssh-keygen -y -f k -P Hunter2pw)", "(ssh-keygen -y -f k -P [redacted key])"),
+        ('{"c": "x=$(curl -s -u bob:Hunter2pw)"}', '{"c": "x=$(curl -s -u bob:[redacted key])"}'),
+        ("(bw unlock Hunter2pw)", "(bw unlock [redacted key])"),
+        ("mysql -p'Ab)cd<9' db", "mysql -p'[redacted key]' db"),
+    ],
+)  # fmt: skip
+def test_a_password_on_a_command_line_ends_where_the_shell_ends_its_word(text: str, out: str) -> None:
+    """``$(mysql -pPW)`` hid the ``)`` that closes the substitution with the password (a backquote, a ``<``
+    redirection too): an unquoted word ends at the shell's metacharacters, a quoted one at its closing quote."""
+    _redacts(text, out)
