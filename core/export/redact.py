@@ -209,8 +209,21 @@ _NET_USE = (
 )
 # what, in the place of a password after a share or a user, is none: by the command's first two letters
 _POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (b"-",)}
-# MinIO client's options, before its command's arguments: flags, and ``--api``/``--path`` with their value
-_MC_OPTIONS = rb"(?:[ \t]+(?:--(?:api|path|config-dir)(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?))*"
+
+
+def _option(valued: bytes) -> bytes:
+    """One option of a command's, before or between its arguments: a flag (``--raw``, ``-v``, ``--api=S3v4``), or
+    one of the options named ``valued`` with its value after it (``--code 123456``)."""
+    return rb"(?:--(?:" + valued + rb")(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?)"
+
+
+_MC_OPTIONS = rb"(?:[ \t]+" + _option(rb"api|path|config-dir") + rb")*"  # MinIO client's
+_BW_VALUED = rb"session|method|code|passwordenv|passwordfile"  # Bitwarden's options that take a value
+_BW_OPTION = _option(_BW_VALUED)
+# such an option just before a value (``bw unlock --passwordenv BW_PW``): its value, which ``_BW_OPTION``, taken for a
+# flag, leaves to ``_CLI_VALUE`` when no other value follows
+_BW_VALUE = re.compile(rb"--(?:" + _BW_VALUED + rb")[ \t]+\\?[\"']?\Z")
+_BW_OPTIONS = rb"(?:[ \t]+" + _BW_OPTION + rb")*"
 _CLI_VALUE = rb"\\?[\"']?(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
@@ -244,10 +257,11 @@ _CLI_PASSWORD = re2.compile(
 # none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
 # share that is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``:
 # ``_NET_USE``), the first of smbclient's after its service (``smbclient //h/s … -U bob``), and Bitwarden's master
-# password (``bw unlock …``, ``bw login EMAIL …``)
+# password (``bw unlock …``, ``bw login EMAIL …``, options before and after: ``bw unlock --raw …``)
 _POSITIONAL_PASSWORD = re2.compile(
     rb"(?:(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE
-    + rb"[ \t]+|\bbw[ \t]+(?:unlock[ \t]+|login[ \t]+" + _CLI_ARGUMENT + rb"))" + _CLI_VALUE
+    + rb"[ \t]+|\bbw" + _BW_OPTIONS + rb"[ \t]+(?:unlock" + _BW_OPTIONS + rb"[ \t]+|login" + _BW_OPTIONS + rb"[ \t]+"
+    + _CLI_ARGUMENT + rb"(?:" + _BW_OPTION + rb"[ \t]+)*))" + _CLI_VALUE
 )
 # what follows an unquoted password in such a place: the command's end (a line break, a quote or either as JSON
 # text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
@@ -411,6 +425,7 @@ _NETRC_LINE = re2.compile(
 _NETRC_LINE_END = re.compile(_NETRC_BLANK + rb"*(?:\Z|[\r\n\"]|\\+[nr\"])")
 _PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
+_SENTENCE_WORD = re.compile(rb"[A-Za-z][a-z]*[.,:!?]?")  # a word of a sentence, capitalised or not (``When``, ``to``)
 _PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line
 _PROSE_START = re.compile(rb"[A-Za-z][a-z]+")  # a sentence's first word
 # words of a sentence that no password is made of: ``Please enter your password``, ``Never share it``
@@ -878,14 +893,17 @@ def _cli_value(data: bytes, m: Any) -> bool:
 def _positional_value(data: bytes, m: Any) -> bool:
     """True when the argument in the place of a password (``_POSITIONAL_PASSWORD``) is one: no reference, no switch
     or redirection (``net use … /persistent:no``, ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password
-    given), and, when it is a word of lower-case letters, where the command ends or an option follows
-    (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` is prose. A quoted value, or a word with a
-    capital, a digit or a symbol, is one wherever it stands."""
+    given), no option's value (``bw unlock --passwordenv BW_PW``), and, when it is a word of letters as a sentence has them (``to``, ``When``), where the command ends or an
+    option follows (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` and ``run bw unlock When
+    asked`` are prose. A quoted value, or a word with a capital past its first letter, a digit or a symbol, is one
+    wherever it stands."""
     value = m.group(1)
     if _placeholder(value) or data.startswith(_POSITIONAL[m.group(0)[:2].lower()], m.start(1)):  # (``2>``)
         return False
+    if _BW_VALUE.search(data, max(0, m.start(1) - 24), m.start(1)) is not None:
+        return False
     quoted = data[m.start(1) - 1] in b"\"'"
-    return quoted or not _PROSE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
+    return quoted or not _SENTENCE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
 
 
 # ``_piped_group``'s last answer: the text, the reader's pattern, where the group's rest was read from and to

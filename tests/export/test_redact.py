@@ -2544,3 +2544,30 @@ def test_a_password_on_a_command_line_ends_where_the_shell_ends_its_word(text: s
     """``$(mysql -pPW)`` hid the ``)`` that closes the substitution with the password (a backquote, a ``<``
     redirection too): an unquoted word ends at the shell's metacharacters, a quoted one at its closing quote."""
     _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("bw unlock --raw Hunter2pw", "bw unlock --raw [redacted key]"),
+        ("export BW_SESSION=$(bw unlock --raw --nointeraction Hunter2pw)",
+         "export BW_SESSION=$(bw unlock --raw --nointeraction [redacted key])"),
+        ("bw --pretty unlock --check 'two words'", "bw --pretty unlock --check '[redacted key]'"),
+        ("bw login --method 0 --code 123456 bob --raw Hunter2pw", "bw login --method 0 --code 123456 bob --raw [redacted key]"),
+        ('{"c": "bw unlock --raw \\"Hunter2pw\\""}', '{"c": "bw unlock --raw \\"[redacted key]\\""}'),
+        ("bw unlock Welcome", "bw unlock [redacted key]"),
+        ("bw unlock Welcome --raw", "bw unlock [redacted key] --raw"),
+    ],
+)  # fmt: skip
+def test_the_password_after_bw_unlock_and_its_options_goes(text: str, out: str) -> None:
+    """``bw unlock --raw PW`` let the password out: only a password right after ``unlock`` (or after ``login``'s
+    e-mail) was looked for, not after options."""
+    _redacts(text, out)
+
+
+def test_a_capitalised_word_of_prose_after_a_command_is_no_password() -> None:
+    """``run bw unlock When asked, type it`` lost its ``When``: a word of letters there is a password only where the
+    command ends or an option follows, capitalised or not, as ``smbclient //srv/share to list`` keeps its ``to``."""
+    _stays("Run bw unlock When asked, type your master password.\nbw unlock --raw Then copy the key.\n"
+           "Run smbclient //srv/share With the password you got.\nnet user bob Then log in.\n"
+           "bw unlock --passwordenv BW_PW\nbw unlock --passwordfile pw.txt --raw\nbw login --apikey\n")
