@@ -368,6 +368,7 @@ class ConfigScreen(PolicyScreen):
             "#config-value, #config-check, #config-side .policy-subtitle, #config-history"
         ):
             widget.display = False
+        self.query_one("#config-side").add_class("-recorded")
         self._show_tables()
         values = dict(view.values)
         self._select(self._key if self._key in values else next(iter(values), ""))

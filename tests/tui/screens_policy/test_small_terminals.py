@@ -4,15 +4,63 @@ it can show: no line of text of any length, and no table of few rows, takes the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.app import App
+from textual.widgets import DataTable, Static
 
-from tests.tui.screens_policy.harness import PolicyHarness, settle
+from tests.conftest import FIXTURES
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
 from tui.screens.config import ConfigScreen
 
 pytestmark = pytest.mark.anyio
+
+
+def _rows(app: App[Any], table: DataTable[Any]) -> list[str]:
+    """The table's rows drawn on the screen (its column labels left out)."""
+    return [line for line in drawn(app, table)[table.header_height :] if line.strip()]
+
+
+def _many_changes(directory: Path, count: int) -> Path:
+    log = LogBuilder()
+    log.start_turn("Tune the digest.")
+    for n in range(count):
+        changes = {"slice.digest.headLines": {"old": 10 + n, "new": 11 + n}}
+        log.add({"type": "tapedeck/config", "data": {"changes": changes, "by": "operator"}, "ignorable": True})
+    log.say("Done.")
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("count", [1, 12])
+async def test_the_logged_changes_get_rows_at_60x20(tmp_path: Path, count: int) -> None:
+    """Below 70 columns the Config screen's side pane goes under the key table and took half the body; the selected
+    key, the editor, the check line and the title left the logged changes one row, their column labels: no change
+    was in sight and no key brought one. The side pane now takes what it needs, the changes up to a cap (they
+    scroll), and the key table the rest."""
+    app = PolicyHarness(_many_changes(tmp_path / "s", count), ConfigScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        keys = app.screen.query_one("#config-keys", DataTable)
+        history = app.screen.query_one("#config-history", DataTable)
+        await settle(pilot, lambda: keys.row_count > 0 and history.row_count == count)
+        await pilot.pause(0.1)
+        screen = "\n".join(drawn(app, app.screen))
+        assert len([row for row in _rows(app, history) if "→" in row]) >= min(count, 3), screen
+        assert len(_rows(app, keys)) >= 3, screen
+
+
+async def test_a_read_only_logs_value_is_in_sight_at_60x20() -> None:
+    """A DSH log no bridge runs has its Config screen give, under a read-only note, the value the log records for
+    the selected key; the note's box took at most half the pane under the key table, two rows at 60x20, and the
+    value was never in sight. With nothing else in the pane, the box now takes the whole pane."""
+    app = PolicyHarness(FIXTURES / "compaction-recovery.session.jsonl", ConfigScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot, lambda: "provider:" in text(app.screen.query_one("#config-selected", Static)))
+        await pilot.pause(0.1)
+        side = " ".join(drawn(app, app.screen.query_one("#config-selected-box")))
+        assert 'provider: "deepseek-official"' in side, "\n".join(drawn(app, app.screen))
 
 
 async def test_an_empty_message_line_takes_no_row(tmp_path: Path) -> None:
