@@ -711,12 +711,14 @@ def _line_end(data: bytes, m: Any) -> int | None:
     and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
     `` = ``, a condition, ``password = pwd or ''``: ``_condition``) nor, after ``=`` alone, as a command's options: a
-    shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank. The
-    line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
+    shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank, as an
+    option's does (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
     however far on (``_rest_of_line``), without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
+    if sep == b"=" and _key_name(data, m)[:1] == b"-":  # a command's option, ``--password=…``: one word of the shell's
+        return None
     at = m.end(3)
     if _MORE_WORDS.match(data, at) is None:
         return None
@@ -893,10 +895,10 @@ def _cli_value(data: bytes, m: Any) -> bool:
 def _positional_value(data: bytes, m: Any) -> bool:
     """True when the argument in the place of a password (``_POSITIONAL_PASSWORD``) is one: no reference, no switch
     or redirection (``net use … /persistent:no``, ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password
-    given), no option's value (``bw unlock --passwordenv BW_PW``), and, when it is a word of letters as a sentence has them (``to``, ``When``), where the command ends or an
-    option follows (``_AFTER_POSITIONAL``): ``smbclient //srv/share to list the files`` and ``run bw unlock When
-    asked`` are prose. A quoted value, or a word with a capital past its first letter, a digit or a symbol, is one
-    wherever it stands."""
+    given), no option's value (``bw unlock --passwordenv BW_PW``), and, when it is a word of letters as a sentence
+    has them (``to``, ``When``), where the command ends or an option follows (``_AFTER_POSITIONAL``): ``smbclient
+    //srv/share to list the files`` and ``run bw unlock When asked`` are prose. A quoted value, or a word with a
+    capital past its first letter, a digit or a symbol, is one wherever it stands."""
     value = m.group(1)
     if _placeholder(value) or data.startswith(_POSITIONAL[m.group(0)[:2].lower()], m.start(1)):  # (``2>``)
         return False

@@ -2571,3 +2571,21 @@ def test_a_capitalised_word_of_prose_after_a_command_is_no_password() -> None:
     _stays("Run bw unlock When asked, type your master password.\nbw unlock --raw Then copy the key.\n"
            "Run smbclient //srv/share With the password you got.\nnet user bob Then log in.\n"
            "bw unlock --passwordenv BW_PW\nbw unlock --passwordfile pw.txt --raw\nbw login --apikey\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mysql --password=Hunter2pw db", "mysql --password=[redacted key] db"),
+        ("mysqldump -u root --password=Hunter2pw app > app.sql", "mysqldump -u root --password=[redacted key] app > app.sql"),
+        ("tool --db-password=Hunter2pw --verbose run", "tool --db-password=[redacted key] --verbose run"),
+        ('{"c": "mysql --password=Hunter2pw db\\nls"}', '{"c": "mysql --password=[redacted key] db\\nls"}'),
+        ('mysql --password="two words" db', 'mysql --password="[redacted key]" db'),
+        ("password=me and you forever", "password=[redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_value_of_a_password_option_with_an_equals_ends_at_its_word(text: str, out: str) -> None:
+    """``mysql --password=PW db`` hid ``db`` and the rest of the line with the password, which after a key named for
+    a password may be a passphrase of several words; an option's unquoted value is one word of the shell's, so it
+    ends at the first blank (a key without the option's dash still takes its line)."""
+    _redacts(text, out)
