@@ -33,7 +33,7 @@ from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
-from core.shared.text import describe, quoted
+from core.shared.text import describe, nearest, quoted
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -59,15 +59,6 @@ def is_start_only(key: str, fixed: tuple[str, ...] = START_ONLY) -> bool:
 def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
     module = importlib.import_module(SECTIONS[name])
     return module.validate(raw)
-
-
-def _closest(word: str, options: Iterable[str]) -> str | None:
-    from difflib import get_close_matches
-
-    found = get_close_matches(word.lower(), [o.lower() for o in options], n=1, cutoff=0.6)
-    if not found:
-        return None
-    return next(o for o in options if o.lower() == found[0])
 
 
 @dataclass(frozen=True)
@@ -122,7 +113,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         raise ConfigError("config must be a table/object of sections")
     for name in raw:
         if name not in SECTIONS:
-            near = _closest(name, SECTIONS)
+            near = nearest(name, SECTIONS)
             hint = f" Did you mean {near}?" if near else ""
             raise ConfigError(f"Unknown config section {quoted(name)}.{hint} Valid sections: {', '.join(SECTIONS)}.")
     sections: dict[str, Any] = {}
@@ -209,7 +200,7 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     """
     section, _, rest = dotted.partition(".")
     if section not in SECTIONS or not rest:
-        near = _closest(section, SECTIONS)
+        near = nearest(section, SECTIONS)
         hint = f" (did you mean {quoted(f'{near}.{rest}')}?)" if near and near != section and rest else ""
         raise ConfigError(f"config key {quoted(dotted)} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
     check_loggable(value, dotted)

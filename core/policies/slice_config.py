@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import describe, quoted
+from core.shared.text import describe, nearest, quoted
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 MIN_ENTRY_MAX_CHARS = 256
@@ -121,30 +121,6 @@ def _section_dict(section: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- key checks
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance between two strings (insertions, deletions, substitutions)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
-
-
-def nearest_key(key: str, candidates: tuple[str, ...] | list[str]) -> str | None:
-    """The first candidate within case-insensitive edit distance 2 of ``key``, if any (a candidate whose length
-    differs from the key's by more than 2 is not measured: a hostile key of megabytes costs nothing)."""
-    folded = key.lower()
-    for candidate in candidates:
-        other = candidate.lower()
-        if abs(len(folded) - len(other)) <= 2 and levenshtein(folded, other) <= 2:
-            return candidate
-    return None
-
-
 def _check_top_level_keys(raw: Mapping[str, Any]) -> None:
     for key in raw:
         name = str(key)
@@ -155,7 +131,7 @@ def _check_top_level_keys(raw: Mapping[str, Any]) -> None:
                 f"Retired slice configuration {name}: {RETIRED_TOP_LEVEL[name]}. See README migration."
             )
         # A typo of a retired key is still a typo: suggest it, and its own message explains the retirement.
-        near = nearest_key(name, [*TOP_LEVEL_KEYS, *RETIRED_TOP_LEVEL])
+        near = nearest(name, [*TOP_LEVEL_KEYS, *RETIRED_TOP_LEVEL])
         hint = f" Did you mean {near}?" if near else ""
         raise ConfigError(
             f"Unknown slice configuration key {quoted(name)}.{hint} Valid keys: {', '.join(TOP_LEVEL_KEYS)}."

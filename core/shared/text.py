@@ -76,6 +76,36 @@ def a_or_an(word: str) -> str:
     return f"{'an' if word[:1].lower() in ('a', 'e', 'i', 'o') else 'a'} {word}"
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between two strings: the fewest insertions, deletions and substitutions from one to the
+    other."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def nearest(word: str, options: Iterable[str], within: int = 2) -> str | None:
+    """The first of ``options`` at most ``within`` edits (``edit_distance``) from ``word``, letter case aside: the
+    name a "did you mean" offers for ``word``, which names nothing known (None: no option is that near). An option
+    whose length differs from the word's by more than ``within`` is not measured (no fewer edits bridge them), so a
+    hostile word of megabytes is refused at the cost of its length."""
+    options = list(options)
+    if len(word) > max((len(o.lower()) for o in options), default=0) + within:  # lower-casing never shortens text
+        return None
+    folded = word.lower()
+    for option in options:
+        other = option.lower()
+        if abs(len(folded) - len(other)) <= within and edit_distance(folded, other) <= within:
+            return option
+    return None
+
+
 def cp_len(text: str) -> int:
     """Length in Unicode code points (Python's native ``len``)."""
     return len(text)

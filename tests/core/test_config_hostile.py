@@ -383,6 +383,29 @@ def test_a_normal_unknown_key_is_quoted_as_before() -> None:
 
 
 @pytest.mark.parametrize(
+    "call",
+    [lambda key: set_value(validate_config({}), f"{key}.x", 1), lambda key: validate_config({key: {}})],
+    ids=["config.set", "file"],
+)
+def test_a_huge_unknown_section_costs_no_more_than_its_own_size(call: Any) -> None:
+    """The section nearest an unknown one was looked for with difflib, which indexes every character of the
+    unknown name before it compares: a config.set key of 1 MB (the inbox takes one) held the host 0.6 s, and
+    400 kB of name took 12 MB. No name longer than a section by more than 2 is within 2 edits of it: it is refused
+    with no suggestion, in the few copies of the name that refusing it takes."""
+
+    import tracemalloc
+
+    key = "".join(chr(0x4E00 + k % 20_000) for k in range(200_000))  # 400 kB as Python holds it (2 bytes each)
+    tracemalloc.start()
+    try:
+        message = _refused(lambda: call(key), "section")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "did you mean" not in message.lower() and peak < 4 * 2 * len(key), (peak, message[:200])
+
+
+@pytest.mark.parametrize(
     "text",
     [
         f'[rewind]\nsummarizationBaseUrl = "{_LONG}"\nsummarizationApiKeyEnv = "X"\n',

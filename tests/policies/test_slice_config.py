@@ -14,11 +14,10 @@ from core.policies.slice_config import (
     FoldConfig,
     HistoryConfig,
     SliceConfig,
-    levenshtein,
-    nearest_key,
     validate,
 )
 from core.shared.errors import ConfigError
+from core.shared.text import edit_distance, nearest
 
 VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
 
@@ -114,10 +113,11 @@ def test_nothing_close_lists_the_valid_keys_only() -> None:
 
 
 def test_case_insensitive_levenshtein() -> None:
-    assert levenshtein("histroy", "history") == 2
-    assert levenshtein("", "abc") == 3
-    assert nearest_key("FOLD", ["digest", "fold"]) == "fold"
-    assert nearest_key("banana", ["digest", "fold"]) is None
+    assert edit_distance("histroy", "history") == 2
+    assert edit_distance("", "abc") == 3
+    assert nearest("FOLD", ["digest", "fold"]) == "fold"
+    assert nearest("banana", ["digest", "fold"]) is None
+    assert error_of({"FOLD": 1}) == f"Unknown slice configuration key FOLD. Did you mean fold? {VALID_LIST}"
 
 
 def test_a_key_far_longer_than_every_valid_one_is_refused_at_once() -> None:
@@ -135,7 +135,7 @@ def test_a_key_far_longer_than_every_valid_one_is_refused_at_once() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "True False\n"), done.stderr
-    assert nearest_key("foldx" + "x" * 2, ["digest", "fold"]) is None and nearest_key("folds", ["fold"]) == "fold"
+    assert nearest("foldx" + "x" * 2, ["digest", "fold"]) is None and nearest("folds", ["fold"]) == "fold"
 
 
 @pytest.mark.parametrize(
