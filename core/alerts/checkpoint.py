@@ -35,7 +35,7 @@ import orjson
 
 from core.alerts.engine import Alert
 from core.alerts.rules import SEVERITY, CacheBreak, Signals
-from core.read.index import cache_dir, ends, log_unreadable, named_for, source_fingerprint
+from core.read.index import TEMPORARY, cache_dir, ends, log_unreadable, named_for, source_fingerprint
 from core.read.index_size import min_log_bytes
 from core.shared.fdwrite import replace_file
 from core.shared.regular import read_regular
@@ -79,9 +79,19 @@ def checkpoint_path(log: Path, kind: str) -> Path:
 
 def checkpoint_paths(log: Path) -> list[Path]:
     """Every checkpoint file of ``log``, of any kind."""
-    stem = checkpoint_path(log, "").name.removesuffix(SUFFIX)
     where = checkpoint_dir()
-    return sorted(where.glob(f"{stem}*{SUFFIX}")) if where.is_dir() else []
+    return sorted(where.glob(f"{_stem(log)}*{SUFFIX}")) if where.is_dir() else []
+
+
+def is_checkpoint_of(path: Path, log: Path) -> bool:
+    """Whether ``path`` (a real path) is where a watch of any kind keeps the checkpoint of ``log``."""
+    where = Path(os.path.realpath(checkpoint_dir()))
+    return path.parent == where and path.name.startswith(_stem(log)) and path.name.endswith(SUFFIX)
+
+
+def _stem(log: Path) -> str:
+    """How the name of every checkpoint file of ``log`` begins."""
+    return checkpoint_path(log, "").name.removesuffix(SUFFIX)
 
 
 def holds(log: Path, stamp: tuple[int, int, int, int], kept: tuple[str, str]) -> bool:
@@ -139,7 +149,7 @@ def write(
         path = checkpoint_path(log, kind)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_file(
-            path, [MAGIC, hashlib.blake2b(body, digest_size=32).digest(), body], prefix=".tmp-", suffix=SUFFIX
+            path, [MAGIC, hashlib.blake2b(body, digest_size=32).digest(), body], prefix=TEMPORARY, suffix=SUFFIX
         )
         return True
     except (OSError, ValueError, TypeError, AttributeError, OverflowError, RuntimeError, orjson.JSONEncodeError):

@@ -15,7 +15,7 @@ from core.cli import COMMANDS
 from core.cli.args import path_argument
 from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
-from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_body, read_meta
+from core.read.index import SUFFIX, TEMPORARY, cache_dir, check, index_dir, index_path, read_body, read_meta
 from core.read.summary import human_chars
 from core.shared.envdirs import in_the_way
 from core.shared.errors import TapedeckError
@@ -91,7 +91,7 @@ def _kept_for(log: str) -> list[tuple[str, Path]]:
 def cache_clear(log: str | None) -> dict[str, Any]:
     """Remove every index file and alert checkpoint (and any left half-written), or only ``log``'s."""
     _check_dirs()
-    doomed = [path for _, path in (_kept() + _kept(".tmp-") if log is None else _kept_for(log))]
+    doomed = [path for _, path in (_kept() + _kept(TEMPORARY) if log is None else _kept_for(log))]
     removed = []
     for path in doomed:
         size = _size(path)

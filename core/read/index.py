@@ -67,6 +67,7 @@ LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it)
 DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
 DENSE_SHARE = 0.9  # this share of the most it may (a zstd log's index: the log is 3.5 times smaller than its text)
 SUFFIX = ".idx"
+TEMPORARY = ".tmp-"  # what an index file (or an alert checkpoint) is named first, before it is renamed into place
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
 _CODE_DIRS = ("log", "read", "shared")  # the packages whose code decides what a read of a log yields
@@ -329,7 +330,7 @@ def _replace(
         if sum(map(len, start)) + written > room:
             raise _NoRoom
 
-    replace_file(path, pieces(), prefix=".tmp-", suffix=SUFFIX)
+    replace_file(path, pieces(), prefix=TEMPORARY, suffix=SUFFIX)
 
 
 def _frame(sections: dict[str, Any], level: int) -> Iterator[bytes]:

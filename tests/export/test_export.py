@@ -656,3 +656,32 @@ def test_an_export_never_takes_a_name_the_session_writes_under(
     err = capsys.readouterr().err
     assert "the session keeps" in err and what in err, err
     assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [("index", "an index is written under"), ("alerts", "its alert checkpoint"), ("fleet", "its alert checkpoint"),
+     ("alerts-temporary", "an alert checkpoint is written under")],
+)  # fmt: skip
+def test_an_export_never_takes_a_name_the_cache_keeps_for_the_log_or_writes_under(
+    tmp_path: Path, kind: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` naming the temporary file an index is written under in the cache (``.tmp-<12 hex digits>.idx``) was
+    taken: renamed over one in the middle of its writer's work, the page was then renamed into the index's place
+    (and ``cache clear`` removes such a name as an index left half-written); so were the log's alert checkpoints
+    (``<hash>.alerts.ack``, ``<hash>.fleet.ack``: the next read of the log writes its own over the page) and their
+    temporary names. Each is refused, the file left as it was."""
+    from core.alerts.checkpoint import checkpoint_dir, checkpoint_path
+    from core.read.index import index_dir
+
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    targets = {"index": index_dir() / ".tmp-0123456789ab.idx", "alerts-temporary": checkpoint_dir() / ".tmp-0123456789ab.ack"}
+    target = targets.get(kind) or checkpoint_path(log, kind)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b'{"kept":true}\n')
+    assert main(["export", str(log), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "the session keeps" in err and what in err, err
+    assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
