@@ -355,6 +355,16 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     proc.wait()
 
 
+def _log_stamps(root: Path) -> list[tuple[str, int, int]]:
+    """Every session log under ``root`` (a first write's temporary name too), with its size and modification time."""
+    found = []
+    for path in root.rglob("session.jsonl*"):
+        with contextlib.suppress(OSError):  # a temporary name linked into place and removed meanwhile
+            st = path.stat()
+            found.append((str(path), st.st_size, st.st_mtime_ns))
+    return sorted(found)
+
+
 class DshApiError(RuntimeError):
     """A ``dsh web`` API call answered ``ok: false``."""
 
@@ -403,12 +413,37 @@ class DshWeb:
         return self
 
     def stop(self) -> None:
-        """SIGTERM (SIGKILL after 10 s), after a short pause so DSH flushes its last batch."""
+        """SIGTERM (SIGKILL after 10 s), once DSH has written its last batch (``settle``)."""
         if self.proc is not None:
             if self.proc.poll() is None:
-                time.sleep(1.5)
+                self.settle()
             _stop_group(self.proc)
             self.stderr.close()
+
+    def settle(self, timeout: float = 1.5, quiet: float = 0.3) -> None:
+        """Wait until no session runs and no session log has changed for ``quiet`` s, longer than DSH's write-batch
+        window (events reach the disk at most about 280 ms after they happen), so what DSH did is on disk; after
+        ``timeout`` s (a test may stop DSH mid-turn, as it is) stop waiting. This stands for dsh-offline.md's pause
+        of about 1.5 s after the last turn, mostly spent with nothing left to write."""
+        assert self.proc is not None
+        proc, last = self.proc, [_log_stamps(self.world.sessions), time.monotonic()]  # the logs, since when
+
+        def settled() -> bool:
+            seen = _log_stamps(self.world.sessions)
+            if seen != last[0]:
+                last[:] = [seen, time.monotonic()]
+                return proc.poll() is not None
+            return proc.poll() is not None or (time.monotonic() - last[1] >= quiet and not self._busy())
+
+        with contextlib.suppress(TimeoutError):
+            wait_for(settled, timeout, "DSH to write its last batch")
+
+    def _busy(self) -> bool:
+        """Whether ``session.list`` reports a session running (False when DSH does not answer: the logs tell)."""
+        try:
+            return any(i.get("running") for i in self.call("session.list", {}, timeout=5.0)["items"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, DshApiError):
+            return False
 
     def __enter__(self) -> DshWeb:
         return self.start()
