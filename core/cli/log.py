@@ -30,7 +30,7 @@ from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.sessions import layout_note
 from core.log.vocabulary import SURFACE_TYPES
-from core.read.load import load_session
+from core.read.load import PassEnded, load_session
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
@@ -138,7 +138,8 @@ def _surface(args: argparse.Namespace) -> None:
     back would decode them twice.
 
     With ``--at SEQ`` the surface is taken as the pass goes by SEQ: exactly the surface of the log cut there
-    (a packed chunk row that spans SEQ changes no surface node). What a row shows of a seq never changes later.
+    (a packed chunk row that spans SEQ changes no surface node), and the pass ends there, the rest of the log
+    unread. What a row shows of a seq never changes later.
     Without it the log's index is used: the surface events it holds are read back from the file.
     """
     import tempfile
@@ -173,11 +174,16 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
                     spool.put(seq)
         if args.at is not None and session.next_seq > args.at:
             at.append(list(session.surface))
+            if args.at >= 0:  # nothing after it changes that surface: the rest of the log is left unread
+                raise PassEnded(session)
 
     # without --at only surface events matter: the rest (nearly every item) is projected without a call
     types = SURFACE_TYPES if args.at is None else None
     index = args.at is None and _indexed(args)  # the index, when used, reads back the nodes it restored
-    session = load_session(args.path, retain=False, observe=observe, observe_types=types, index=index)
+    try:
+        session = load_session(args.path, retain=False, observe=observe, observe_types=types, index=index)
+    except PassEnded as ended:  # the surface of --at, taken
+        session = ended.session
     if args.at is not None and not 0 <= args.at < session.next_seq:
         raise seq_not_in_log(args.at, session.next_seq)
 

@@ -40,6 +40,15 @@ ParsedObserver = Callable[[Session, dict[str, Any], bytes], None]
 but its seq and time) and the bytes of its line, as read (without its newline)."""
 
 
+class PassEnded(Exception):
+    """Raised out of a pass by an observer that has what it wanted: the pass stops there, the rest of the log unread
+    (``load_session`` does not catch it: its caller takes ``session``, the projection as it stood then)."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+
 def load_session(
     path: str | os.PathLike[str],
     *,

@@ -48,7 +48,7 @@ import orjson
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
-from core.read.load import load_session
+from core.read.load import PassEnded, load_session
 from core.read.session import Session, ToolCall, derive_message, surface_view
 from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
@@ -815,14 +815,6 @@ _PASS_TYPES = frozenset({HOST_EVENT, ROUTE_EVENT, CHUNK, "assistant/message", TI
 Observer = Callable[[Session, dict[str, Any]], None]
 
 
-class _Stop(Exception):
-    """Raised out of a pass whose consumer has seen what it wanted."""
-
-    def __init__(self, session: Session) -> None:
-        super().__init__()
-        self.session = session
-
-
 class PassProjection(Session):
     """The projection a request pass alone reads (the alert engine's, beside a view with a projection of its own):
     a ``Session`` that keeps nothing per event (``per_event=False``), files no tool call, so pairs no result
@@ -849,7 +841,7 @@ class RequestPass:
 
     Each request goes to ``emit(request, session)`` once its attempt is over (the next request goes out, or the
     log ends), with the usage logged for it, right before the session applies the event that ended it; ``emit``
-    returning True raises ``_Stop`` (``stream_requests`` ends its pass so). With ``want``, only the agent
+    returning True raises ``PassEnded`` (``stream_requests`` ends its pass so). With ``want``, only the agent
     requests whose ``Point`` it accepts are built and emitted; with ``others`` DSH's title and compaction calls
     are built too, each emitted in seq order among them. Only the requests in flight and each step's route are
     held. With ``keep`` the session's store (a ``LineStore`` or ``KeptEvents``) keeps the
@@ -1011,7 +1003,7 @@ class RequestPass:
 
     def _emit(self, request: Request, session: Session) -> None:
         if self.emit(request, session):
-            raise _Stop(session)
+            raise PassEnded(session)
 
     def _flush(self, session: Session, before: int | None = None) -> None:
         """Emit the other calls held back (those that went out before seq ``before``, when given)."""
@@ -1093,8 +1085,8 @@ def stream_requests(
                                before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
                                skip_deltas=True)  # fmt: skip
         requests.finish(session)
-    except _Stop as stop:
-        return stop.session
+    except PassEnded as ended:
+        return ended.session
     return session
 
 
