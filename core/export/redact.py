@@ -107,7 +107,7 @@ SHORTEST = 3  # characters from which a value under a key word may be a secret (
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
 # (``"``), and the blanks before its first word (``_NETRC_BLANK``)
 _LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
-_NEWLINE = rb"(?:\r?\n|(?:\\\\)*\\n)"  # a line break, itself or as JSON text escapes it
+_NEWLINE = rb"(?:\r?\n|\\+n)"  # a line break, itself or as JSON text escapes it (``\\\\n`` in JSON text of JSON text)
 _INDENT = rb"(?:[ \t]|\\+t)*"  # the blanks before a line's text, a tab also as JSON text escapes it
 # an npm config line's credential: ``_auth``, ``_authToken``, ``_password``, alone or after a registry's ``//host/:``
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
@@ -345,18 +345,19 @@ _HERE_STRING = re2.compile(
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
 # ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
 # group 1 the delimiter, group 3 the line break as written (itself, or as JSON text escapes it)
+_DELIMITER_QUOTE = rb"(?:\\*[\"'])?"  # a quote around a here-document's delimiter, as JSON text (of JSON text) writes it
 _HEREDOC = re2.compile(
-    rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*\\?[\"']?([A-Za-z_][A-Za-z0-9_]*)\\?[\"']?([^\r\n\\]*)"
+    rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*" + _DELIMITER_QUOTE + rb"([A-Za-z_][A-Za-z0-9_]*)" + _DELIMITER_QUOTE
+    + rb"([^\r\n\\]*)"
     rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + _CHPASSWD_USER
     + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # … and the password of an ``ftp`` here-document's ``user NAME …`` (or ``quote PASS …``) line (group 1), among its
 # first eight lines
 # (``ftp -n host <<EOF``, an ``open host`` before it; lftp's too)
-_FTP_NEWLINE = rb"(?:\r?\n|\\+n)"  # a line break, also as JSON text of JSON text escapes it (``\\\\n``)
 _FTP_USER = re2.compile(
-    rb"ftp\b[^\n|;&<]*<<-?[ \t]*\\?[\"']?[A-Za-z_][A-Za-z0-9_]*\\?[\"']?[^\r\n\\]*(?:" + _FTP_NEWLINE
-    + rb"[^\r\n\\]*?){0,7}?" + _FTP_NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+"
+    rb"ftp\b[^\n|;&<]*<<-?[ \t]*" + _DELIMITER_QUOTE + rb"[A-Za-z_][A-Za-z0-9_]*" + _DELIMITER_QUOTE
+    + rb"[^\r\n\\]*(?:" + _NEWLINE + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\+[^\s\"'\\nrt|;&])+)"  # a token ends at a line break however escaped
 )
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")

@@ -2589,3 +2589,25 @@ def test_the_value_of_a_password_option_with_an_equals_ends_at_its_word(text: st
     a password may be a passphrase of several words; an option's unquoted value is one word of the shell's, so it
     ends at the first blank (a key without the option's dash still takes its line)."""
     _redacts(text, out)
+
+
+def _twice(text: str) -> str:
+    """``text`` as JSON text of JSON text writes it: a tool's JSON output quoting a tool call's arguments."""
+    return orjson.dumps({"c": orjson.dumps({"c": text}).decode()}).decode()
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("chpasswd <<EOF\nbob:Hunter2pw\nann:Other2pw\nEOF\nls", "chpasswd <<EOF\nbob:[redacted key]\nEOF\nls"),
+        ("cat <<'EOF' | sudo chpasswd\nbob:Hunter2pw\nEOF\nls", "cat <<'EOF' | sudo chpasswd\nbob:[redacted key]\nEOF\nls"),
+        ('chpasswd <<"EOF"\nbob:Hunter2pw\nEOF', 'chpasswd <<"EOF"\nbob:[redacted key]\nEOF'),
+        ("ftp -n h <<\"EOF\"\nuser bob Hunter2pw\nbye\nEOF", "ftp -n h <<\"EOF\"\nuser bob [redacted key]\nbye\nEOF"),
+    ],
+)  # fmt: skip
+def test_a_document_in_json_text_of_json_text_keeps_every_byte_but_its_secret(text: str, out: str) -> None:
+    """A here-document whose line breaks JSON text of JSON text writes as ``\\\\n`` lost a
+    backslash of the line break after its last password, which went with it, or let its password out (``cat <<'EOF'
+    | chpasswd``, a quoted delimiter): a line break was read with an odd number of backslashes only, the stray one
+    taken for the delimiter's quote."""
+    _redacts(_twice(text), _twice(out))
