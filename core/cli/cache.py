@@ -19,6 +19,7 @@ from core.read.index import SUFFIX, TEMPORARY, cache_dir, check, index_dir, inde
 from core.read.summary import human_chars
 from core.shared.envdirs import in_the_way
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 
 
 def cache_info(log: str | None = None) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def cache_clear(log: str | None) -> dict[str, Any]:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise TapedeckError(f"{path}: cannot remove ({exc.strerror or exc})") from exc
+            raise TapedeckError(f"{quoted_path(path)}: cannot remove ({exc.strerror or exc})") from exc
         removed.append({"file": str(path), "bytes": size})
     return {"dir": str(cache_dir()), "removed": removed, "bytes": sum(r["bytes"] for r in removed)}
 

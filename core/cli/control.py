@@ -45,7 +45,7 @@ from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
-from core.shared.text import quoted, shown
+from core.shared.text import quoted, quoted_path, shown
 
 DEFAULT_TIMEOUT = 30.0
 OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
@@ -200,11 +200,11 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
     if state.state == "none":
         problem = (state.bridge or {}).get("problem")
         raise ControlError(
-            f"{log}: a DeepSeek Harness session that no tapedeck bridge runs, so nobody would read the "
+            f"{quoted_path(str(log))}: a DeepSeek Harness session that no tapedeck bridge runs, so nobody would read the "
             "request; nothing was sent. "
             + (problem if problem else "`tapedeck bridge install DSH_HOME` adds the bridge to DSH")
             if state.kind == KIND_DSH
-            else f"{log}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
+            else f"{quoted_path(str(log))}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
             "was sent"
         )
     if not state.live and not queue:
@@ -235,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
     log = resolve_log_path(args.path)
     header = read_header(log)
     if header is None:
-        raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
+        raise LogFormatError(f"{quoted_path(log)}: not a session log (its first line is no session header)")
     session_id = quoted(header.get("id"))
     state = read_host_state(log)
     op_args = parse_args(args.op, args.arg, state.kind)

@@ -12,7 +12,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument, whole
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
-from core.shared.text import counted
+from core.shared.text import counted, quoted_path
 
 if TYPE_CHECKING:
     from core.export.build import ExportOptions
@@ -57,7 +57,7 @@ def _export(args: argparse.Namespace) -> None:
     rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
-    warn(f"exported {rows}{filtered} to {where} (redaction: {said})")
+    warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
     try:
         found = find_sidecar(args.path)
         found.notes()

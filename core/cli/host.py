@@ -274,7 +274,7 @@ def _repair(args: argparse.Namespace) -> int:
     read_log_header(log)  # a header the readers refuse is named as such first
     if written_by_another(log):  # a torn last line is how a log DSH is writing looks: never cut it
         raise TapedeckError(
-            f"{log} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started: tapedeck never "
+            f"{quoted_path(log)} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started: tapedeck never "
             "rewrites a DSH log (DSH may be writing it), so nothing was changed; tapedeck's readers skip its damaged "
             "lines (`tapedeck inspect` lists them)"
         )

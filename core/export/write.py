@@ -34,7 +34,7 @@ from core.read.notes import LOCK, SUFFIX, sidecar_paths, temporary_prefix
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import is_temporary
 from core.shared.jsonout import dumps
-from core.shared.text import path_text
+from core.shared.text import path_text, quoted_path
 
 FORMATS = ("html", "md", "json")
 
@@ -311,25 +311,25 @@ def export_to_file(
     real = Path(os.path.realpath(target))
     log = Path(os.path.realpath(resolve_log_path(path)))
     if real == log:
-        raise TapedeckError(f"{target} is the session log being exported: write the export to another file")
+        raise TapedeckError(f"{quoted_path(target)} is the session log being exported: write the export to another file")
     if _holds_notes(real, log):
-        raise TapedeckError(f"{target} holds the notes of the session log being exported: write the export to "
+        raise TapedeckError(f"{quoted_path(target)} holds the notes of the session log being exported: write the export to "
                             "another file")  # fmt: skip
     what = _kept(real, log)
     if what is not None:
-        raise TapedeckError(f"{target} is a file the session keeps ({what}): write the export to another file")
+        raise TapedeckError(f"{quoted_path(target)} is a file the session keeps ({what}): write the export to another file")
     try:
         kind = os.stat(target).st_mode
     except OSError:
         kind = None
     if kind is not None and stat.S_ISDIR(kind):
-        raise TapedeckError(f"{target}: is a directory; name a file to write the export to")
+        raise TapedeckError(f"{quoted_path(target)}: is a directory; name a file to write the export to")
     if kind is not None and not stat.S_ISREG(kind):
         try:
             with open(target, "wb") as out:
                 return export(path, out, fmt, options)
         except OSError as exc:
-            raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
+            raise TapedeckError(f"{quoted_path(target)}: cannot write ({exc.strerror or exc})") from None
     tmp = real.with_name(f".{real.name}.{os.getpid()}.part")
     try:
         try:
@@ -338,15 +338,15 @@ def export_to_file(
             if not real.parent.is_dir():
                 raise
             raise TapedeckError(  # its strerror, No such file or directory, names neither the file nor its directory
-                f"{target}: cannot write: the export is first written to a new file in "
-                f"{real.parent if target.is_symlink() else target.absolute().parent}, then renamed over it, and that "
+                f"{quoted_path(target)}: cannot write: the export is first written to a new file in "
+                f"{quoted_path(real.parent if target.is_symlink() else target.absolute().parent)}, then renamed over it, and that "
                 "directory's file system makes no new files (as /proc and /sys do not)"
             ) from None
         with made as out:
             doc = export(path, out, fmt, options, real.parent)
         os.replace(tmp, real)
     except OSError as exc:
-        raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
+        raise TapedeckError(f"{quoted_path(target)}: cannot write ({exc.strerror or exc})") from None
     finally:
         with suppress(OSError):  # not made (``-o FILE/x``: NotADirectoryError) or renamed: nothing to remove
             tmp.unlink()

@@ -22,6 +22,7 @@ from core.policies.recall import RECALL_TOOLS
 from core.policies.rewind import REWIND_EVENT, rewind_tool_result
 from core.read.session import Session
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 
 # Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
 # searches, the recall family), or their effect and result are appended in one batch (``checkpoint``). File
@@ -41,7 +42,7 @@ def refuse_foreign_log(path: Path) -> None:
 def _foreign_log(path: object) -> str:
     """Why a host refuses to resume ``path``, a session log the DeepSeek Harness wrote."""
     return (
-        f"{path} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started, and tapedeck's host "
+        f"{quoted_path(str(path))} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started, and tapedeck's host "
         "never writes into a DSH log; nothing was changed. Continue the session in DSH; to watch and steer it from "
         "tapedeck, add the bridge to DSH once (`tapedeck bridge install DSH_HOME`), then use `tapedeck watch` or "
         "`tapedeck control` on this log"

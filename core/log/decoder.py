@@ -34,7 +34,7 @@ from core.log.vocabulary import (
     is_known_type,
 )
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import shown
+from core.shared.text import quoted_path, shown
 
 RecordNote = tuple[int, int, int, int, int, str]
 """One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it
@@ -146,7 +146,7 @@ class LogDecoder:
     ) -> None:
         """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse; decoded
         items go to ``consumer`` (by default each feed's batch collects every event, rows expanded)."""
-        self.name = name
+        self.name = quoted_path(name)  # as the messages that name the log write it
         self.pace = pace
         self.compressed = compressed
         self.consumer = consumer if consumer is not None else Consumer()

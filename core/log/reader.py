@@ -13,6 +13,7 @@ from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 
 CHUNK = 1 << 20
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
@@ -49,14 +50,14 @@ def read_log(path: str | os.PathLike[str], packed_rows: bool = False) -> LogData
                 events.extend(batch.events)
                 diagnostics.extend(batch.diagnostics)
     except OSError as exc:
-        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        raise LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})") from exc
     batch = decoder.finish()
     events.extend(batch.events)
     diagnostics.extend(batch.diagnostics)
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        raise LogFormatError(f"{p}: empty log (no session header)")
+        raise LogFormatError(f"{quoted_path(p)}: empty log (no session header)")
     return LogData(p, compressed, decoder.header, events, diagnostics, size)
 
 
@@ -97,14 +98,14 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
                 read += len(chunk)
                 rest += chunk
     except OSError as exc:
-        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        raise LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})") from exc
     if torn:
         what = "empty log" if read == 0 else "no complete first line or frame yet"
-        raise LogIncompleteError(f"{p}: {what} (no session header)")
+        raise LogIncompleteError(f"{quoted_path(p)}: {what} (no session header)")
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        raise LogFormatError(f"{p}: no complete first line or frame (no session header)")
+        raise LogFormatError(f"{quoted_path(p)}: no complete first line or frame (no session header)")
     return decoder.header
 
 

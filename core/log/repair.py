@@ -47,7 +47,7 @@ from core.log.vocabulary import LOST_EVENT
 from core.log.writer import acquire, append_synced, encode_event
 from core.shared.errors import LogFormatError
 from core.shared.regular import open_regular
-from core.shared.text import shown
+from core.shared.text import quoted_path, shown
 
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 CHUNK = 1 << 20  # bytes read at a time, and written per frame of a repaired zstd log
@@ -194,7 +194,7 @@ def _repair(path: Path) -> RepairReport:
                 scan = _Rebuild(path, ratio, None, explicit)
                 events, holes, duplicates, moved = scan.run(_pieces(f, compressed))
         except OSError as exc:
-            raise LogFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+            raise LogFormatError(f"{quoted_path(path)}: cannot read ({exc.strerror or exc})") from exc
         if scan.explicit == (explicit := scan.numbered > scan.unnumbered):
             break
     if not holes and not duplicates and not moved:
@@ -221,7 +221,7 @@ def _repair(path: Path) -> RepairReport:
 
 
 def _unfinished(path: Path, exc: OSError) -> LogFormatError:
-    return LogFormatError(f"{path}: the repair could not be finished ({exc.strerror or exc}); the log is left as it "
+    return LogFormatError(f"{quoted_path(path)}: the repair could not be finished ({exc.strerror or exc}); the log is left as it "
                           "was: run `tapedeck repair` again once that is fixed")  # fmt: skip
 
 

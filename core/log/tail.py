@@ -32,6 +32,7 @@ from core.log.records import complete_event, expand_row, is_packed_row
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, removed_while_read, replaced_while_read, truncated_while_read
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
@@ -486,12 +487,12 @@ def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:
             while chunk := f.read(READ_CHUNK):
                 decoder.feed(chunk)
     except OSError as exc:
-        raise LogFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise LogFormatError(f"{quoted_path(path)}: cannot read ({exc.strerror or exc})") from exc
     decoder.finish()
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        raise LogFormatError(f"{path}: empty log (no session header)")
+        raise LogFormatError(f"{quoted_path(path)}: empty log (no session header)")
     return list(last)
 
 

@@ -40,6 +40,7 @@ from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, WriterLockedError
 from core.shared.fdwrite import write_all
 from core.shared.regular import read_regular
+from core.shared.text import quoted_path
 
 HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
                 "delegationDepth", "agentPreset")  # fmt: skip
@@ -129,11 +130,11 @@ class SessionWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file where a directory must be, no permission, a read-only file system …
             why = exc.strerror or exc
-            raise LogFormatError(f"cannot create the session directory {path.parent}: {why}") from None
+            raise LogFormatError(f"cannot create the session directory {quoted_path(path.parent)}: {why}") from None
         lock_fd = _lock(path)
         if path.exists():
             os.close(lock_fd)
-            raise LogFormatError(f"{path}: a session log already exists here; resume it instead")
+            raise LogFormatError(f"{quoted_path(path)}: a session log already exists here; resume it instead")
         writer = cls(path, header, 0, 0, lock_fd, -1)
         writer.compressed = compressed
         writer._compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
@@ -372,7 +373,7 @@ def _hold(path: Path) -> int:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise LogFormatError(f"{path}: no session log here") from None
+        raise LogFormatError(f"{quoted_path(path)}: no session log here") from None
     if not owner.acquire(fd):
         os.close(fd)
         raise _locked(path)

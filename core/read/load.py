@@ -28,6 +28,7 @@ from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, TapedeckError, truncated_while_read
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 
 READ_CHUNK = 1 << 20  # each read ends a run of stream deltas and sends the line it cuts through the general path
 NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
@@ -169,7 +170,7 @@ def load_session(
         whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
         take(decoder.finish())
     if not sessions:
-        raise LogFormatError(f"{p}: empty log (no session header)")
+        raise LogFormatError(f"{quoted_path(p)}: empty log (no session header)")
     session = sessions[0]
     session.diagnostics[:0] = found
     session.compressed = compressed
@@ -195,7 +196,7 @@ def _chunks(f: BinaryIO, p: Path) -> Iterator[bytes]:
 
 
 def _unreadable(p: Path, exc: OSError) -> LogFormatError:
-    return LogFormatError(f"{p}: cannot read ({exc.strerror or exc})")
+    return LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})")
 
 
 def _check_not_cut(f: BinaryIO, p: Path, opened: int, cause: Exception | None = None) -> None:

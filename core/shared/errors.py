@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.shared.text import quoted_path
+
 
 class TapedeckError(Exception):
     """Base class for errors that the CLI reports as a one-line message with exit code 2."""
@@ -22,7 +24,7 @@ def truncated_while_read(path: object, size: int, held: int) -> LogFormatError:
     ``held`` bytes (what the pass had read, or more: its size when the pass saw it): what was read describes bytes
     the file no longer holds, or what is left of it ends where the cut fell, not where the log did."""
     return LogFormatError(
-        f"{path}: the log was truncated to {size:,} bytes while it was read (it held {held:,} before): another program "
+        f"{quoted_path(str(path))}: the log was truncated to {size:,} bytes while it was read (it held {held:,} before): another program "
         "cut or rewrote it; read it again"
     )
 
@@ -31,14 +33,14 @@ def replaced_while_read(path: object, how: str = "another file is at its path no
     """The error for a log another program replaced (``how``) while a pass still read it: what was read is not the
     file that is there now."""
     return LogFormatError(
-        f"{path}: the log was replaced while it was read ({how}): another program rewrote or moved it; read it again"
+        f"{quoted_path(str(path))}: the log was replaced while it was read ({how}): another program rewrote or moved it; read it again"
     )
 
 
 def removed_while_read(path: object) -> LogFormatError:
     """The error for a log another program removed while a pass that reads it by its path still read it."""
     return LogFormatError(
-        f"{path}: the log was removed while it was read: another program deleted or moved it; read it again"
+        f"{quoted_path(str(path))}: the log was removed while it was read: another program deleted or moved it; read it again"
     )
 
 

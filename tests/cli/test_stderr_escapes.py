@@ -145,3 +145,38 @@ def test_a_project_directory_given_for_a_root_is_named_escaped(tmp_path: Path, c
     named = str(project).replace(HOSTILE, ESCAPED)
     assert err.startswith(f"tapedeck: {named} is one project's directory") and f"'{named}'/*/" in err, err
     assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["inspect", "{dir}/e"], "{dir}/e/session.jsonl: empty log (no session header)"),
+        (["inspect", "{dir}/j"], "{dir}/j/session.jsonl: line 1 is not valid JSON ("),
+        (["inspect", "{dir}/h"], "{dir}/h/session.jsonl: line 1 is not a session header"),
+        (["repair", "{dsh}"], "{dsh} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started: "),
+        (["run", "--resume", "{dsh}"], "{dsh} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started, "),
+        (["control", "{dsh}", "pause"], "{dsh}: a DeepSeek Harness session that no tapedeck bridge runs"),
+        (["control", "{dir}/h", "pause"], "{dir}/h/session.jsonl: not a session log (its first line is no session"),
+        (["export", "{dsh}", "-o", "{dsh}"], "{dsh} is the session log being exported"),
+        (["export", "{dsh}", "-o", "{dir}/x.html"], "exported 19 rows to {dir}/x.html (redaction: "),
+    ],
+    ids=["empty", "not-json", "no-header", "repair", "resume", "control-dsh", "control-no-header", "export-log",
+         "exported"],
+)  # fmt: skip
+def test_a_log_a_refusal_names_neither_forges_a_line_nor_acts_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """The refusals that name the log itself (one the readers cannot read, a DSH log repair, resume or control will
+    not touch, an export's -o that is the log) and the note naming the file an export went to named it as it is,
+    where docs/cli.md says a refusal or a note naming a log writes it as quoted_path does: a directory whose name
+    holds a newline forged a line on stderr, and its escape sequence went to a stderr that is no terminal raw."""
+    where = tmp_path / HOSTILE
+    for name, text in {"e": "", "j": '{"version":0', "h": "[1]\n"}.items():
+        (where / name).mkdir(parents=True)
+        (where / name / "session.jsonl").write_text(text)
+    names = {"dir": str(where), "dsh": str(dsh_log(where / "s"))}
+    assert main([a.format(**names) for a in argv]) in (0, 2, 3)
+    err = capsys.readouterr().err
+    shown = {k: v.replace(HOSTILE, ESCAPED) for k, v in names.items()}
+    assert err.startswith(f"tapedeck: {said.format(**shown)}") and err.count("\n") == 1, err
+    assert not {"\x1b", "\x07", "\u202e"} & set(err), err
