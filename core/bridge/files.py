@@ -211,29 +211,33 @@ def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None
     except OSError:
         here = None
     same = info.dir is None or _same_dir(info.dir, path.parent)
-    found = placed(info, this_machine(), here, same, not same and _gone(info.dir or ""))
+    found = placed(info, this_machine(), here, same, not same and _gone(info.dir or ""), pid_namespace())
     return (found, None) if found is not None else (None, copied_problem(path, info.dir or ""))
 
 
-def placed(info: BridgeInfo, machine: str | None, here: str | None, same: bool, gone: bool) -> BridgeInfo | None:
+def placed(
+    info: BridgeInfo, machine: str | None, here: str | None, same: bool, gone: bool, ns: int | None
+) -> BridgeInfo | None:
     """``info``, a ``bridge.json`` read in a directory of the machine ``machine`` (``this_machine``, or another
     machine's), as it stands for that directory, by one rule here and over SFTP; None for a copy's, which no bridge
     serves. ``here``: that directory's ``<device>:<inode>`` (None: unknown); ``same``: the path ``info.dir`` names
-    is that directory; ``gone``: nothing is at that path.
+    is that directory; ``gone``: nothing is at that path; ``ns``: the reader's pid namespace there (None: unknown).
 
     A file whose ``dirId`` names another machine is ``brought`` (that machine runs the session in a directory the
     two share, a container's volume among them, live while its heartbeat is, or this is a copy brought from there),
     unless it has this directory's device and inode and its path, and no bridge writes it now (its state is exited
     or its heartbeat old): the machine's id changed (a container rebuilt on its volume), and it is the session
-    itself. Else one written for another directory is the file of that directory moved here (``moved``) when this
-    directory has the device and inode its ``dirId`` names (the path it names is another directory now, made again
-    since) or that path is gone, and else a copy's."""
+    itself. One with this directory's device and inode written in another pid namespace than the reader's is this
+    directory's whatever path it names: that path is the one its writer sees (a sibling container mounting the
+    volume at a path of its own), which says nothing here. Else one written for another directory is the file of
+    that directory moved here (``moved``) when this directory has the device and inode its ``dirId`` names (the
+    path it names is another directory now, made again since) or that path is gone, and else a copy's."""
     recorded = info.dir_id.split(":") if info.dir_id is not None else None
     own = recorded is not None and here is not None and recorded[1:] == here.split(":")
     written_now = info.state != "exited" and heartbeat_fresh(info)  # by the machine it names, whose pids are not ours
     if recorded is not None and machine is not None and recorded[0] != machine and not (own and same and not written_now):
         return replace(info, brought=True)
-    if info.dir is None or same:
+    if info.dir is None or same or (own and info.pid_ns not in (None, ns)):
         return info
     if own or (gone and "\x00" not in info.dir):  # no path holds a NUL byte: that names no directory
         return replace(info, moved=True)

@@ -1121,6 +1121,14 @@ class SessionBridge {
   }
 }
 
+// Whether bridge.json (`previous`) was written where this process's pids are (`plugin`: this machine, its dirId's,
+// this boot and this pid namespace, or a file that does not say, from a plugin before it did): there its pid names a
+// process this one can look for, and its paths are this one's. tapedeck's `this_boot` in core/bridge/files.py.
+function seenHere(previous, plugin) {
+  const ownMachine = typeof previous.dirId !== "string" || previous.dirId.split(":")[0] === plugin.machine;
+  return ownMachine && [undefined, plugin.bootId].includes(previous.bootId) && [undefined, plugin.pidNs].includes(previous.pidNs);
+}
+
 // Another live DSH process whose bridge serves the directory `dir` (what its bridge.json, `previous`, says), named
 // for a warning, or undefined. The file of a copy or of a moved directory names another directory. The process is
 // looked for here when the file was written in this boot of this machine and in this pid namespace; a process this
@@ -1129,14 +1137,26 @@ class SessionBridge {
 // (`bridge_live` in core/bridge/files.py): this one waits until that heartbeat stops.
 function servedByOther(previous, dir, plugin) {
   const pid = previous.pid;
-  if (!Number.isSafeInteger(pid) || previous.state === "exited" || previous.dir !== dir) return undefined;
-  const ownMachine = typeof previous.dirId !== "string" || previous.dirId.split(":")[0] === plugin.machine;
-  const here =
-    ownMachine && [undefined, plugin.bootId].includes(previous.bootId) && [undefined, plugin.pidNs].includes(previous.pidNs);
+  if (!Number.isSafeInteger(pid) || previous.state === "exited") return undefined;
+  const here = seenHere(previous, plugin);
+  if (!servesDir(previous, dir, here, plugin)) return undefined;
   if (here && pid === process.pid) return undefined; // this process wrote it (a reload)
   if (here && previous.procStart !== undefined && procStart(pid) === previous.procStart) return `${pid}`;
   const checked = here && plugin.bootId !== undefined && previous.bootId === plugin.bootId;
   return !checked && beating(previous) ? `${pid} (not seen from here: live by its heartbeat)` : undefined;
+}
+
+// Whether bridge.json (`previous`) was written for the directory `dir`, by what identifies the directory rather than
+// the path string: where its writer's paths are this process's (`here`), the path it names leads to `dir` (a
+// symbolic link on the way too; a moved directory's old path leads elsewhere or nowhere); where they may not be (a
+// sibling container mounting the volume at a path of its own, in this kernel's boot), its dirId has this directory's
+// device and inode; elsewhere (another machine sharing the directory) the path is the same.
+function servesDir(previous, dir, here, plugin) {
+  if (previous.dir === dir) return true;
+  if (typeof previous.dir !== "string") return false;
+  if (here) return sameDir(previous.dir, dir);
+  const id = typeof previous.dirId === "string" ? previous.dirId.split(":").slice(1).join(":") : undefined;
+  return plugin.bootId !== undefined && previous.bootId === plugin.bootId && id !== undefined && id === devIno(dir);
 }
 
 // Whether bridge.json (`previous`) says a bridge writes it now: not exited, its heartbeat fresh.
@@ -1186,15 +1206,20 @@ function sameDir(a, b) {
   }
 }
 
-// A directory's identity, `<machine id>:<device>:<inode>` (undefined when it cannot be told).
-function dirIdentity(dir, machine) {
-  if (!machine) return undefined;
+// A directory's `<device>:<inode>` (undefined when it cannot be told).
+function devIno(dir) {
   try {
     const st = fs.statSync(dir);
-    return `${machine}:${st.dev}:${st.ino}`;
+    return `${st.dev}:${st.ino}`;
   } catch {
     return undefined;
   }
+}
+
+// A directory's identity, `<machine id>:<device>:<inode>` (undefined when it cannot be told).
+function dirIdentity(dir, machine) {
+  const place = machine ? devIno(dir) : undefined;
+  return place ? `${machine}:${place}` : undefined;
 }
 
 function trimBytes(buf) {

@@ -286,8 +286,9 @@ def _placed_bridges(link: SshLink, dirs: list[str], recorded: list[tuple[str, An
     """Place each ``bridge.json`` read (``recorded``) for the directory it is in, of the machine ``machine``, by the
     rule of ``core.bridge.files.placed``: a copy's reads as no bridge at all. What it needs is asked only of the
     files in question, for them all at once: whether the path a file names is its directory (their real paths, one
-    round trip), the directories' devices and inodes (SFTP gives none: ``stat`` run on the machine, once) where a
-    file names another machine or another path, and whether the paths named are gone (one more round trip)."""
+    round trip), the directories' devices and inodes (SFTP gives none: ``stat`` run on the machine, once, which
+    also names the pid namespace it runs in) where a file names another machine or another path, and whether the
+    paths named are gone (one more round trip)."""
     infos = {i: rec[0] for i, (kind, rec) in enumerate(recorded) if kind == KIND_DSH and rec[0] is not None}
     apart = [i for i, info in infos.items() if info.dir is not None and
              posixpath.normpath(info.dir) != posixpath.normpath(dirs[i])]  # fmt: skip
@@ -295,28 +296,34 @@ def _placed_bridges(link: SshLink, dirs: list[str], recorded: list[tuple[str, An
     other = {i for n, i in enumerate(apart) if real[2 * n] is None or real[2 * n] != real[2 * n + 1]}
     asked = [i for i, info in infos.items() if info.dir_id is not None and (i in other or (
              machine is not None and info.dir_id.partition(":")[0] != machine))]  # fmt: skip
-    here = dict(zip(asked, _dir_ids(link, [dirs[i] for i in asked]), strict=True))
+    ids, ns = _dir_ids(link, [dirs[i] for i in asked])
+    here = dict(zip(asked, ids, strict=True))
     looked = [i for i in other if infos[i].dir is not None]
     there = dict(zip(looked, link.stat_many([infos[i].dir or "" for i in looked]), strict=True))
     for i, info in infos.items():
-        found = placed(info, machine, here.get(i), i not in other, i in there and there[i] is None)
+        found = placed(info, machine, here.get(i), i not in other, i in there and there[i] is None, ns)
         problem = copied_problem(posixpath.join(dirs[i], BRIDGE_FILE), info.dir or "") if found is None else None
         recorded[i] = (KIND_DSH, (found, problem))
 
 
-_STAT_DIRS = 'for d; do stat -L -c %d:%i -- "$d" 2>/dev/null || echo -; done'  # a line each, "-" where it fails
+# the pid namespace the command runs in (its /proc/self link), then a line each, "-" where it fails
+_STAT_DIRS = (
+    "readlink /proc/self/ns/pid 2>/dev/null || echo -; "
+    'for d; do stat -L -c %d:%i -- "$d" 2>/dev/null || echo -; done'
+)
 
 
-def _dir_ids(link: SshLink, dirs: list[str]) -> list[str | None]:
-    """Each remote directory's ``<device>:<inode>`` (None: unknown), by running ``stat`` there once for them all;
-    all None when the machine runs no command for this login, or its answer is not one line per directory."""
+def _dir_ids(link: SshLink, dirs: list[str]) -> tuple[list[str | None], int | None]:
+    """Each remote directory's ``<device>:<inode>`` (None: unknown) and the pid namespace the login's commands run
+    in there (None: unknown), by running ``stat`` there once for them all; all None when the machine runs no command
+    for this login, or its answer is not a line and one per directory."""
     if not dirs:
-        return []
+        return [], None
     out = link.output(shlex.join(["sh", "-c", _STAT_DIRS, "sh", *dirs]))
     lines = out.decode("ascii", "replace").splitlines() if out is not None else []
-    if len(lines) != len(dirs):
-        return [None] * len(dirs)
-    return [line if re.fullmatch(r"\d+:\d+", line) else None for line in lines]
+    if len(lines) != len(dirs) + 1:
+        return [None] * len(dirs), None
+    return [line if re.fullmatch(r"\d+:\d+", line) else None for line in lines[1:]], namespace_named(lines[0])
 
 
 PROC_STAT = "/proc/stat"  # its btime line: the machine's boot time (a process's start is counted from it)

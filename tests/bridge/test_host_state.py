@@ -142,6 +142,30 @@ def test_a_bridge_of_another_pid_namespace_is_live_by_its_heartbeat(tmp_path: Pa
     assert state.live and "unseen" not in state.bridge, state
 
 
+def test_a_sibling_container_mounting_the_volume_elsewhere_serves_this_directory(tmp_path: Path) -> None:
+    """A sibling container (this kernel's boot, this image's machine id, pids of its own) that mounts the volume at
+    a path of its own writes that path into bridge.json: read here, where nothing is at that path, the file read as
+    the directory's moved here, exited while the sibling's DSH ran it. Its dirId has this directory's device and
+    inode, and its pid namespace is another: the path is the sibling's, the directory this one. In this pid
+    namespace a path that leads nowhere is still a move."""
+    from core.bridge.files import this_machine
+
+    log = dsh_log(tmp_path / "s")
+    st = log.parent.stat()
+    ours = os.stat("/proc/self/ns/pid").st_ino
+    sibling = {"pid": 7, "procStart": "1", "bootId": BOOT_ID, "pidNs": ours + 1, "dir": "/volume/p/s",
+               "dirId": f"{this_machine()}:{st.st_dev}:{st.st_ino}"}  # fmt: skip
+    write_bridge(log.parent, None, "idle", **sibling)
+    state = read_host_state(log)
+    assert (state.state, state.bridge.get("unseen"), state.bridge.get("movedFrom")) == ("idle", True, None), state
+    write_bridge(log.parent, None, "exited", **sibling)
+    state = read_host_state(log)
+    assert (state.state, state.bridge.get("movedFrom")) == ("exited", None), state
+    assert "moved" not in describe_host(state.to_dict())
+    write_bridge(log.parent, None, "exited", **{**sibling, "pidNs": ours})
+    assert read_host_state(log).bridge["movedFrom"] == "/volume/p/s"
+
+
 def test_a_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(tmp_path: Path, sleeper, capsys) -> None:
     """``tapedeck bridge remove`` while DSH runs: the plugin is unloaded and writes that it exited, but DSH goes on
     with the session. It read ``DSH exited`` (and a turn in flight raised a critical host-died) while DSH ran; it is

@@ -206,6 +206,7 @@ class DshHome:
     extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
     machine_id: str | None = None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
     own_pids: bool = False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
+    volume_at: Path | None = None  # DSH sees the session root at this path (a bind mount), as a sibling container
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -230,7 +231,7 @@ class DshHome:
 
     @property
     def patch(self) -> Path:
-        return self.base / "overlay.yml"
+        return self.base / ("overlay.yml" if self.volume_at is None else "overlay-volume.yml")
 
     def patch_rows(self) -> list[dict[str, Any]]:
         """The overlay's rows: the model route, the session root, the bridge plugin (when ``bridge``)."""
@@ -244,7 +245,7 @@ class DshHome:
             },
             {
                 "id": "session-persistence-jsonl",
-                "config": {"root": str(self.sessions), "compression": self.compression},
+                "config": {"root": str(self.volume_at or self.sessions), "compression": self.compression},
             },
         ]
         if self.bridge:
@@ -273,16 +274,23 @@ class DshHome:
     def argv(self, *args: str) -> list[str]:
         """The command running DSH's CLI with ``args``; with ``machine_id``, in a mount namespace of its own where
         ``/etc/machine-id`` holds that id (the process keeps its pid: ``unshare`` and ``sh`` exec DSH); with
-        ``own_pids``, in a pid namespace of its own too, with its own ``/proc`` (``unshare`` forks DSH there, in its
-        process group)."""
+        ``volume_at``, one where that path is the session root bound (made here, empty: the root's path there is
+        another); with ``own_pids``, in a pid namespace of its own too, with its own ``/proc`` (``unshare`` forks DSH
+        there, in its process group)."""
         command = [str(self.install.node), str(self.install.bin_js), *args]
         unshare = ["unshare", "--mount", *(["--pid", "--fork", "--mount-proc"] if self.own_pids else [])]
-        if self.machine_id is None:
+        binds: list[str] = []
+        if self.machine_id is not None:
+            bound = self.base / "machine-id"
+            bound.write_text(self.machine_id + "\n")
+            binds += [str(bound), "/etc/machine-id"]
+        if self.volume_at is not None:
+            self.volume_at.mkdir(exist_ok=True)
+            binds += [str(self.sessions), str(self.volume_at)]
+        if not binds:
             return [*unshare, *command] if self.own_pids else command
-        bound = self.base / "machine-id"
-        bound.write_text(self.machine_id + "\n")
-        mount = 'mount --bind "$0" /etc/machine-id && exec "$@"'
-        return [*unshare, "sh", "-c", mount, str(bound), *command]
+        mount = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; shift; exec "$@"'
+        return [*unshare, "sh", "-c", mount, "sh", *binds, "--", *command]
 
     def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:
         """The directory DSH keeps ``session_id`` in (waiting for its first write)."""

@@ -37,7 +37,11 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
     own), resumes another session the first runs: the first's pid was looked for in the third's /proc, found
     running nowhere, so the third answered that inbox too; and once the third served, tapedeck looked for its pid
     here and read DSH exited. Across pid namespaces a bridge is judged by its heartbeat: the third waits while the
-    first runs, then serves, live. (Skipped at its end, naming why, where unshare --pid is not permitted.)"""
+    first runs, then serves, live. The third sees the session root at another path, as a sibling container mounts a
+    volume where it likes: the third took the first's bridge.json, which names the directory by the first's path,
+    for another directory's and answered the inbox too, and tapedeck read the third's, naming a path it has not,
+    as the file of a directory moved here (DSH exited). (Skipped at its end, naming why, where unshare --pid is not
+    permitted.)"""
     refused = pid_namespace_refused()
     with DshWeb(world) as first, contextlib.ExitStack() as stack:
         sid, d = start_session(world, first, "The first process's turn: steps=1 sleep=0", in_flight=False)
@@ -46,9 +50,10 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
         wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "the first bridge idle")
         wait_for(lambda: (bridge_json(s) or {}).get("state") == "idle", 30, "the first bridge idle on the other")
         if not refused:
-            world.own_pids = True
+            world.own_pids, world.volume_at = True, world.base / "volume"
+            world.write_patch()
             third = stack.enter_context(DshWeb(world))
-            world.own_pids = False
+            world.own_pids, world.volume_at = False, None
             third.prompt(sibling, "The third process's turn: steps=1 sleep=0")
             wait_for(lambda: (s / "bridge.standby.json").exists(), 30, "the third bridge on standby")
             across = send(s, "checkpoint", {"objective": "once across pid namespaces"})

@@ -359,12 +359,20 @@ def test_a_remote_session_moved_and_its_old_path_made_again_reads_moved_not_copi
     (moved / "bridge.json").write_bytes(orjson.dumps(bridge))
     _session(tmp_path, "copy", {"bridge.json": bridge})
     _session(tmp_path, "old", {})  # the old path made again: a session of its own, never bridged
-    logs = [RemoteTarget(None, "testbox", str(d / "session.jsonl")) for d in (moved, copy, old)]
+    # a sibling container's (pids of its own) mounting the volume at a path of its own: that path is its own, and
+    # the directory, by its device and inode, this one
+    sibling = _session(tmp_path, "sibling", {})
+    sib = (tmp_path / "sibling").stat()
+    (tmp_path / "sibling" / "bridge.json").write_bytes(orjson.dumps({
+        **bridge, "pid": 7, "procStart": "1", "pidNs": os.stat("/proc/self/ns/pid").st_ino + 1, "dir": "/volume/s",
+        "dirId": f"{this_machine()}:{sib.st_dev}:{sib.st_ino}"}))  # fmt: skip
+    logs = [*(RemoteTarget(None, "testbox", str(d / "session.jsonl")) for d in (moved, copy, old)), sibling]
     states = remote_host_states(link_for(logs[0]), [(log, False) for log in logs])
     local = [read_host_state(Path(log.path)) for log in logs]
     assert (states[0].state, states[0].bridge.get("movedFrom")) == ("exited", str(old)), states[0]
     assert states[1].state == "none" and f"written for {old}, not for this directory" in states[1].bridge["problem"]
     assert (states[2].state, states[2].bridge) == ("none", None)
+    assert (states[3].state, states[3].bridge.get("movedFrom"), states[3].bridge.get("unseen")) == ("running", None, True)
     assert states == local and [s.bridge for s in states] == [s.bridge for s in local]
 
 
