@@ -529,8 +529,7 @@ class SessionBridge {
     this.absent = lastAlive === undefined || now - lastAlive > RELOAD_GRACE_MS;
     // Another DSH process wrote the file before: what it read and had not run, it never will (however soon DSH
     // came back, this is no reload).
-    const restarted =
-      previous !== undefined && (previous.pid !== process.pid || previous.procStart !== this.plugin.procStart);
+    const restarted = previous !== undefined && !writtenByThis(previous, this.plugin);
     this.startedAt = now;
     this.restarted = restarted;
     this.attached = true;
@@ -1127,6 +1126,13 @@ class SessionBridge {
 function seenHere(previous, plugin) {
   const ownMachine = typeof previous.dirId !== "string" || previous.dirId.split(":")[0] === plugin.machine;
   return ownMachine && [undefined, plugin.bootId].includes(previous.bootId) && [undefined, plugin.pidNs].includes(previous.pidNs);
+}
+
+// Whether bridge.json (`previous`) was written by this very process (`plugin`, of pid `pid`): a plugin reload, not
+// another DSH. A pid and its start time name this process only where they were written (`seenHere`): a sibling
+// container's DSH may have this pid, and start in the same clock tick of the one kernel.
+function writtenByThis(previous, plugin, pid = process.pid) {
+  return seenHere(previous, plugin) && previous.pid === pid && previous.procStart === plugin.procStart;
 }
 
 // Another live DSH process whose bridge serves the directory `dir` (what its bridge.json, `previous`, says), named

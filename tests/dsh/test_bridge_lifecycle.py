@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from core.bridge.files import packaged_fingerprint
+from core.bridge.files import packaged_fingerprint, proc_start_time
 from core.control.outcome import unknown_hint
 from tests.conftest import Processes
 from tests.dsh.harness import (
@@ -118,19 +118,26 @@ def test_restart_resumes_the_session_and_replays_nothing(
     queued = send(d, "checkpoint", {"objective": "queued for the restart"}, queued=True)
     time.sleep(3.5)  # longer than a reload's gap
     with DshWeb(world) as web:
+        # as if a sibling container's DSH (pids of its own, the same kernel) had run the session last, with this
+        # DSH's pid and start tick, and died running a request: another process, whose request is unknown here
+        assert web.proc is not None
+        sibling = {**bridge_json(d), "pid": web.proc.pid, "procStart": proc_start_time(web.proc.pid),
+                   "pidNs": os.stat("/proc/self/ns/pid").st_ino + 1, "inFlight": [{"id": "sib-1", "op": "checkpoint"}]}
+        (d / "bridge.json").write_text(json.dumps(sibling))
         web.prompt(sid, "Second turn: steps=1 sleep=0")  # DSH resumes the session from its log
         wait_for(
             lambda: (bridge_json(d) or {}).get("state") == "paused", 30, "the restarted bridge, still paused"
         )
         assert "arrived while no bridge was running" in final_outcome(d, late["id"])["error"]
         assert final_outcome(d, queued["id"])["detail"]["markId"] == 2
+        assert final_outcome(d, "sib-1")["outcome"] == "unknown"  # taken for a reload, it was never answered
         time.sleep(1.0)
         assert len([e for e in log_events(d) if e["type"] == "step/start"]) == 3  # the new turn is held
         resumed = _tapedeck("control", str(d), "resume", "--wait", "--json")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         wait_for(lambda: len(_turn_ends(d)) == 2, 30, "the resumed session's new turn to end")
     assert _turn_ends(d)[-1]["data"]["reason"] == {"kind": "completed"}
-    _no_replays(d, sent=6)
+    _no_replays(d, sent=7)
     state = json.loads((d / "bridge.state.json").read_text())
     assert [m["markId"] for m in state["marks"]] == [1, 2] and state["paused"] is False
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
