@@ -137,6 +137,16 @@ function terminalSafe(json) {
   return json.replace(ACTIVE_IN_JSON, (ch) => "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0"));
 }
 
+// What a message never writes as it is (text.py's _UNQUOTABLE): the C0 controls (tab and newline too: a message is
+// one line), DEL, the C1 controls, the line and paragraph separators, the BiDi controls and a lone surrogate.
+const UNQUOTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/gu;
+
+// Text from outside (a request id, a key) as a message names it, as it is, in the words of text.py's quoted: cut
+// to QUOTED characters with …, each character a terminal acts on or draws out of order as its JSON escape.
+export function quoted(text) {
+  return clip(String(text), QUOTED).replace(UNQUOTABLE, (ch) => terminalSafe(JSON.stringify(ch)).slice(1, -1));
+}
+
 function codePoints(text) {
   let n = 0;
   for (const _ of text) n++;
@@ -955,7 +965,7 @@ class SessionBridge {
     }
     if (this.reused(entry, request)) {
       // a second outcome would stand for the first request's, and a second run would apply it twice
-      this.note(`an inbox line reuses request id '${request.id}', taken already: ignored as a retry (its outcome is the first one's)`);
+      this.note(`an inbox line reuses request id ${quoted(request.id)}, taken already: ignored as a retry (its outcome is the first one's)`);
       return;
     }
     if (this.final.has(request.id) || this.started.has(request.id)) return; // a line read again: never twice

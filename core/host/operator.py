@@ -48,6 +48,7 @@ from core.host.resume import QUEUED, Steer, paused_by_operator, pending_steers
 from core.log.messages import user_message
 from core.read.session import Session
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted
 
 POLL_SECONDS = 0.05
 NEXT_STEP = "next step"
@@ -58,7 +59,7 @@ GONE = "the host exited before applying it"
 DIED = "the host it was sent to died before reading it"
 UNREAD = "the host it was sent to exited before reading it"
 WITHDRAWN = "withdrawn by its sender before the host applied it"
-DUPLICATE = "control: an inbox line reuses request id {rid!r}, taken already: ignored as a retry (its outcome is the first one's)"
+DUPLICATE = "control: an inbox line reuses request id {rid}, taken already: ignored as a retry (its outcome is the first one's)"
 
 
 Answer = tuple[list[dict[str, Any]], Any]
@@ -279,7 +280,7 @@ class Operator:
             return
         rid = request["id"]
         if self._duplicate(entry, request):  # a second final outcome would stand for the first request's
-            self._warn(DUPLICATE.format(rid=rid))
+            self._warn(DUPLICATE.format(rid=quoted(rid)))
             return
         if rid in self.answered or rid in self.deferred:  # a line read again (inbox replaced): taken already
             return

@@ -292,7 +292,7 @@ def test_a_request_id_written_twice_runs_once(shared_web: tuple[DshHome, DshWeb]
     steers = [e for e in log_events(d) if e["type"] == "user/message" and "only once" in json.dumps(e["data"])]
     assert len(steers) == 1
     # a line reusing a taken id is a retry, as on tapedeck's host: the bridge says so (bridge.json's problem)
-    assert "reuses request id 'twice-1'" in bridge_json(d)["problem"]
+    assert "reuses request id twice-1, taken already" in bridge_json(d)["problem"]
 
 
 def test_a_line_reusing_a_waiting_requests_id_is_a_retry_never_a_second_effect(
@@ -303,11 +303,12 @@ def test_a_line_reusing_a_waiting_requests_id_is_a_retry_never_a_second_effect(
     world, web = shared_web
     _, d = _start(world, web)
     final_outcome(d, send(d, "checkpoint")["id"])
-    rewind = send(d, "rewind")
+    rewind = send(d, "rewind", id="it's\x1b]2;x\x07" + "y" * 190)  # any text of up to 200: named as control names one
     wait_for(lambda: any(o["requestId"] == rewind["id"] and o["outcome"] == "pending" for o in outcomes(d)), 5, "pending")
     now = int(time.time() * 1000)
     send_line(d, json.dumps({"id": rewind["id"], "op": "message", "args": {"text": "SECOND EFFECT"}, "at": now}).encode())
-    wait_for(lambda: f"reuses request id {rewind['id']!r}" in ((bridge_json(d) or {}).get("problem") or ""), 5, "the warning")
+    said = "reuses request id it's\\u001b]2;x\\u0007" + "y" * 69 + "…, taken already"
+    wait_for(lambda: said in ((bridge_json(d) or {}).get("problem") or ""), 5, "the warning")
     send_line(d, json.dumps({"id": rewind["id"], "op": "explode", "args": {}, "at": now}).encode())
     marker = send(d, "checkpoint")
     final_outcome(d, marker["id"])  # the lines before it were read

@@ -186,3 +186,22 @@ def test_both_word_a_refused_value_as_json(decoder: subprocess.Popen[str], tmp_p
     assert node == python
     if python["error"]:
         assert "'" not in str(python["error"]).split("(got", 1)[1] and "None" not in str(python["error"])
+
+
+_IDS = ["twice-1", "it's", "\x1b]2;x\x07", "a\nb\tc\r", "\x00\x7f\x85\x9f", "\u2028\u2029", "\u202e\u2066\u2069",
+        "\ud800x\udc00", "\U0001f600" * 50, "k" * 78 + "\U0001f600", "k" * 79 + "\U0001f600", "k" * 200, '"\\', ""]  # fmt: skip
+
+
+def test_both_name_a_request_id_as_control_names_one(dsh: DshInstall) -> None:
+    """The warning of an inbox line reusing a taken id named it as Python writes a string ('twice-1') on the host,
+    and between quotes as it is, escape sequences and all, in the plugin; both name it as every message names an
+    id from outside (core.shared.text.quoted): as it is, cut to 80 characters with …, a character a terminal acts
+    on or draws out of order as its JSON escape."""
+    from core.shared.text import quoted
+
+    script = f"import {{ quoted }} from {json.dumps(PLUGIN.as_uri())};\n"
+    script += f"process.stdout.write(JSON.stringify({json.dumps(_IDS)}.map((id) => quoted(id))));"
+    done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
+                          timeout=30)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [quoted(i) for i in _IDS]

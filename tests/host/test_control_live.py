@@ -515,16 +515,18 @@ def test_a_request_reusing_an_id_is_a_retry_never_applied_twice_and_keeps_one_ou
         f.write(line("mark", "checkpoint", {}))
     _wait(lambda: finals("mark"))
     keep = {"key": "slice.history.keepRecentTurns", "value": 2}
+    odd = "it's\x1b]2;x\x07" + "y" * 190  # an id is any text of up to 200 characters: named as control names one
     with open(run.inbox, "ab") as f:  # one write: the copy arrives while the first waits for a boundary
         f.write(line("mark", "checkpoint", {}) + line("keep", "config.set", keep) + line("keep", "config.set", keep))
-    _wait(lambda: finals("keep"))
+        f.write(line(odd, "resume", {}) + line(odd, "resume", {}))
+    _wait(lambda: finals("keep") and finals(odd))
     run.send("checkpoint")  # answered after every line before it was taken
     _wait(lambda: len(run.events("tapedeck/checkpoint")) == 2)
     assert [d["outcome"] for d in finals("mark")] == [d["outcome"] for d in finals("keep")] == ["applied"]
     assert len(run.events("tapedeck/config")) == 1
     assert [said for said in run.said if "reuses request id" in said] == [
-        f"control: an inbox line reuses request id {rid!r}, taken already: ignored as a retry (its outcome is the "
-        "first one's)" for rid in ("mark", "keep")
+        f"control: an inbox line reuses request id {rid}, taken already: ignored as a retry (its outcome is the "
+        "first one's)" for rid in ("mark", "keep", "it's\\u001b]2;x\\u0007" + "y" * 69 + "…")
     ]
     facts = SessionFacts.empty()
     for event in read_log(run.log).events:
