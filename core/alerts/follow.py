@@ -119,6 +119,7 @@ class AlertWatch:
         self.problems: list[str] = []
         self.unreadable: str | None = None  # why a follower's last poll could not read the log through (``poll_one``)
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
+        self.reading: HostState | None = None  # the last reading of it, believed (``host``) or not yet (``_settled``)
         self._exit_read: int | None = None  # when a reading that the host exited first waited for the log (epoch ms)
         self._stale_read: int | None = None  # when a heartbeat first read stale after a live reading (epoch ms)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
@@ -371,7 +372,8 @@ class AlertWatch:
         """Tick the engine with the time, the host's state and the file's last change (``final``: in a one-off
         report, whose reading of the host is the only one)."""
         if self.live:
-            self.host = self._settled(self.read_host(), now, final)
+            self.reading = self.read_host()
+            self.host = self._settled(self.reading, now, final)
         host = self.host
         return self.engine.tick(now, host.state if host is not None else None, self.last_write(),
                                 host.since if host is not None else None)  # fmt: skip

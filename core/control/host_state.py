@@ -51,6 +51,7 @@ MAX_HOST_BYTES = 4096  # the most of host.json read, here and over SSH (a host w
 STATE_EVENT = "tapedeck/state"
 LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
+UNKNOWN = "unknown"  # what a follower's row says before it believes a reading of the host (``core.fleet.follow``)
 KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
 PID_MAX_LIMIT = 1 << 22  # the largest pid Linux can be set to hand out

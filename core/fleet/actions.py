@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bridge.files import OutcomeReader
-from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
+from core.control.host_state import KIND_DSH, UNKNOWN, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
 from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, interrupted
 from core.log.reader import read_header
@@ -44,7 +44,7 @@ def _why_not(host: HostState) -> str | None:
 def state_refusal(host: HostState) -> str | None:
     """Why no live host (or DSH bridge) would read a request in ``host``'s state, or None when one would: what a
     dialog still up says of a row whose host exited under it."""
-    if host.live:
+    if host.live or host.state == UNKNOWN:  # not known yet (a row's first reading): the send reads it afresh
         return None
     if host.state == "none":
         problem = (host.bridge or {}).get("problem")  # its bridge.json serves no one here: installing would not help

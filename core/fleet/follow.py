@@ -25,7 +25,7 @@ from core.alerts.follow import AlertWatch, act, now_ms, poll_one
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
-from core.control.host_state import HostState
+from core.control.host_state import UNKNOWN, HostState
 from core.fleet.row import FleetRow, fleet_order
 from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.records import PackedRow
@@ -55,7 +55,7 @@ class SessionWatch(AlertWatch):
         self._host_read = float("-inf")
         self._grew = True
         self._stat: tuple[int, int] | None = None
-        self._host_dict: tuple[HostState | None, dict[str, Any]] = (None, {"state": "none", "kind": "tapedeck"})
+        self._host_dict: tuple[HostState | None, HostState | None, dict[str, Any]] = (None, None, host_fields(None, None))
         super().__init__(ref.path, config, pace=pace)
 
     def _engine(self) -> Any:
@@ -167,10 +167,10 @@ class SessionWatch(AlertWatch):
         cached = cached_share(sum(hits) if hits else None, sum(m for _, m in self.usage.values()))
         window = window_ms(self.config.alerts)
         rate = project(signals, window, now).usd_per_hour if signals.priced_steps else None
-        if self._host_dict[0] is not self.host:  # HostState.to_dict is slow enough to matter for 200 rows
-            self._host_dict = (self.host, self.host.to_dict() if self.host is not None else
-                               {"state": "none", "kind": "tapedeck"})  # fmt: skip
-        host = dict(self._host_dict[1])
+        # HostState.to_dict is slow enough to matter for 200 rows: made again only for another state or reading
+        if self._host_dict[0] is not self.host or (self.host is None and self._host_dict[1] is not self.reading):
+            self._host_dict = (self.host, self.reading, host_fields(self.host, self.reading))
+        host = dict(self._host_dict[2])
         return FleetRow(
             self.ref,
             title=self.title,
@@ -187,6 +187,17 @@ class SessionWatch(AlertWatch):
             usd_per_hour=round(rate, 4) if rate is not None else None,
             attention=self.engine.attention,
         )
+
+
+def host_fields(host: HostState | None, reading: HostState | None) -> dict[str, Any]:
+    """A row's ``host``: the state its engine believes (``host``), else ``unknown`` with what the last ``reading``,
+    not believed yet (a heartbeat read stale at the first look, confirmed or not within ``HEARTBEAT_FRESH_MS``),
+    says of the host but its state and since when (``unknown`` alone before any reading)."""
+    if host is not None:
+        return host.to_dict()
+    if reading is None:
+        return {"state": UNKNOWN, "pid": None, "since": None, "kind": None}
+    return {**reading.to_dict(), "state": UNKNOWN, "since": None}
 
 
 class RemoteSessionWatch(SessionWatch):

@@ -191,3 +191,28 @@ def test_a_log_swapped_for_a_fifo_during_a_follower_poll_shows_on_its_row_and_th
     fleet.poll(NOW)
     rows = {row.key: row for row in fleet.rows(NOW)}
     assert "unreachable" not in [alert.cause for alert in rows[str(swapped)].attention]
+
+
+def test_a_dsh_session_whose_first_heartbeat_reads_stale_is_unknown_until_the_readings_say(tmp_path: Path) -> None:
+    """A follower believes a stale heartbeat of a bridge whose process cannot be looked for (another machine's)
+    only once the readings have said so for 5 s, and its first reading waits alike: meanwhile the row's host said
+    none, of a tapedeck host, for a DSH session whose bridge the reading had found. It says unknown, with what the
+    reading knows (a DSH session, its pid), then what the readings settle on."""
+    import time
+
+    from core.bridge.files import HEARTBEAT_FRESH_MS
+
+    root = tmp_path / "root"
+    log = _write(root / "p" / "s" / "session.jsonl", {**HEADER, "id": "s"}, _crafted(False).events)
+    now = int(time.time() * 1000)
+    bridge = {"kind": "dsh", "state": "idle", "pid": 4242, "procStart": "77", "bootId": "another-machine-boot",
+              "since": now - 60_000, "heartbeat": now - HEARTBEAT_FRESH_MS - 1_000, "sessionId": "s"}  # fmt: skip
+    (log.parent / "bridge.json").write_bytes(orjson.dumps(bridge))
+    fleet = Fleet([root], config())
+    fleet.poll(now)
+    (row,) = fleet.rows(now)
+    assert (row.host["state"], row.host.get("kind"), row.host.get("pid")) == ("unknown", "dsh", 4242), row.host
+    assert cells(row)[1] == "DSH unknown"
+    fleet.poll(now + HEARTBEAT_FRESH_MS)
+    (row,) = fleet.rows(now + HEARTBEAT_FRESH_MS)
+    assert (row.host["state"], cells(row)[1]) == ("exited", "DSH exited"), row.host
