@@ -133,7 +133,8 @@ class TapeScreen(PolicyScreen):
         with Horizontal(classes="policy-body"):
             with Vertical(id="tape-pane", classes="policy-pane"):
                 yield RowTable(id="tape-table", cursor_type="row", classes="policy-table")
-                yield Static(id="tape-summary")
+                with VerticalScroll(id="tape-summary-box"):  # the seal's warnings, any number, leave the table rows
+                    yield Static(id="tape-summary")
             with Vertical(classes="policy-side"):
                 yield Static("Entry text", classes="policy-subtitle")
                 with VerticalScroll(classes="policy-pane"):

@@ -21,6 +21,7 @@ from rich.text import Text
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.worker import WorkerCancelled
 
@@ -287,6 +288,15 @@ async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, ti
             await pilot.pause()
             return
     raise AssertionError("the policy screen did not settle")
+
+
+async def tab_to(pilot: Pilot[Any], widget: Widget, presses: int = 4) -> None:
+    """Press Tab until ``widget`` has the focus, at most ``presses`` times (it must get it)."""
+    for _ in range(presses):
+        if pilot.app.focused is widget:
+            break
+        await pilot.press("tab")
+    assert pilot.app.focused is widget, pilot.app.focused
 
 
 async def rewind_rejected(pilot: Pilot[Any], path: Path, error: str) -> None:

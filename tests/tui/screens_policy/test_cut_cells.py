@@ -13,7 +13,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from core.policies.checkpoint import plan_checkpoint
-from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, tab_to
 from tests.tui.screens_policy.scenarios import LONG_OBJECTIVE as OBJECTIVE
 from tests.tui.screens_policy.scenarios import long_paths, long_region
 from tui.screens.checkpoints import CheckpointsScreen
@@ -102,11 +102,7 @@ async def test_every_row_of_the_rewind_preview_can_be_reached_at_60x20(tmp_path:
         await settle(pilot, lambda: region.row_count == 12)
         await pilot.pause(0.1)
         expected = {str(key.value) for key in region.rows}
-        for _ in range(4):
-            if app.focused is region:
-                break
-            await pilot.press("tab")
-        assert app.focused is region
+        await tab_to(pilot, region)
         seen: set[str] = set()
         for _ in range(12):
             await pilot.pause()
@@ -151,10 +147,7 @@ async def test_a_long_value_leaves_the_logged_changes_in_sight_at_80x24(tmp_path
         rows = [line for line in drawn(app, history) if re.search(r"\d+ → \d", line)]
         assert len(rows) == 2, "\n".join(drawn(app, app.screen))
         box = app.screen.query_one("#config-check-box")
-        for _ in range(4):
-            if app.focused is box:
-                break
-            await pilot.press("tab")
+        await tab_to(pilot, box)
         await pilot.press("end")
         await pilot.pause(0.1)
         assert "".join(drawn(app, box)).rstrip().endswith("]"), "\n".join(drawn(app, app.screen))

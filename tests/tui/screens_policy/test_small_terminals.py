@@ -6,17 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from textual.app import App
 from textual.widgets import DataTable, Static
 
 from tests.conftest import FIXTURES
-from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, text
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, tab_to, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
 from tui.screens.config import ConfigScreen
+from tui.screens.tape import TapeScreen
 
 pytestmark = pytest.mark.anyio
+SMALL = [(60, 20), (80, 24)]
 
 
 def _rows(app: App[Any], table: DataTable[Any]) -> list[str]:
@@ -61,6 +64,45 @@ async def test_a_read_only_logs_value_is_in_sight_at_60x20() -> None:
         await pilot.pause(0.1)
         side = " ".join(drawn(app, app.screen.query_one("#config-selected-box")))
         assert 'provider: "deepseek-official"' in side, "\n".join(drawn(app, app.screen))
+
+
+def _unpaired(directory: Path, turns: int) -> Path:
+    """``turns`` completed turns, every second one with a tool call whose result never came: sealing plans an entry
+    for each of the others and warns of each of these."""
+    log = LogBuilder()
+    for n in range(turns):
+        log.start_turn(f"Task {n}.")
+        if n % 2:
+            call = {"type": "tool-call", "id": f"lost-{n}", "name": "bash", "arguments": orjson.dumps({}).decode()}
+            log._assistant([call])
+        else:
+            log.call("bash", {"command": "ls"}, "a.txt")
+        log.end_step()
+        log.start_step()
+        log.say(f"Done {n}.")
+        log.end_step()
+        log.end_turn()
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_seal_warnings_leave_the_tape_table_its_rows(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The Tape screen's summary under the table gives every warning the next seal would report, whole; ten of them
+    took the whole pane and left the table its column labels, no entry in sight. The summary now takes at most 40% of
+    the pane and scrolls in its box (Tab to it, End to its last warning); the table keeps rows."""
+    app = PolicyHarness(_unpaired(tmp_path / "s", 20), TapeScreen)
+    async with app.run_test(size=size) as pilot:
+        table = app.screen.query_one("#tape-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 10)
+        await pilot.pause(0.1)
+        screen = "\n".join(drawn(app, app.screen))
+        assert "kept raw" in screen, screen
+        assert len(_rows(app, table)) >= 3, screen
+        box = app.screen.query_one("#tape-summary-box")
+        await tab_to(pilot, box)
+        await pilot.press("end")
+        await pilot.pause(0.1)
+        assert "lost-19" in "".join(drawn(app, box)), "\n".join(drawn(app, app.screen))
 
 
 async def test_an_empty_message_line_takes_no_row(tmp_path: Path) -> None:
