@@ -14,6 +14,7 @@ from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogIncompleteError, TapedeckError
+from core.shared.text import quoted_path
 from tui.cli import tui_commands
 
 
@@ -32,7 +33,7 @@ def watch_target(path: str | None) -> Path:
         return _remote_target(remote)
     target = Path(path).expanduser()
     if stat_or_none(target) is None:
-        raise TapedeckError(f"{target}: no such file or directory")
+        raise TapedeckError(f"{quoted_path(target)}: no such file or directory")
     from tui.app import is_session_log_target
 
     if not is_session_log_target(target):

@@ -57,7 +57,7 @@ def _check_dirs() -> None:
     origin = " (TAPEDECK_CACHE_DIR)" if os.environ.get("TAPEDECK_CACHE_DIR") else ""
     for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint.checkpoint_dir(), "no alert checkpoints")):
         if blocked := in_the_way(where):
-            raise TapedeckError(f"{blocked[0]} {blocked[1]}, so tapedeck's cache directory {top}{origin} can keep {what}")
+            raise TapedeckError(f"{blocked[0]} {blocked[1]}, so tapedeck's cache directory {quoted_path(top)}{origin} can keep {what}")
 
 
 def _kinds() -> list[tuple[str, Path, str]]:

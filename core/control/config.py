@@ -33,7 +33,7 @@ from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
-from core.shared.text import describe, nearest, quoted
+from core.shared.text import describe, nearest, quoted, quoted_path
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -176,7 +176,7 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     try:
         return validate_config(raw)
     except ConfigError as exc:
-        raise ConfigError(f"{p}: {exc}") from exc
+        raise ConfigError(f"{quoted_path(p)}: {exc}") from exc
 
 
 def parse_value(text: str) -> Any:

@@ -69,7 +69,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json, quoted, shown
+from core.shared.text import js_json, quoted, quoted_path, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
@@ -257,11 +257,11 @@ def expiry_error(request: Mapping[str, Any]) -> str:
 
 
 def _symlink_error(path: Path) -> ControlError:
-    return ControlError(f"the control inbox {path} is a symbolic link; refusing to follow it")
+    return ControlError(f"the control inbox {quoted_path(path)} is a symbolic link; refusing to follow it")
 
 
 def _not_regular_error(path: Path) -> ControlError:
-    return ControlError(f"the control inbox {path} is not a regular file")
+    return ControlError(f"the control inbox {quoted_path(path)} is not a regular file")
 
 
 def _open_inbox(path: Path) -> int:
@@ -302,10 +302,10 @@ def _lock(fd: int, target: Path, wait: float | None) -> None:
             return
         except BlockingIOError:
             if deadline is None or time.monotonic() >= deadline:
-                raise ControlError(f"another process held the control inbox {target} locked for {wait:g} s") from None
+                raise ControlError(f"another process held the control inbox {quoted_path(target)} locked for {wait:g} s") from None
             time.sleep(LOCK_RETRY_SECONDS)
         except OSError as exc:
-            raise ControlError(f"cannot lock the control inbox {target}: {exc.strerror or exc}") from exc
+            raise ControlError(f"cannot lock the control inbox {quoted_path(target)}: {exc.strerror or exc}") from exc
 
 
 @contextlib.contextmanager
@@ -319,7 +319,7 @@ def locked_inbox(path: str | os.PathLike[str], wait: float | None = None) -> Ite
     except ControlError:
         raise
     except OSError as exc:
-        raise ControlError(f"cannot open the control inbox {target}: {exc.strerror or exc}") from exc
+        raise ControlError(f"cannot open the control inbox {quoted_path(target)}: {exc.strerror or exc}") from exc
     try:
         _lock(fd, target, wait)
         yield fd
@@ -341,7 +341,7 @@ def _append_line(target: Path, obj: Mapping[str, Any], check: Callable[[], None]
             write_all(fd, data)
             os.fsync(fd)
         except OSError as exc:
-            raise ControlError(f"cannot write the control inbox {target}: {exc.strerror or exc}") from exc
+            raise ControlError(f"cannot write the control inbox {quoted_path(target)}: {exc.strerror or exc}") from exc
 
 
 def append_request(
@@ -518,7 +518,7 @@ class InboxReader:
                 return []
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from None
-            raise ControlError(f"cannot read the control inbox {self.path}: {exc.strerror or exc}") from exc
+            raise ControlError(f"cannot read the control inbox {quoted_path(self.path)}: {exc.strerror or exc}") from exc
         return entries
 
     def _restore_mode(self) -> None:

@@ -41,6 +41,7 @@ from core.log.store import KeepingEvents
 from core.log.validate import readable
 from core.shared.errors import LogFormatError, replaced_while_read
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
@@ -382,7 +383,7 @@ class LineStore(KeepingEvents):
             run.add(items, min(len(raw), MAX_LENGTH), len(raw) + 1)
         stop = self._seq0[k + 1] if k + 1 < self._lines_seen else self._end
         if run.seq > stop or (not run.left and run.seq != stop):
-            raise LogFormatError(f"{self.path}: the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}")
+            raise LogFormatError(f"{quoted_path(self.path)}: the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}")
         return run
 
     def _cache(self, k: int, found: list[Any] | _Run, size: int) -> None:
@@ -408,7 +409,7 @@ class LineStore(KeepingEvents):
         seq = self._seq0[k] if seq is None else seq
         items = decoder.decode_record(raw, seq)
         if not items:
-            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {seq}")
+            raise LogFormatError(f"{quoted_path(self.path)}: the line at offset {self._offset[k]} no longer holds seq {seq}")
         return items
 
     def _raw(self, reader: _LineReader, k: int, limit: int | None = None) -> bytes:
@@ -530,7 +531,7 @@ class _LineReader:
 
     def _unreadable(self, exc: OSError) -> LogFormatError:
         """The error an open or read of the log that failed with ``exc`` raises."""
-        return LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})")
+        return LogFormatError(f"{quoted_path(self.path)}: cannot read ({exc.strerror or exc})")
 
     def piece(self, offset: int) -> bytes:
         """Bytes from ``offset`` on: the rest of the last block read when it holds ``offset``, else a new block

@@ -362,7 +362,7 @@ class _Rebuild:
         """Walk ``pieces`` (the header first); the events, the holes, the dropped duplicates, the lines moved."""
         header = next(pieces, None)
         if header is None or header.line is None:
-            raise LogFormatError(f"{self.path}: the header itself is damaged; there is nothing to repair from")
+            raise LogFormatError(f"{quoted_path(self.path)}: the header itself is damaged; there is nothing to repair from")
         self.out(header.line)
         before: _Line | None = None  # the last intact line read, waiting for the next to tell whether it fits
         after: list[Hole] = []  # damage met since then

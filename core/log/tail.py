@@ -218,7 +218,7 @@ class Tailer:
                 update.diagnostics.append(
                     Diagnostic(
                         "file-removed",
-                        f"{self.path} disappeared; waiting for it to come back",
+                        f"{quoted_path(self.path)} disappeared; waiting for it to come back",
                         None,
                         None,
                         "warning",
@@ -232,7 +232,7 @@ class Tailer:
         if not st.regular:  # reading a FIFO or device swapped in would block the follower
             if not self._fatal_reported:
                 self._fatal_reported = True
-                update.fatal = f"{self.path}: is no longer a regular file; following stopped"
+                update.fatal = f"{quoted_path(self.path)}: is no longer a regular file; following stopped"
             return update
         changed = (st.size, st.changed_ns) != self._seen
         # what the file held: what was read of it, or more when a poll saw it bigger (a slice read stops short)
@@ -257,7 +257,7 @@ class Tailer:
             update.diagnostics.append(
                 Diagnostic(
                     "log-reset",
-                    f"{self.path} was {what}; re-reading from the start",
+                    f"{quoted_path(self.path)} was {what}; re-reading from the start",
                     self._offset,
                     None,
                     "warning",
@@ -343,7 +343,7 @@ class Tailer:
                     self.pace()
         except OSError as exc:
             update.diagnostics.append(
-                Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset)
+                Diagnostic("read-error", f"cannot read {quoted_path(self.path)}: {exc}", self._offset)
             )
 
     def _chunks(self, end: int) -> Iterator[bytes]:

@@ -235,7 +235,7 @@ class SessionWriter:
         ones it no longer holds, or after bytes that are no events of it)."""
         with self._writing:
             if self._log_fd < 0:
-                raise LogFormatError(f"{self.path}: this writer is closed")
+                raise LogFormatError(f"{quoted_path(self.path)}: this writer is closed")
             if self._failed is not None:
                 raise LogFormatError(self._failed)
             held = os.fstat(self._log_fd)
@@ -245,7 +245,7 @@ class SessionWriter:
                 same = False
             if not same:
                 raise LogFormatError(
-                    f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
+                    f"{quoted_path(self.path)} was replaced or removed while this writer held it; nothing more is appended"
                 )
             if held.st_size != self._size:
                 change = (
@@ -253,7 +253,7 @@ class SessionWriter:
                     if held.st_size < self._size
                     else f"grew by {held.st_size - self._size:,} bytes it did not write"
                 )
-                raise LogFormatError(f"{self.path} {change} while this writer held it; nothing more is appended: "
+                raise LogFormatError(f"{quoted_path(self.path)} {change} while this writer held it; nothing more is appended: "
                                      "`tapedeck run --resume` takes the log as it is now")  # fmt: skip
 
     def _write(self, payload: bytes) -> None:
@@ -264,7 +264,7 @@ class SessionWriter:
                 append_synced(self._log_fd, blob)
             except OSError as exc:  # a full disk, a quota, an I/O error: the log ends at its last whole batch
                 self._failed = (
-                    f"{self.path}: could not be appended to ({exc.strerror or exc}); nothing more is appended: it "
+                    f"{quoted_path(self.path)}: could not be appended to ({exc.strerror or exc}); nothing more is appended: it "
                     "holds every event before that batch, and `tapedeck run --resume` goes on once it can be written"
                 )
                 raise LogFormatError(self._failed) from exc
@@ -281,8 +281,8 @@ def check_intact(data: LogData) -> None:
 def damage_message(path: Path, damage: Sequence[Diagnostic]) -> str:
     """The refusal that names the damage and the repair command."""
     return (
-        f"{path} is damaged before its end ({len(damage)} problem(s), first: {damage[0]}); appending after "
-        f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {path}`: it keeps a "
+        f"{quoted_path(path)} is damaged before its end ({len(damage)} problem(s), first: {damage[0]}); appending after "
+        f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {quoted_path(path)}`: it keeps a "
         "byte-for-byte copy, stands in for the lost events and keeps every intact one; then resume again."
     )
 
@@ -363,7 +363,7 @@ def _holder(path: Path) -> str:
 
 def _locked(path: Path) -> WriterLockedError:
     return WriterLockedError(
-        f"{path} is already open for writing by another process (pid {_holder(path)}); "
+        f"{quoted_path(path)} is already open for writing by another process (pid {_holder(path)}); "
         "a session has one live writer"
     )
 

@@ -180,3 +180,26 @@ def test_a_log_a_refusal_names_neither_forges_a_line_nor_acts_on_the_terminal(
     shown = {k: v.replace(HOSTILE, ESCAPED) for k, v in names.items()}
     assert err.startswith(f"tapedeck: {said.format(**shown)}") and err.count("\n") == 1, err
     assert not {"\x1b", "\x07", "\u202e"} & set(err), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["watch", "{dir}/gone"], "{dir}/gone: no such file or directory"),
+        (["route", "t", "--config", "{dir}/bad.toml"], "{dir}/bad.toml: adaptive-agent-policy: "),
+    ],
+    ids=["watch", "config"],
+)
+def test_more_refusals_naming_a_file_neither_forge_a_line_nor_act_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    """watch's refusal of a log that is not there and a config file's validation error named the file as it is."""
+    from tui.cli import tui_commands
+
+    (tmp_path / HOSTILE).mkdir()
+    (tmp_path / HOSTILE / "bad.toml").write_text("[adaptive.riskRouter]\nmaxEvidenceChars = 0\n")
+    names = {"dir": str(tmp_path / HOSTILE)}
+    assert main([a.format(**names) for a in argv], extra_commands=tui_commands()) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tapedeck: {said.format(dir=names['dir'].replace(HOSTILE, ESCAPED))}"), err
+    assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
