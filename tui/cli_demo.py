@@ -89,7 +89,7 @@ def run_demo(args: argparse.Namespace) -> int:
     log = log_path(Path(args.sessions_root), str(workspace), session_id, args.zstd)
     try:
         if args.no_tui:
-            print(f"workspace {workspace}\nlog {log}", flush=True)
+            print(f"workspace {quoted_path(workspace)}\nlog {quoted_path(log)}", flush=True)
             return _play(host_command(args, workspace, script, session_id, linger=False))
         _watch(args, workspace, script, session_id, log, lambda: _cleanup(args, scratch, workspace, log))
         return 0
@@ -154,14 +154,14 @@ def _watch(
 
 
 def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path) -> None:
-    lines = [f"demo log kept at {log}" if log.exists() else "no demo log was written"]
+    lines = [f"demo log kept at {quoted_path(log)}" if log.exists() else "no demo log was written"]
     if args.keep:
-        lines.append(f"workspace kept at {workspace} (--keep)")
+        lines.append(f"workspace kept at {quoted_path(workspace)} (--keep)")
     else:
         shutil.rmtree(scratch, ignore_errors=True)
-        lines.append(f"workspace {workspace} " + ("kept (yours)" if args.workspace else "removed"))
+        lines.append(f"workspace {quoted_path(workspace)} " + ("kept (yours)" if args.workspace else "removed"))
     if others := unowned_scratches(scratch):
-        named = ", ".join(map(str, others[:NAMED_SCRATCHES]))
+        named = ", ".join(map(quoted_path, others[:NAMED_SCRATCHES]))
         more = f" and {len(others) - NAMED_SCRATCHES} more beside them" if len(others) > NAMED_SCRATCHES else ""
         lines.append("demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
                      f"theirs; rm -r them when done): {named}{more}")

@@ -428,3 +428,20 @@ def test_a_seconds_option_takes_ascii_only(text: str) -> None:
 @pytest.mark.parametrize("text", ["2", "0.5", ".5", "1e3", "-1", "inf"])
 def test_a_seconds_option_reads_ascii_numbers(text: str) -> None:
     assert decimal(text) == float(text)
+
+
+def test_the_demos_lines_name_its_workspace_escaped(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """demo --no-tui's first and closing lines named the workspace (and the log beside it) as they are: a --workspace
+    whose name holds a newline and an escape sequence wrote forged lines and the raw escape on stdout. They name it
+    as the CLI's messages name a path (core.shared.text.quoted_path)."""
+    from tui.cli import tui_commands
+
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    workspace = tmp_path / "ws\x1b]0;t\x07\nforged"
+    argv = ["demo", "--no-tui", "--speed", "0", "--sessions-root", str(file), "--workspace", str(workspace)]
+    assert main(argv, extra_commands=tui_commands()) == 2
+    out, _ = capfd.readouterr()
+    named = str(workspace).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert out.startswith(f"workspace {named}\nlog ") and f"\nworkspace {named} kept (yours)\n" in out, out
+    assert "\x1b" not in out and out.count("\n") == 4, out
