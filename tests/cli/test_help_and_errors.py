@@ -444,4 +444,4 @@ def test_the_demos_lines_name_its_workspace_escaped(tmp_path: Path, capfd: pytes
     out, _ = capfd.readouterr()
     named = str(workspace).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
     assert out.startswith(f"workspace {named}\nlog ") and f"\nworkspace {named} kept (yours)\n" in out, out
-    assert "\x1b" not in out and out.count("\n") == 4, out
+    assert "\x1b" not in out and not any(line.startswith("forged") for line in out.splitlines()), out
