@@ -35,14 +35,14 @@ import orjson
 
 from core.alerts.engine import Alert
 from core.alerts.rules import SEVERITY, CacheBreak, Signals
-from core.read.index import TEMPORARY, cache_dir, ends, log_unreadable, named_for, source_fingerprint
+from core.read.index import CHECKPOINT_SUFFIX as SUFFIX
+from core.read.index import TEMPORARY, checkpoint_path, ends, log_unreadable, source_fingerprint
 from core.read.index_size import min_log_bytes
 from core.shared.fdwrite import replace_file
 from core.shared.regular import read_regular
 
 FORMAT = 1
 MAGIC = b"tapedeck-alerts\n"
-SUFFIX = ".ack"
 MAX_BYTES = 64 << 20  # a checkpoint bigger than this is not read
 # the packages whose code decides what a replay yields, and the TUI's, whose view says when its engine keeps one
 _CORE = ("alerts", "control", "fleet", "host", "log", "policies", "read", "rebuild", "shared")
@@ -65,33 +65,6 @@ class WatchState:
     raised: list[Alert]  # what the read raised (the poll's answer before the tick's)
     problems: list[str]
     fold: dict[str, Any]  # a subclass's own columns (``AlertWatch.fold_state``), checked by ``FOLD_TYPES``
-
-
-def checkpoint_dir() -> Path:
-    """Where checkpoint files are."""
-    return cache_dir() / "alerts"
-
-
-def checkpoint_path(log: Path, kind: str) -> Path:
-    """The checkpoint file of ``log`` kept by a watch of ``kind`` (the fleet's keeps the row's columns too)."""
-    return named_for(log, checkpoint_dir(), f".{kind}{SUFFIX}")
-
-
-def checkpoint_paths(log: Path) -> list[Path]:
-    """Every checkpoint file of ``log``, of any kind."""
-    where = checkpoint_dir()
-    return sorted(where.glob(f"{_stem(log)}*{SUFFIX}")) if where.is_dir() else []
-
-
-def is_checkpoint_of(path: Path, log: Path) -> bool:
-    """Whether ``path`` (a real path) is where a watch of any kind keeps the checkpoint of ``log``."""
-    where = Path(os.path.realpath(checkpoint_dir()))
-    return path.parent == where and path.name.startswith(_stem(log)) and path.name.endswith(SUFFIX)
-
-
-def _stem(log: Path) -> str:
-    """How the name of every checkpoint file of ``log`` begins."""
-    return checkpoint_path(log, "").name.removesuffix(SUFFIX)
 
 
 def holds(log: Path, stamp: tuple[int, int, int, int], kept: tuple[str, str]) -> bool:

@@ -15,7 +15,19 @@ from core.cli import COMMANDS
 from core.cli.args import path_argument
 from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
-from core.read.index import SUFFIX, TEMPORARY, cache_dir, check, index_dir, index_path, read_body, read_meta
+from core.read.index import (
+    CHECKPOINT_SUFFIX,
+    SUFFIX,
+    TEMPORARY,
+    cache_dir,
+    check,
+    checkpoint_dir,
+    checkpoint_paths,
+    index_dir,
+    index_path,
+    read_body,
+    read_meta,
+)
 from core.read.summary import human_chars
 from core.shared.envdirs import in_the_way
 from core.shared.errors import TapedeckError
@@ -55,14 +67,14 @@ def _check_dirs() -> None:
     and saying so would hide why every read is a full one."""
     top = cache_dir()
     origin = " (TAPEDECK_CACHE_DIR)" if os.environ.get("TAPEDECK_CACHE_DIR") else ""
-    for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint.checkpoint_dir(), "no alert checkpoints")):
+    for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint_dir(), "no alert checkpoints")):
         if blocked := in_the_way(where):
             raise TapedeckError(f"{blocked[0]} {blocked[1]}, so tapedeck's cache directory {quoted_path(top)}{origin} can keep {what}")
 
 
 def _kinds() -> list[tuple[str, Path, str]]:
     """Each kind of file kept in the cache: its name, directory and suffix."""
-    return [("index", index_dir(), SUFFIX), ("alerts", checkpoint.checkpoint_dir(), checkpoint.SUFFIX)]
+    return [("index", index_dir(), SUFFIX), ("alerts", checkpoint_dir(), CHECKPOINT_SUFFIX)]
 
 
 def _kept(prefix: str = "") -> list[tuple[str, Path]]:
@@ -83,7 +95,7 @@ def _kept_for(log: str) -> list[tuple[str, Path]]:
     except TapedeckError as exc:  # a session directory names the log that was in it
         targets, missing = [given / RAW_NAME, given / ZSTD_NAME] if given.is_dir() else [given], exc
     found = [("index", path) for path in map(index_path, targets) if path.exists()]
-    found += [("alerts", path) for target in targets for path in checkpoint.checkpoint_paths(target)]
+    found += [("alerts", path) for target in targets for path in checkpoint_paths(target)]
     if not found and missing is not None:
         raise TapedeckError(f"{missing}; nothing cached for it")
     return found

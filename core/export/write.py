@@ -28,8 +28,15 @@ from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay,
 from core.log.layout import DAMAGED, LOG_NAMES, REPAIR_SUFFIX, resolve_log_path
 from core.log.writer import LOCK_NAME
 from core.policies.spill import SPILL_DIR
+from core.read.index import (
+    CHECKPOINT_SUFFIX,
+    TEMPORARY,
+    checkpoint_dir,
+    index_dir,
+    index_path,
+    is_checkpoint_of,
+)
 from core.read.index import SUFFIX as INDEX_SUFFIX
-from core.read.index import TEMPORARY, cache_dir, index_dir, index_path
 from core.read.notes import LOCK, SUFFIX, sidecar_paths, temporary_prefix
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import is_temporary
@@ -263,14 +270,10 @@ def _kept(real: Path, log: Path) -> str | None:
         return "its index"
     if real.parent == Path(os.path.realpath(index_dir())) and is_temporary(real.name, TEMPORARY, INDEX_SUFFIX):
         return "a temporary name an index is written under"
-    if real.parent.parent == Path(os.path.realpath(cache_dir())):  # the alert checkpoints' directory, maybe
-        from core.alerts import checkpoint  # here alone: it imports the alert engine (50 ms)
-
-        if checkpoint.is_checkpoint_of(real, log):
-            return "its alert checkpoint"
-        where = Path(os.path.realpath(checkpoint.checkpoint_dir()))
-        if real.parent == where and is_temporary(real.name, TEMPORARY, checkpoint.SUFFIX):
-            return "a temporary name an alert checkpoint is written under"
+    if is_checkpoint_of(real, log):
+        return "its alert checkpoint"
+    if real.parent == Path(os.path.realpath(checkpoint_dir())) and is_temporary(real.name, TEMPORARY, CHECKPOINT_SUFFIX):
+        return "a temporary name an alert checkpoint is written under"
     for sidecar in sidecar_paths(log):
         if real.parent == sidecar.parent and real.name == sidecar.name + LOCK:
             return "the lock its notes are written under"

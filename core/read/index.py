@@ -67,6 +67,7 @@ LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it)
 DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
 DENSE_SHARE = 0.9  # this share of the most it may (a zstd log's index: the log is 3.5 times smaller than its text)
 SUFFIX = ".idx"
+CHECKPOINT_SUFFIX = ".ack"  # an alert checkpoint's (``checkpoint_path``)
 TEMPORARY = ".tmp-"  # what an index file (or an alert checkpoint) is named first, before it is renamed into place
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
@@ -92,6 +93,33 @@ def named_for(log: Path, where: Path, suffix: str) -> Path:
     """The file in ``where`` that tapedeck keeps of ``log``, named by a hash of the log's real path."""
     real = os.path.realpath(log)
     return where / (blake2b(os.fsencode(real), digest_size=16).hexdigest() + suffix)
+
+
+def checkpoint_dir() -> Path:
+    """Where the alert engine's checkpoints are (``core.alerts.checkpoint``)."""
+    return cache_dir() / "alerts"
+
+
+def checkpoint_path(log: Path, kind: str) -> Path:
+    """The checkpoint file of ``log`` kept by a watch of ``kind`` (the fleet's keeps the row's columns too)."""
+    return named_for(log, checkpoint_dir(), f".{kind}{CHECKPOINT_SUFFIX}")
+
+
+def checkpoint_paths(log: Path) -> list[Path]:
+    """Every checkpoint file of ``log``, of any kind."""
+    where = checkpoint_dir()
+    return sorted(where.glob(f"{_stem(log)}*{CHECKPOINT_SUFFIX}")) if where.is_dir() else []
+
+
+def is_checkpoint_of(path: Path, log: Path) -> bool:
+    """Whether ``path`` (a real path) is where a watch of any kind keeps the checkpoint of ``log``."""
+    where = Path(os.path.realpath(checkpoint_dir()))
+    return path.parent == where and path.name.startswith(_stem(log)) and path.name.endswith(CHECKPOINT_SUFFIX)
+
+
+def _stem(log: Path) -> str:
+    """How the name of every checkpoint file of ``log`` begins."""
+    return checkpoint_path(log, "").name.removesuffix(CHECKPOINT_SUFFIX)
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from core.alerts.rules import CacheBreak, Signals
 from core.cli import main
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.follow import Fleet
+from core.read.index import checkpoint_paths
 from tests.alerts.test_replay import DEMO_PRICES, EAGER
 from tests.conftest import FIXTURES
 
@@ -299,4 +300,4 @@ def test_cache_info_lists_and_clear_removes_checkpoints(root: Path, capsys: pyte
     assert "stale (the log changed)" in capsys.readouterr().out
     assert main(["cache", "clear", str(log)]) == 0
     assert capsys.readouterr().out.startswith("removed 1 file(s)")
-    assert not checkpoint.checkpoint_paths(log)
+    assert not checkpoint_paths(log)

@@ -671,8 +671,7 @@ def test_an_export_never_takes_a_name_the_cache_keeps_for_the_log_or_writes_unde
     (and ``cache clear`` removes such a name as an index left half-written); so were the log's alert checkpoints
     (``<hash>.alerts.ack``, ``<hash>.fleet.ack``: the next read of the log writes its own over the page) and their
     temporary names. Each is refused, the file left as it was."""
-    from core.alerts.checkpoint import checkpoint_dir, checkpoint_path
-    from core.read.index import index_dir
+    from core.read.index import checkpoint_dir, checkpoint_path, index_dir
 
     log = tmp_path / "s" / "session.jsonl"
     log.parent.mkdir()
