@@ -46,6 +46,22 @@ def never_cut_logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     return small, large
 
 
+@pytest.fixture
+def decoder_feeds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the bytes every log decoder of the test is fed, in order (how much of a log a command read)."""
+    from core.log.decoder import LogDecoder
+
+    fed: list[int] = []
+    feed = LogDecoder.feed
+
+    def counted(self: LogDecoder, data: bytes) -> Any:
+        fed.append(len(data))
+        return feed(self, data)
+
+    monkeypatch.setattr(LogDecoder, "feed", counted)
+    return fed
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The logs' index files (``core.read.index``) go to a cache of the test run's own, never to ~/.cache: set in

@@ -86,7 +86,7 @@ def _run(
     arguments: dict[str, Any],
     message: Callable[[str], str] = lambda text: text,
 ) -> None:
-    result = run_recall_tool(load_session(args.path, retain=False, readback=True), tool, arguments)
+    result = run_recall_tool(load_session(args.path, retain=False, readback=True, index=True), tool, arguments)
     if result.is_error:
         raise TapedeckError(message(result.text))
     payload = {"tool": tool, "arguments": arguments, "text": result.text}

@@ -81,7 +81,7 @@ def resolve_workspace(session: Session, workspace: str | None) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the status report."""
-    session = load_session(args.path, retain=False, readback=True)
+    session = load_session(args.path, retain=False, readback=True, index=True)
     config = resolve_config(args, session)
     if not config.register_command:
         raise ProlongError(

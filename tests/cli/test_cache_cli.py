@@ -30,6 +30,14 @@ COMMANDS = [
     ["events", "--type", "turn/", "--type", "session/title", "--json"],
     ["surface", "--at", "3"],
 ]
+# what reads the projection at the log's end and events read back by seq: the index holds both
+READ_BACK = [
+    ["recall", "turn", "{log}", "1"],
+    ["recall", "step", "{log}", "1", "1", "--json"],
+    ["recall", "search", "{log}", "error"],
+    ["expand", "{log}", "--turn", "1", "--step", "1"],
+    ["status", "{log}", "--workspace", "{dir}", "--json"],
+]
 
 
 @pytest.fixture(autouse=True)
@@ -45,16 +53,23 @@ def _out(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return code, out, err
 
 
+def _argv(argv: list[str], log: Path) -> list[str]:
+    """``argv`` with ``log`` in its ``{log}`` (else right after the command) and its directory in ``{dir}``."""
+    if "{log}" not in argv:
+        return [argv[0], str(log), *argv[1:]]
+    return [a.format(log=log, dir=log.parent) for a in argv]
+
+
 def _cold(argv: list[str], log: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """What the command prints with no index (and none left behind)."""
     main(["cache", "clear", str(log)])
-    found = _out([argv[0], str(log), *argv[1:]], capsys)
+    found = _out(_argv(argv, log), capsys)
     main(["cache", "clear", str(log)])
     return found
 
 
 def _warm(argv: list[str], log: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    return _out([argv[0], str(log), *argv[1:]], capsys)
+    return _out(_argv(argv, log), capsys)
 
 
 def _logs(tmp: Path) -> list[Path]:
@@ -96,6 +111,22 @@ def test_reads_after_appends_print_what_full_reads_print(tmp_path: Path, capsys:
             warm = _warm(argv, log, capsys)
             assert warm == _cold(argv, log, capsys), argv
             main(["inspect", str(log)])  # the index again, as the warm read left it (or wrote it anew)
+
+
+@pytest.mark.parametrize("argv", READ_BACK, ids=["recall turn", "recall step", "recall search", "expand", "status"])
+def test_recall_expand_and_status_read_a_log_again_from_its_index(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    """What the recall and expand tools and the prolong status read of a log is its projection at the end and its
+    events read back by seq, both of which its index holds: a second read prints what the first, full read
+    printed, and decodes nothing of a log that did not grow (each read decoded all of it)."""
+    log = tmp_path / "session.jsonl"
+    generate(log, 300_000, seed=8, profile="dsh-plain")
+    first = _warm(argv, log, capsys)
+    assert index.index_path(log).is_file()
+    fed = request.getfixturevalue("decoder_feeds")  # from here on
+    assert _warm(argv, log, capsys) == first
+    assert sum(fed) == 0, fed
 
 
 def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

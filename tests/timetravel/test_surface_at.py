@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from bench.gen_session import generate
 from core.cli import main
-from core.log.decoder import LogDecoder
 from core.log.reader import LogData, read_log
 from core.read.load import READ_CHUNK
 from core.read.session import Session
@@ -138,21 +137,13 @@ def test_cli_surface_at_a_seq_outside_the_log_says_so(capsys: pytest.CaptureFixt
 
 
 def test_cli_surface_at_reads_the_log_only_as_far_as_seq(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Nothing after SEQ changes the surface at SEQ: the pass ends once it is taken, the rest of the log unread
     (the whole log was decoded and projected, to no use: a mid-log ``--at`` of a 100 MB log read its second half)."""
     log = tmp_path / "session.jsonl"
     generate(log, 2 * READ_CHUNK, seed=3, profile="mixed")
-    fed: list[int] = []
-    feed = LogDecoder.feed
-
-    def counted(self: LogDecoder, data: bytes) -> object:
-        fed.append(len(data))
-        return feed(self, data)
-
-    monkeypatch.setattr(LogDecoder, "feed", counted)
+    fed = request.getfixturevalue("decoder_feeds")  # from here on
     at = _cli(capsys, "surface", str(log), "--at", "40", "--json")
     assert at[0] == 0 and sum(fed) <= READ_CHUNK, fed  # the first read holds seq 40
-    monkeypatch.undo()
     assert at == _cli(capsys, "surface", str(_write_cut(read_log(log), 40, tmp_path / "cut.jsonl")), "--json")
