@@ -11,10 +11,12 @@ import pytest
 from textual.app import App
 from textual.widgets import DataTable, Static
 
+from core.policies.checkpoint import plan_checkpoint
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, tab_to, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
+from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.tape import TapeScreen
 
@@ -121,3 +123,32 @@ async def test_an_empty_message_line_takes_no_row(tmp_path: Path) -> None:
         screen.say("")  # type: ignore[attr-defined]
         await pilot.pause()
         assert line.region.height == 0, line.region
+
+
+def _marks(directory: Path, count: int) -> Path:
+    log = LogBuilder()
+    log.start_turn("Fix the parser.")
+    for n in range(count):
+        log.plan(lambda s, n=n: plan_checkpoint(s, f"step {n}", by="operator"))
+        log.call("bash", {"command": f"pytest -q tests/test_{n}.py"}, f"{n} passed")
+        log.end_step()
+        log.start_step()
+    log.say("Found it.")
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("count", [1, 15])
+async def test_the_marks_table_takes_its_rows_in_the_narrow_layout(tmp_path: Path, count: int) -> None:
+    """Below 70 columns the Checkpoints screen's preview goes under the marks, and the marks table took half the
+    body whatever it held: one mark left six blank rows over a preview cut to two of its nodes. The table now
+    takes its rows, up to a cap (more scroll), and the preview the rest."""
+    app = PolicyHarness(_marks(tmp_path / "s", count), CheckpointsScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        marks = app.screen.query_one("#marks-table", DataTable)
+        region = app.screen.query_one("#region-table", DataTable)
+        await settle(pilot, lambda: marks.row_count == count and region.row_count > 0)
+        await pilot.pause(0.1)
+        screen = "\n".join(drawn(app, app.screen))
+        assert marks.region.height <= marks.header_height + min(count, 6), screen
+        assert len(_rows(app, marks)) >= min(count, 3), screen
+        assert len(_rows(app, region)) >= min(region.row_count, 3), screen
