@@ -60,7 +60,7 @@ def _resume_command(args: argparse.Namespace, session_id: str, log: Path) -> str
     ):
         if value != default:  # a value starting with '-' is joined to its flag, or it would read as an option
             parts += [f"{flag}={value}"] if value.startswith("-") else [flag, value]
-    return shlex.join(parts)
+    return quoted(shlex.join(parts), None)  # a path's, an id's control characters as escapes: one line, nothing run
 
 
 def _run(args: argparse.Namespace) -> int:

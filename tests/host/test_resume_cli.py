@@ -695,3 +695,14 @@ def test_repair_says_what_it_did_with_damage_that_held_no_seq(
     out = capsys.readouterr().out
     assert f": {said}\n" in out and out.count("offset ") == 1, out
     assert _resume(tmp_path) == 0
+
+
+def test_the_resume_command_named_writes_a_paths_controls_as_escapes(tmp_path: Path) -> None:
+    """A stopped run names the command that resumes it on stderr; a log under a directory whose name holds a newline
+    and an escape sequence put them there as they are, inside the shell's quotes: a forged line and a raw escape.
+    Its controls are written as escapes (core.shared.text.quoted, not cut), as the path in any message is."""
+    path = tmp_path / "w\x1b]0;t\x07\nforged" / "s1" / "session.jsonl"
+    given = {"provider": "openai", "model": None, "base_url": None, "config": None}
+    hint = _resume_command(argparse.Namespace(**given), "s1", path)
+    named = str(path).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert hint == f"tapedeck run --resume '{named}'", hint
