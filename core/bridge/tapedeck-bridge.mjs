@@ -548,7 +548,7 @@ class SessionBridge {
     // A copy of another session's directory (cp -r, here or brought from another machine): what its inbox holds
     // was sent to that session, whose bridge answers it there; none of it runs here, and what that bridge ran is no
     // run of this one.
-    const original = previous && copyOf(previous, this.dir, this.identity, this.plugin.machine);
+    const original = previous && copyOf(previous, this.dir, this.identity, this.plugin);
     if (original) this.leaveToOriginal(original, previous, Math.floor(fs.statSync(this.file(BRIDGE)).ctimeMs));
     // What the DSH before this one began to run and never answered stays listed until it is answered here. What
     // an instance this one replaced still runs stays listed too, and that instance answers it.
@@ -1187,9 +1187,11 @@ function beating(previous) {
 // path is gone, or names another directory now: what its inbox holds was sent to this session). A file of another
 // machine id that names this directory's device, inode and path, and that no bridge writes now (exited, or its
 // heartbeat old), is this directory's own: the machine's id changed (a container rebuilt on its volume), the rule
-// tapedeck reads it by (`placed` in core/bridge/files.py). A file from a plugin that wrote no identity is judged by
-// its path alone.
-function copyOf(previous, here, mine, machine) {
+// tapedeck reads it by (`placed` in core/bridge/files.py); so is one written in this kernel's boot with this
+// directory's device and inode, whatever its path names here (the container mounts the volume elsewhere). A file
+// from a plugin that wrote no identity is judged by its path alone.
+function copyOf(previous, here, mine, plugin) {
+  const machine = plugin.machine;
   const recorded = typeof previous.dir === "string" && previous.dir ? previous.dir : undefined;
   const id = typeof previous.dirId === "string" ? previous.dirId : undefined;
   if (id && mine) {
@@ -1197,7 +1199,8 @@ function copyOf(previous, here, mine, machine) {
     const [idMachine, ...place] = id.split(":");
     if (idMachine !== machine) {
       const own = place.join(":") === mine.split(":").slice(1).join(":") && recorded !== undefined;
-      if (own && !beating(previous) && sameDir(recorded, here)) return undefined;
+      const thisBoot = plugin.bootId !== undefined && previous.bootId === plugin.bootId;
+      if (own && !beating(previous) && (thisBoot || sameDir(recorded, here))) return undefined;
       return `${recorded ?? "a session directory"} on another machine`;
     }
     return recorded && dirIdentity(recorded, machine) === id ? recorded : undefined;

@@ -206,7 +206,9 @@ class DshHome:
     extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
     machine_id: str | None = None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
     own_pids: bool = False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
-    volume_at: Path | None = None  # DSH sees the session root at this path (a bind mount), as a sibling container
+    # DSH sees the session root at this path alone (a bind mount; the root's own path shows an empty directory), as
+    # a container mounting a volume where it likes
+    volume_at: Path | None = None
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -274,8 +276,8 @@ class DshHome:
     def argv(self, *args: str) -> list[str]:
         """The command running DSH's CLI with ``args``; with ``machine_id``, in a mount namespace of its own where
         ``/etc/machine-id`` holds that id (the process keeps its pid: ``unshare`` and ``sh`` exec DSH); with
-        ``volume_at``, one where that path is the session root bound (made here, empty: the root's path there is
-        another); with ``own_pids``, in a pid namespace of its own too, with its own ``/proc`` (``unshare`` forks DSH
+        ``volume_at``, one where the session root is at that path (a directory made here, empty) and its own path
+        shows an empty directory; with ``own_pids``, in a pid namespace of its own too, with its own ``/proc`` (``unshare`` forks DSH
         there, in its process group)."""
         command = [str(self.install.node), str(self.install.bin_js), *args]
         unshare = ["unshare", "--mount", *(["--pid", "--fork", "--mount-proc"] if self.own_pids else [])]
@@ -286,10 +288,11 @@ class DshHome:
             binds += [str(bound), "/etc/machine-id"]
         if self.volume_at is not None:
             self.volume_at.mkdir(exist_ok=True)
-            binds += [str(self.sessions), str(self.volume_at)]
+            binds += [str(self.sessions), str(self.volume_at), "hide", str(self.sessions)]
         if not binds:
             return [*unshare, *command] if self.own_pids else command
-        mount = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; shift; exec "$@"'
+        mount = ('while [ "$1" != -- ]; do if [ "$1" = hide ]; then mount -t tmpfs hidden "$2"; else mount --bind "$1" "$2"; '
+                 'fi || exit 1; shift 2; done; shift; exec "$@"')  # fmt: skip
         return [*unshare, "sh", "-c", mount, "sh", *binds, "--", *command]
 
     def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:

@@ -167,7 +167,9 @@ def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for
     """A container rebuilt on its volume gets a new /etc/machine-id, and its DSH resumes the session it ran before:
     the directory is the same one (its device, inode and path, as bridge.json's dirId and dir name them), so the
     request queued before DSH was killed runs there, as tapedeck reads that directory as the session itself; it is
-    not cancelled as one sent to a copy of a session on another machine.
+    not cancelled as one sent to a copy of a session on another machine. Nor when the rebuilt container mounts the
+    volume at another path, where the path bridge.json names is nothing: in one kernel's boot, the device and inode
+    say which directory it is, as they do for a sibling container.
 
     The container resumed at once, the killed DSH's heartbeat under 5 s old: that bridge.json was taken for a
     bridge another machine runs in the directory, so this one was a copy. A heartbeat of a process that cannot be
@@ -183,7 +185,9 @@ def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for
             break
         assert time.monotonic() < deadline, "the file system's clock never passed the request's time"
         time.sleep(0.002)
-    world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container
+    world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container, which mounts the volume elsewhere
+    world.volume_at = world.base / "volume"
+    world.write_patch()
     with DshWeb(world) as web:
         killed = {**bridge_json(d), "heartbeat": int(time.time() * 1000)}  # as if killed while this one booted
         (d / "bridge.json").write_text(json.dumps(killed))
