@@ -24,7 +24,8 @@ secret. ``env``: the values of the exporting process's environment that are secr
 e-mail addresses. ``home``: home directories. README's *Redaction* section lists the shapes one by one.
 
 What it promises: each shape is also found as JSON text writes it inside a string (quotes and backslashes
-escaped, ``\\n`` for a line break), as a tool call's arguments hold it; after a key named for a password it would
+escaped, ``\\n`` for a line break), as a tool call's arguments hold it, and as JSON text of JSON text writes it
+(``\\\\\\"``, ``\\\\n``: a tool's JSON output quoting them); after a key named for a password it would
 rather hide the rest of the line than let a passphrase out; its patterns are RE2's, and what a judge reads beyond
 a match is bounded or kept for the next match, so that its time grows with the text's length, not as its square.
 What it does not: a secret in no shape it knows stays (a password in prose, ``it is hunter2``, unless the
@@ -88,9 +89,12 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
-# a character a value's JSON text writes escaped (``\"``, ``\\``, ``\/``), in the values below: not the escape of a
-# line break or a tab, which ends the value as the character itself does
-_ESCAPED = rb"\\[^\s\"'nrt]"
+# a character a value's JSON text writes escaped (``\\``, ``\/``), in the values below, also JSON text of JSON text
+# (``\\\\\\\\``): not a quote, nor the escape of a line break or a tab, however many backslashes come before it
+# (``\\\"``, ``\\n``), which ends the value as the character itself does
+_ESCAPED = rb"\\+[^\s\"'\\nrt]"
+_QUOTE = rb"\\*[\"']"  # a quote, as JSON text (of JSON text …) writes it: ``"``, ``\"``, ``\\\"``
+_MAYBE_QUOTE = rb"(?:" + _QUOTE + rb")?"
 # a character of a shell's unquoted word: no blank, quote or backslash (``_ESCAPED`` takes one), nor one that ends
 # the word, ``|;&()<>`` and the backquote (``$(mysql -pPW)``, ``(echo PW)``: the bracket closes what the password is in)
 _SHELL_CHAR = rb"[^\s\"'\\|;&()<>`]"
@@ -120,8 +124,8 @@ _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
 _CONNECTION_PWD = rb";[ \t]*(?i:pwd)"  # a connection string's ``;Pwd=…`` (``pwd`` alone is a command's name)
 _PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a password (``$db_pass``, ``$pw``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
-    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))" + _MAYBE_QUOTE
+    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
@@ -142,8 +146,8 @@ _PGPASS = re2.compile(
 # a Dockerfile's ``ENV NAME value`` for a name ending in a key word: the rest of its line (group 3; group 2 a quote
 # before it), unless it is a reference, a path or a setting (``_docker_value``); ``ENV NAME=value`` is a pair
 _DOCKER_ENV = re2.compile(
-    _LINE_START + rb"ENV[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+(\\?[\"'])?"
-    rb"((?:[^\s\"'\\]|\\[^\s\"'nrt])+(?:[ \t]+(?:[^\s\"'\\]|\\[^\s\"'nrt])+)*)"
+    _LINE_START + rb"ENV[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+(" + _QUOTE + rb")?"
+    rb"((?:[^\s\"'\\]|" + _ESCAPED + rb")+(?:[ \t]+(?:[^\s\"'\\]|" + _ESCAPED + rb")+)*)"
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
@@ -160,7 +164,7 @@ _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budge
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED
+    rb"(?:^|[\s\"'(\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?((?:[^\s\"',;\\)\]}]|" + _ESCAPED
     + rb")+)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
@@ -180,11 +184,11 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
 # (``change_password``, ``authenticate_user``)
-_CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&-][^\s\"'\\|;&]*\\?[\"']?[ \t]+"  # an argument before the password, not an option
+_CLI_ARGUMENT = _MAYBE_QUOTE + rb"[^\s\"'\\|;&-][^\s\"'\\|;&]*" + _MAYBE_QUOTE + rb"[ \t]+"  # an argument before the password, not an option
 # htpasswd's options, before its arguments: flags alone or run together in any order (``-b -n``, ``-nbB``), a ``C``
 # or ``r`` taking the rest of its word or the next word as its value (``-C 12``, ``-bC12``). With ``b`` the password
 # is on the line, after the file and the user, or after the user alone with ``n`` (no file)
-_HT_VALUE = rb"(?:[Cr][ \t]*\\?[\"']?[^\s\"'\\|;&]+\\?[\"']?)?"
+_HT_VALUE = rb"(?:[Cr][ \t]*" + _MAYBE_QUOTE + rb"[^\s\"'\\|;&]+" + _MAYBE_QUOTE + rb")?"
 
 
 def _ht_option(flags: bytes, among: bytes = b"") -> bytes:
@@ -203,7 +207,7 @@ _HTPASSWD = (
 )
 # ``net use [X: | *] SHARE [password] [/switch …]``: the share a UNC path (``\\srv\share``, ``//srv/share``), a
 # variable (``%SHARE%``) or quoted; the switches may come before the password too
-_NET_SHARE = rb"(?:\\?[\"'](?:\\\\|//|%)[^\"'\n]*?\\?[\"']|(?:\\\\|//|%)[^\s\"'|;&]+)"
+_NET_SHARE = rb"(?:" + _QUOTE + rb"(?:\\\\|//|%)[^\"'\n]*?" + _QUOTE + rb"|(?:\\\\|//|%)[^\s\"'|;&]+)"
 _NET_USE = (
     rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
 )
@@ -222,10 +226,10 @@ _BW_VALUED = rb"session|method|code|passwordenv|passwordfile"  # Bitwarden's opt
 _BW_OPTION = _option(_BW_VALUED)
 # such an option just before a value (``bw unlock --passwordenv BW_PW``): its value, which ``_BW_OPTION``, taken for a
 # flag, leaves to ``_CLI_VALUE`` when no other value follows
-_BW_VALUE = re.compile(rb"--(?:" + _BW_VALUED + rb")[ \t]+\\?[\"']?\Z")
+_BW_VALUE = re.compile(rb"--(?:" + _BW_VALUED + rb")[ \t]+" + _MAYBE_QUOTE + rb"\Z")
 _BW_OPTIONS = rb"(?:[ \t]+" + _BW_OPTION + rb")*"
-_CLI_VALUE = rb"\\?[\"']?(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
-_HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))\\?[\"']?"  # httpie's credentials
+_CLI_VALUE = _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
+_HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))" + _MAYBE_QUOTE  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
     rb"|redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+"
@@ -233,19 +237,19 @@ _CLI_PASSWORD = re2.compile(
     rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
     rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
-    rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*\\?[\"']?[^\s,\"'\\$]*,"
+    rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*" + _MAYBE_QUOTE + rb"[^\s,\"'\\$]*,"
     rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+"
     rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:|doctl\b[^\n|;&]*?[ \t]-t(?:=|[ \t]*)"
-    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]\\?[\"']?[sb]\."
+    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]" + _MAYBE_QUOTE + rb"[sb]\."
     rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
-    rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
-    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+\\?[\"']?pass:"
+    rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s%\"'\\$]*%"
+    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+" + _MAYBE_QUOTE + rb"pass:"
     rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
     rb"|(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+"
-    rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?\\?[\"']?[A-Za-z0-9_$#]+/"
+    rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?" + _MAYBE_QUOTE + rb"[A-Za-z0-9_$#]+/"
     rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:"
+    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:"
     rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
@@ -275,20 +279,20 @@ _AFTER_POSITIONAL = re.compile(rb"[ \t]*(?:\Z|[\r\n\"'|;&)`]|\\+[nr\"'])|[ \t]+(
 _HASHED = re2.compile(
     rb"(?:openssl[ \t]+passwd(?:[ \t]+(?:-(?:salt|in)[ \t]+[^\s|;&]+|-(?:1|5|6|apr1|aixmd5|crypt|noverify|quiet|table"
     rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
-    rb"[^\s|;&]+|-5\b))*)[ \t]+\\?[\"']?(" + _CLI_WORD + rb")"
+    rb"[^\s|;&]+|-5\b))*)[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"
 )
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
 _BEARER = re2.compile(_HTTPIE_AUTH + rb"(" + _CLI_WORD + rb")")
-_BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))\\?[\"']?bearer\b")
+_BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"bearer\b")
 # the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
 # reference (``_keygen_value``): a key's new (``-N``) or old (``-P``) passphrase to ``ssh-keygen``, both where
 # ``ssh-keygen -p -P old -N new`` changes it, and the new (``-s``) or old (``-a``) password to ``ldappasswd``
 _LETTER_SECRETS = {b"ssh-keygen": b"NP", b"ldappasswd": b"as"}
-_KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*\\?[\"']?(" + _CLI_WORD + rb")")
+_KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 # the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
-_ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+\\?[\"']?(" + _CLI_WORD + rb")")
+_ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
@@ -299,13 +303,13 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # echoed value is all its words, ``printf``'s arguments too, with the shell's ``\n`` (``echo -e "PW\nPW" | passwd``,
 # ``printf '%s\n' PW PW | passwd --stdin``: both copies go), and the ``echo`` may be the first of a group
 # piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes each other, ``_CHPASSWD_AGAIN`` chpasswd's)
-_ANSI_QUOTE = rb"(?:\$?\\?[\"'])?"  # a value's quote, also bash's ANSI-C ``$'…'`` (a ``$`` alone is a reference's)
+_ANSI_QUOTE = rb"(?:\$?" + _QUOTE + rb")?"  # a value's quote, also bash's ANSI-C ``$'…'`` (a ``$`` alone is a reference's)
 _ECHOED = (
-    rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+\\?[\"']%s(?:[^\s\"'\\]|\\+n)*\\?[\"'])?[ \t]+" + _ANSI_QUOTE
+    rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+" + _QUOTE + rb"%s(?:[^\s\"'\\]|\\+n)*" + _QUOTE + rb")?[ \t]+" + _ANSI_QUOTE
 )
 _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them (and
     # its file descriptor, ``2>``, is none of them: ``_echoed_end``)
-    rb"(" + _CLI_WORD + rb"(?:(?:\\+n|\\?[\"']?[ \t]+\\?[\"']?)" + _CLI_WORD + rb")*)"
+    rb"(" + _CLI_WORD + rb"(?:(?:\\+n|" + _MAYBE_QUOTE + rb"[ \t]+" + _MAYBE_QUOTE + rb")" + _CLI_WORD + rb")*)"
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
@@ -339,15 +343,14 @@ _GROUP_INTO = {
 # … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``passwd bob <<< PW``, ``chpasswd <<<
 # 'bob:PW'``, group 1) …
 _HERE_STRING = re2.compile(
-    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*\\?[\"']?|" + _PASSWD_USER + rb"<<<[ \t]*" + _ANSI_QUOTE + rb"|chpasswd\b[^\n|;&<]*<<<[ \t]*\\?[\"']?" + _CHPASSWD_USER + rb")"
+    rb"(?:" + _STDIN_READER + rb"[^\n|;&<]*<<<[ \t]*" + _MAYBE_QUOTE + rb"|" + _PASSWD_USER + rb"<<<[ \t]*" + _ANSI_QUOTE + rb"|chpasswd\b[^\n|;&<]*<<<[ \t]*" + _MAYBE_QUOTE + _CHPASSWD_USER + rb")"
     rb"(" + _CLI_WORD + rb"(?:\\+n" + _CLI_WORD + rb")*)"
 )
 # … or the first line of a here-document it reads (group 4; ``_heredoc_end`` takes the document's other lines):
 # ``chpasswd <<EOF``, or ``cat <<EOF`` piped into it (group 2, the rest of the line, says so: ``_heredoc_value``);
 # group 1 the delimiter, group 3 the line break as written (itself, or as JSON text escapes it)
-_DELIMITER_QUOTE = rb"(?:\\*[\"'])?"  # a quote around a here-document's delimiter, as JSON text (of JSON text) writes it
 _HEREDOC = re2.compile(
-    rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*" + _DELIMITER_QUOTE + rb"([A-Za-z_][A-Za-z0-9_]*)" + _DELIMITER_QUOTE
+    rb"(?:chpasswd\b[^\n|;&<]*|\bcat[ \t]+)<<-?[ \t]*" + _MAYBE_QUOTE + rb"([A-Za-z_][A-Za-z0-9_]*)" + _MAYBE_QUOTE
     + rb"([^\r\n\\]*)"
     rb"(" + _NEWLINE + rb")(?:[ \t]*" + _NEWLINE + rb")*" + _INDENT + _CHPASSWD_USER
     + rb"((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
@@ -356,16 +359,16 @@ _HEREDOC = re2.compile(
 # first eight lines
 # (``ftp -n host <<EOF``, an ``open host`` before it; lftp's too)
 _FTP_USER = re2.compile(
-    rb"ftp\b[^\n|;&<]*<<-?[ \t]*" + _DELIMITER_QUOTE + rb"[A-Za-z_][A-Za-z0-9_]*" + _DELIMITER_QUOTE
+    rb"ftp\b[^\n|;&<]*<<-?[ \t]*" + _MAYBE_QUOTE + rb"[A-Za-z_][A-Za-z0-9_]*" + _MAYBE_QUOTE
     + rb"[^\r\n\\]*(?:" + _NEWLINE + rb"[^\r\n\\]*?){0,7}?" + _NEWLINE + _INDENT + rb"(?:user[ \t]+[^\s\"'\\]+|(?i:quote[ \t]+pass))[ \t]+"
-    rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\+[^\s\"'\\nrt|;&])+)"  # a token ends at a line break however escaped
+    + _MAYBE_QUOTE + rb"((?:[^\s\"'\\|;&]|\\+[^\s\"'\\nrt|;&])+)"  # a token ends at a line break however escaped
 )
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
 _INDENTED = re.compile(_INDENT)
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
 # bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
 _SQL_PASSWORD = re2.compile(
-    rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(\\?[\"'])((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
+    rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(" + _QUOTE + rb")((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
 # a quoted value given to a quoted name for a secret (group 5; group 2 the name, group 3 what joins them, groups 1
 # and 4 their quotes): assigned to it as a subscript (``os.environ['DB_PASSWORD'] = '…'``, ``settings["api_key"] =
@@ -373,7 +376,7 @@ _SQL_PASSWORD = re2.compile(
 # ``_named_value``)
 _NAMED = rb"(?:" + _KEY_WORDS + rb"|(?:AUTH|SECURE_AUTH|LOGGED_IN|NONCE)_(?:KEY|SALT))"  # and WordPress's keys and salts
 _NAMED_VALUE = re2.compile(
-    rb"(\\?[\"'])([A-Za-z0-9_.-]*?" + _NAMED + rb")\\?[\"']([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(\\?[\"'])"
+    rb"(" + _QUOTE + rb")([A-Za-z0-9_.-]*?" + _NAMED + rb")" + _QUOTE + rb"([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(" + _QUOTE + rb")"
     rb"((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
 # the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
@@ -401,7 +404,7 @@ _SEARCH_TOOL = re.compile(rb"(?:^|[\s/\"(])(?:[efz]?grep|rg|ag|ack|git[ \t]+grep
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
 _COOKIE = re2.compile(
-    rb"(?i:cookie)(?:\\?[\"'])?[ \t]*:[ \t]*(\\?[\"'])?([^\s=;,\"'\\]+=[^\r\n\"'\\]*)"
+    rb"(?i:cookie)" + _MAYBE_QUOTE + rb"[ \t]*:[ \t]*(" + _QUOTE + rb")?([^\s=;,\"'\\]+=[^\r\n\"'\\]*)"
 )
 # a netrc file's password (group 2), also where JSON text writes its line breaks as escapes (their backslash may be
 # escaped again, JSON text of JSON text: a token ends before any such escape, ``pw\\nnext`` is ``pw``): after the
@@ -445,7 +448,7 @@ _CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
-    rb"(?i:(authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
+    rb"(?i:(authorization)" + _MAYBE_QUOTE + rb"[ \t]*[:=][ \t]*(" + _QUOTE + rb")?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")(?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb"){7,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
@@ -504,11 +507,11 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
-    + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + rb"(?:\\\\)?\\?[\"'][ \t]*[\],]"
+    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth" + _MAYBE_QUOTE + rb"|\b(?i:pass|pw)" + _QUOTE + rb"|_auth|(?i:authorization|cookie))" + _MAYBE_QUOTE
+    + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + _QUOTE + rb"[ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
-    + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
+    + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+" + _QUOTE
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
@@ -1037,7 +1040,10 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
         c in head[word:] for c in b" \t"
     ) else start
     if opens > m.start() and data[opens - 1] in b"\"'":
-        quote = data[opens - 2 : opens] if opens - 2 >= m.start() and data[opens - 2] == 0x5C else data[opens - 1 : opens]
+        escaped = opens - 1  # the quote with its backslashes (``\\"``, ``\\\\\\"``), as JSON text writes it
+        while escaped > m.start() and data[escaped - 1] == 0x5C:
+            escaped -= 1
+        quote = data[escaped:opens]
         if data.startswith(quote, end):
             return end
         close = data.find(quote, end)  # linear in all: no other value this quote opens lies before it
@@ -1047,7 +1053,7 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
     return end if line is None else line
 
 
-_FD = re.compile(rb"(?:\\*[\"'])?[ \t]+[0-9]{1,9}\Z")  # a redirection's file descriptor after a value (``_echoed_end``)
+_FD = re.compile(_MAYBE_QUOTE + rb"[ \t]+[0-9]{1,9}\Z")  # a redirection's file descriptor after a value (``_echoed_end``)
 
 
 def _echoed_end(data: bytes, m: Any, group: int) -> int:

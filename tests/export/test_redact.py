@@ -2611,3 +2611,35 @@ def test_a_document_in_json_text_of_json_text_keeps_every_byte_but_its_secret(te
     | chpasswd``, a quoted delimiter): a line break was read with an odd number of backslashes only, the stray one
     taken for the delimiter's quote."""
     _redacts(_twice(text), _twice(out))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('mysql -u root -p"Hunter2pw" db', 'mysql -u root -p"[redacted key]" db'),
+        ('sshpass -p "Hunter2pw" ssh h', 'sshpass -p "[redacted key]" ssh h'),
+        ('curl -u "bob:two words" x.io', 'curl -u "bob:[redacted key]" x.io'),
+        ('echo "Hunter2pw" | docker login -u bob --password-stdin', 'echo "[redacted key]" | docker login -u bob --password-stdin'),
+        ('chpasswd <<< "bob:Hunter2pw"', 'chpasswd <<< "bob:[redacted key]"'),
+        ('passwd bob <<< "Hunter2pw"', 'passwd bob <<< "[redacted key]"'),
+        ('bw unlock "Hunter2pw"', 'bw unlock "[redacted key]"'),
+        ('htpasswd -b f bob "Hunter2pw"', 'htpasswd -b f bob "[redacted key]"'),
+        ('ssh-keygen -N "two words" -f k', 'ssh-keygen -N "[redacted key]" -f k'),
+        ('openssl passwd -6 "Hunter2pw"', 'openssl passwd -6 "[redacted key]"'),
+        ('--password "two words"', '--password "[redacted key]"'),
+        ('password = "two words"', 'password = "[redacted key]"'),
+        ('{"password": "Hunter2pw", "user": "bob"}', '{"password": "[redacted key]", "user": "bob"}'),
+        ("IDENTIFIED BY \"Hunter2pw\"", "IDENTIFIED BY \"[redacted key]\""),
+        ('os.environ["DB_PASSWORD"] = "Hunter2pw"', 'os.environ["DB_PASSWORD"] = "[redacted key]"'),
+        ('Authorization: "token abcdefgh12345678"', 'Authorization: "token [redacted key]"'),
+        ("db:\n  password: |\n    two words\n  user: app", "db:\n  password: |\n    [redacted key]\n  user: app"),
+    ],
+)  # fmt: skip
+def test_a_quoted_secret_in_json_text_of_json_text_goes_and_its_quotes_stay(text: str, out: str) -> None:
+    """JSON text of JSON text (a tool's JSON output quoting a tool call's arguments) writes a quote as ``\\\\\\"``:
+    a pattern read one backslash before a quote at most, and a value an escaped backslash, so the value came out as
+    two backslashes (replaced, and the text's escapes broken with them) and the password after them stayed; a
+    line break written ``\\\\n`` ran on into the value too (a YAML block's ``|`` went with its lines). The screen
+    lets such a string through to the patterns (``walk``)."""
+    _redacts(_twice(text), _twice(out))
+    assert Redactor(environ={}, home="/home/ann").walk({"c": _twice(text)}) == {"c": _twice(out)}
