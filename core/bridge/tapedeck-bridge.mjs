@@ -1421,7 +1421,7 @@ const HANDLERS = {
       while (startIdx > 0 && startIdx < nodes.length && eventAt(session, nodes[startIdx])?.type === "tool/result") startIdx--;
       if (startIdx >= nodes.length) throw new Rejected(`rewind: nothing follows checkpoint mark ${mark.markId}`);
       const hidden = nodes.slice(startIdx);
-      const label = mark.objective ? ` (${mark.objective})` : "";
+      const label = mark.objective ? ` (${quoted(mark.objective)})` : ""; // the inbox's text, cut and escaped
       const text =
         `[tapedeck] The operator rewound this session to checkpoint ${mark.markId}${label}. ` +
         `${hidden.length} later messages were set aside; continue from the checkpoint.`;

@@ -181,9 +181,10 @@ def test_checkpoint_mid_turn_then_rewind_at_idle_shrinks_the_next_request(
 ) -> None:
     world, web = shared_web
     sid, d = _start(world, web)
-    mark = send(d, "checkpoint")  # mid-turn, no arguments
+    objective = "k" * 100 + "\x1b]0;t\x07\nforged"  # the inbox's: a label of 100 characters, an escape, a newline
+    mark = send(d, "checkpoint", {"objective": objective})  # mid-turn
     detail = final_outcome(d, mark["id"])["detail"]
-    assert detail["markId"] == 1 and isinstance(detail["seq"], int)
+    assert detail["markId"] == 1 and isinstance(detail["seq"], int) and detail["objective"] == objective
     rewind = send(d, "rewind")  # sent while the turn runs: it waits for idle
     wait_for(lambda: any(o["requestId"] == rewind["id"] and o["outcome"] == "pending" for o in outcomes(d)), 5, "pending")
     _idle(d, 1)
@@ -192,6 +193,8 @@ def test_checkpoint_mid_turn_then_rewind_at_idle_shrinks_the_next_request(
     assert done["outcome"] == "applied", done
     replaced = next(e for e in log_events(d) if e["seq"] == done["detail"]["seq"])
     assert replaced["type"] == "user/message"
+    # the mark's objective is named in the model's context as the checkpoint tool names one: cut, controls escaped
+    assert f"checkpoint 1 ({'k' * 79}…). " in replaced["data"]["content"][0]["text"], replaced
     assert replaced["surfaceOp"] == {"op": "replace", "start": done["detail"]["start"], "end": done["detail"]["end"]}
     assert len(replaced["sourceEventSeqs"]) == done["detail"]["foldedNodes"] >= 3
     web.prompt(sid, "after the rewind: steps=1 sleep=0")
