@@ -195,8 +195,7 @@ def plan_checkpoint(
     """Plan the ``tapedeck/checkpoint`` event that places a new mark at the current log end."""
     if by not in PLACED_BY:
         raise CheckpointError(f"checkpoint: 'by' must be model or operator (got {by!r})")
-    if objective is not None and not isinstance(objective, str):
-        raise CheckpointError(f"checkpoint: objective must be a string (got {shown(objective)})")
+    objective = _objective(objective)
     latest = latest_mark(session)
     turn = session.open_turn if session.open_turn is not None else (session.last_ended or 0)
     data: dict[str, Any] = {"markId": (latest.mark_id if latest else 0) + 1, "anchor": session.next_seq}
@@ -250,10 +249,14 @@ def optional_argument(tool: str, arguments: str, key: str, fail: Callable[[str],
 
 def parse_checkpoint_arguments(arguments: str) -> str | None:
     """The ``objective`` from the raw JSON arguments string of a ``checkpoint`` call."""
-    objective = optional_argument(CHECKPOINT_TOOL_NAME, arguments, "objective", CheckpointError)
-    if objective is not None and not isinstance(objective, str):
-        raise CheckpointError("checkpoint: objective must be a string")
-    return objective
+    return _objective(optional_argument(CHECKPOINT_TOOL_NAME, arguments, "objective", CheckpointError))
+
+
+def _objective(value: Any) -> str | None:
+    """``value`` as a checkpoint's objective: a string or None; anything else a CheckpointError showing it."""
+    if value is not None and not isinstance(value, str):
+        raise CheckpointError(f"checkpoint: objective must be a string (got {shown(value)})")
+    return value
 
 
 def checkpoint_result(event: Mapping[str, Any]) -> dict[str, Any]:

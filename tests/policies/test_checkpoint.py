@@ -163,7 +163,8 @@ def test_checkpoint_tool_schema_and_arguments() -> None:
     [
         ("{oops", "not valid JSON"),
         ("[1]", "must be a JSON object"),
-        ('{"objective": 3}', "objective must be a string"),
+        ('{"objective": 3}', r"objective must be a string \(got 3\)"),  # the value, as rewind's and the tools' say
+        ('{"objective": ["x"]}', r"objective must be a string \(got \[\"x\"\]\)"),
         ('{"goal": "x"}', "unknown argument 'goal'"),
     ],
 )
