@@ -354,9 +354,12 @@ function writeAtomic(file, data) {
   fs.renameSync(tmp, file);
 }
 
+// A JSON object file's value; undefined when it is not there, not JSON, or JSON of another shape (null, a list),
+// which says nothing of what the file is for.
 function readJson(file) {
   try {
-    return JSON.parse(fs.readFileSync(file, "utf8"));
+    const value = JSON.parse(fs.readFileSync(file, "utf8"));
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
   } catch {
     return undefined;
   }

@@ -451,3 +451,20 @@ def test_a_stop_is_not_held_behind_a_rewind_that_a_queued_message_sent_back_to_w
     _idle(d, 2)
     assert final_outcome(d, "held-r")["outcome"] == "applied"  # at idle, once the stopped turn ended
     assert [o["outcome"] for o in outcomes(d) if o["requestId"] == "held-r"] == ["pending", "applied"]
+
+
+@pytest.mark.parametrize("body", [b"null", b"[]"])
+def test_a_bridge_json_of_another_shape_is_taken_for_none(shared_web: tuple[DshHome, DshWeb], body: bytes) -> None:
+    """A bridge.json that holds JSON but no object (null, a list) where a session starts: the plugin
+    read null's fields and threw at every attempt to attach, so no bridge ever served the session (its inbox
+    unanswered, the file never rewritten); a file of another shape says nothing, as none."""
+    world, web = shared_web
+    _, first = _start(world, web, "Short: steps=1 sleep=0", in_flight=False)
+    sid = web.create_session()
+    d = first.parent / sid  # where DSH keeps the session (made before DSH writes there)
+    d.mkdir()
+    (d / "bridge.json").write_bytes(body)
+    web.prompt(sid, "Short: steps=1 sleep=0")
+    mark = send(d, "checkpoint", {"objective": "served"})
+    assert final_outcome(d, mark["id"])["outcome"] == "applied"
+    assert bridge_json(d)["state"] in ("running", "idle")
