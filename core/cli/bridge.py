@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Any
 
 from core.bridge.files import packaged_fingerprint, packaged_version
 from core.bridge.install import (
     DEFAULT_PROFILE,
+    PATCH_FILE,
     BridgeInstallError,
     Change,
     install,
@@ -21,7 +23,7 @@ from core.bridge.install import (
 from core.cli import COMMANDS
 from core.cli.args import add_json, path_argument
 from core.cli.common import emit, guarded
-from core.shared.text import quoted
+from core.shared.text import quoted, quoted_path
 
 _DONE = {
     "copied": "copied the plugin to",
@@ -48,7 +50,7 @@ def _home(args: argparse.Namespace) -> str:
 
 def _render_change(change: Change, verb: str) -> str:
     where = change.profile_dir
-    lines = [f"{_DONE[change.plugin]} {where}", f"{_ROW[change.patch]} {where / 'cordis.patch.yml'}"]
+    lines = [f"{_DONE[change.plugin]} {quoted_path(where)}", f"{_ROW[change.patch]} {quoted_path(where / PATCH_FILE)}"]
     if verb == "install" and change.patch != "unchanged":
         lines.append(
             "a running DSH with this profile loads it within seconds (its patch watcher); others at start"
@@ -75,11 +77,10 @@ def _remove(args: argparse.Namespace) -> int:
 
 def _render_status(report: dict[str, Any]) -> str:
     packaged = report["packaged"]
-    lines = [f"packaged plugin {packaged['version']} ({packaged['fingerprint']}) at {packaged['path']}"]
+    lines = [f"packaged plugin {packaged['version']} ({packaged['fingerprint']}) at {quoted_path(packaged['path'])}"]
     if not report["profiles"]:
-        lines.append(
-            f"{report['home']}: no profile holds the bridge (`tapedeck bridge install {report['home']}`)"
-        )
+        home = quoted_path(report["home"])
+        lines.append(f"{home}: no profile holds the bridge (`tapedeck bridge install {shlex.quote(home)}`)")
     for p in report["profiles"]:
         if p["problem"]:
             lines.append(f"profile {p['profile']}: {p['problem']}")

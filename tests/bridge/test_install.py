@@ -387,3 +387,25 @@ def test_a_row_left_without_its_plugin_file_is_named_as_what_stops_dsh(tmp_path:
     assert f"profile web: {found.problem}" in capsys.readouterr().out
     assert install(tmp_path).to_dict()["plugin"] == "copied"
     assert status(tmp_path)[0].problem is None
+
+
+def test_what_install_remove_and_status_print_names_the_home_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """install's and remove's lines and status's named the DSH home as it is: a home whose name holds a newline and
+    an escape sequence printed forged lines and the raw escape on stdout. They name it as the CLI's messages name a
+    path (core.shared.text.quoted_path), and status's suggested command shell-quotes it too."""
+    home = tmp_path / "h\x1b]0;t\x07\nforged"
+    home.mkdir()
+    named = str(home).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    for argv, said in (
+        (["install"], [f"copied the plugin to {named}/profiles/web",
+                       f"added the tapedeck-bridge row to {named}/profiles/web/cordis.patch.yml"]),
+        (["remove"], [f"removed the plugin from {named}/profiles/web",
+                      f"took the tapedeck-bridge row out of {named}/profiles/web/cordis.patch.yml"]),
+        (["status"], [f"{named}: no profile holds the bridge (`tapedeck bridge install '{named}'`)"]),
+    ):  # fmt: skip
+        assert main(["bridge", *argv, str(home)]) == 0
+        out = capsys.readouterr().out
+        assert all(line in out.splitlines() for line in said) and "\x1b" not in out, out
+        assert not any(line.startswith("forged") for line in out.splitlines()), out
