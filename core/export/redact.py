@@ -160,11 +160,11 @@ _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budge
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``, and of one
 # dash in any case, as PowerShell's cmdlets, nuget and Java tools write them (``-Password …``, ``-ApiKey …``,
 # ``-token …``), where a word starts (``reset-your-password`` is none; two dashes anywhere: group 1 is then the name
-# after the first)
+# after the first), also in a Markdown code span (`` `-ApiKey …` ``, ``--token `…` ``: a backquote ends the value)
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?((?:[^\s\"',;\\)\]}]|" + _ESCAPED
+    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?((?:[^\s\"',;\\)\]}`]|" + _ESCAPED
     + rb")+)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
@@ -322,7 +322,7 @@ _STDIN_READER = (
     rb"|(?:docker|podman)[ \t]+secret[ \t]+create\b|gpg2?\b[^\n|;&]*?[ \t]--passphrase-fd(?:[ \t]+|=)0\b"
     rb"|cryptsetup\b[^\n|;&]*?[ \t](?:luksOpen|open|luksFormat|luksAddKey)\b"
     rb"|openssl\b[^\n|;&]*?[ \t]-pass(?:in|out)?[ \t]+stdin\b"
-    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]-(?:\z|[ \t\r\n\"']|\\+[nr\"'])"
+    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]-(?:\z|[\s\"'|;&)`]|\\+[nr\"'])"
     rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b"
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )

@@ -2643,3 +2643,21 @@ def test_a_quoted_secret_in_json_text_of_json_text_goes_and_its_quotes_stay(text
     lets such a string through to the patterns (``walk``)."""
     _redacts(_twice(text), _twice(out))
     assert Redactor(environ={}, home="/home/ann").walk({"c": _twice(text)}) == {"c": _twice(out)}
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("t=$(echo Hunter2pw | vault login -)", "t=$(echo [redacted key] | vault login -)"),
+        ("echo Hunter2pw | vault login -; vault status", "echo [redacted key] | vault login -; vault status"),
+        ("Run `echo Hunter2pw | vault login -` first", "Run `echo [redacted key] | vault login -` first"),
+        ("Run `Connect-Thing -Password Hunter2pw` first", "Run `Connect-Thing -Password [redacted key]` first"),
+        ("Use `-ApiKey Hunter2pw`.", "Use `-ApiKey [redacted key]`."),
+        ("pass --password `Hunter2pw` to it", "pass --password `[redacted key]` to it"),
+    ],
+)  # fmt: skip
+def test_a_secret_a_command_in_a_substitution_or_a_code_span_takes_goes(text: str, out: str) -> None:
+    """``$(echo PW | vault login -)`` and ``echo PW | vault login -; …`` let the token out (vault's ``-`` was read
+    only before a blank or the text's end), and so did a one-dash option right after a Markdown code span's
+    backquote (`` `-Password PW` ``), which also took the closing backquote with its value."""
+    _redacts(text, out)
