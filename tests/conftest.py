@@ -4,6 +4,7 @@ every process it starts is gone when it ends)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -81,6 +82,18 @@ def _private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     sessions root), never the real one: a note a test puts on a fixture's session follows that session, so it
     showed in every later test (and run) that opened the fixture, a snapshot's detail pane included."""
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_frozen() -> Iterator[None]:
+    """What a test froze goes back to the collector when it ends. The TUI's follower freezes the whole heap after
+    each load (``core.log.bulk.gc_paused``), which the app's ``FollowGC`` undoes when it exits; a harness running
+    the follower without the app (``PolicyHarness``, a ``LiveSession`` alone) left it frozen, so a worker kept every
+    such test's app and garbage for good (20,000 objects and 3.5 MB a test), and the next thaw (a reload's
+    ``FollowGC``) made one collection walk all of them."""
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)
