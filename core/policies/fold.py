@@ -54,7 +54,7 @@ from core.shared.text import (
     tool_result_is_error,
     utf16_len,
 )
-from core.shared.values import whole_digits
+from core.shared.values import js_integer
 
 EXPAND_TOOL = "expand_result"
 RECALL_FAMILY = frozenset({EXPAND_TOOL, "recall_step", "recall_turn", "recall_search"})
@@ -64,7 +64,6 @@ SPILL_EXEMPT_TOOLS = frozenset({"read", "read_file"})
 _SHOWN_TYPES = frozenset({"request/header", "assistant/message", "assistant/attempt", "assistant/chunk"})
 _EXPOSED_END_KINDS = frozenset({"error", "aborted", "interrupted"})
 _LINE_RANGE = re.compile(r"^\d+\s*-\s*\d+$", re.ASCII)
-_DIGITS = re.compile(r"[0-9]+")
 
 # Row statuses, for the CLI and the TUI.
 FOLD = "fold"  # will be folded by the next plan_fold
@@ -227,19 +226,6 @@ def fold_header(tool: str, path: str | None, digest: Digest, hint: str) -> str:
     )
 
 
-def _as_int(value: Any) -> int | None:
-    """JavaScript ``Number(value)`` when it is an integer: ints, integral floats and digit strings."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _DIGITS.fullmatch(digits := value.strip()):  # not '²' nor '٣': no digits to JS
-        return whole_digits(digits)  # None past what int() converts: no seq, turn or step a log holds
-    return None
-
-
 def _text_blocks(blocks: Sequence[Any]) -> list[str]:
     return [b.get("text") or "" for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"]
 
@@ -392,7 +378,7 @@ class _Ledger:
 
     def _address(self, args: Mapping[str, Any]) -> tuple[int, int, int] | None:
         if args.get("seq") is not None:
-            seq = _as_int(args["seq"])
+            seq = js_integer(args["seq"])
             if (
                 args.get("formatVersion") != LOCATOR_FORMAT_VERSION
                 or seq is None
@@ -401,7 +387,8 @@ class _Ledger:
                 return None
             info = self.results.get(self.session.original_of(seq))
             return (info.turn, info.step, info.call) if info else None
-        turn, step, call = _as_int(args.get("turn")), _as_int(args.get("step")), _as_int(args.get("call", 1))
+        turn, step = js_integer(args.get("turn")), js_integer(args.get("step"))
+        call = js_integer(args["call"]) if args.get("call") is not None else 1  # as expand_result reads it
         return None if turn is None or step is None or call is None else (turn, step, call)
 
     def _note_expansion(self, args: Any, call_key: str) -> None:
@@ -410,7 +397,7 @@ class _Ledger:
         address = self._address(args)
         if address is None or address not in self.folded_at:
             return
-        if args.get("block") is not None and _as_int(args["block"]) != 1:
+        if args.get("block") is not None and js_integer(args["block"]) != 1:
             return
         self._counted_calls.add(call_key)
         if _is_partial(args) or address in self._expanded:
@@ -555,8 +542,8 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
             f"replaced by {policy} (original seq {original})",
             None,
         )
-    turn = info.turn if info else _as_int(data.get("turn")) or 0
-    step = info.step if info else _as_int(data.get("step")) or 0
+    turn = info.turn if info else js_integer(data.get("turn")) or 0
+    step = info.step if info else js_integer(data.get("step")) or 0
     return FoldRow(
         seq, original, turn, step, info.call if info else 0, info.tool if info else "tool",
         info.path if info else None, status, kind, before, now, reason,

@@ -36,7 +36,7 @@ from core.shared.text import (
     tool_result_block,
     utf16_len,
 )
-from core.shared.values import whole_digits
+from core.shared.values import js_integer, whole_digits
 
 RECALL_TURN_TOOL = "recall_turn"
 RECALL_STEP_TOOL = "recall_step"
@@ -65,7 +65,6 @@ _RECORD_TYPES = frozenset(
 _TURN_ID = re.compile(r"(?:slice-turn-)?([0-9]+)")
 _TRAILING_NUMBER = re.compile(r"([0-9]+)\s*$")
 LINE_RANGE = re.compile(r"([0-9]+)\s*-\s*([0-9]+)")  # expand_result's "lines"
-_JS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_NEWLINES = re.compile(r"\n+\Z")
 
@@ -126,24 +125,6 @@ def _is_error(message: Any) -> bool:
 def _data(session: Session, seq: int) -> Mapping[str, Any]:
     data = session.events[seq].get("data")
     return data if isinstance(data, Mapping) else {}
-
-
-def _js_integer(value: Any) -> int | None:
-    """``Number(value)`` when it is an integer (numbers and numeric strings; booleans and null are refused)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        if text == "":
-            return 0
-        if not _JS_NUMBER.fullmatch(text):
-            return None
-        value = float(text)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _turn_range(session: Session, turn: int) -> range:
@@ -635,21 +616,21 @@ def expand_result(session: Session, arguments: Mapping[str, Any]) -> str:
     """``expand_result``: the full (or grep/line-filtered) text of one original tool result."""
     block = None
     if arguments.get("block") is not None:
-        block = _js_integer(arguments["block"])
+        block = js_integer(arguments["block"])
         if block is None or block < 1:
             raise RecallError(f'{EXPAND_TOOL}: "block" must be a positive integer')
     if arguments.get("seq") is not None:
         if not _is_format_version(arguments.get("formatVersion")):
             raise RecallError(FORMAT_VERSION_REQUIRED)
-        asked = _js_integer(arguments["seq"])
+        asked = js_integer(arguments["seq"])
         if asked is None or asked < 0:
             raise RecallError(f'{EXPAND_TOOL}: "seq" must be a non-negative integer')
         seq = original_result(session, asked)
         turn, step, call = _ordinal(session, seq)
         where = f"seq {seq} (turn {turn} step {step} call {call})"
     else:
-        turn, step = _js_integer(arguments.get("turn")), _js_integer(arguments.get("step"))
-        call = _js_integer(arguments["call"]) if arguments.get("call") is not None else 1
+        turn, step = js_integer(arguments.get("turn")), js_integer(arguments.get("step"))
+        call = js_integer(arguments["call"]) if arguments.get("call") is not None else 1
         if turn is None or step is None or call is None or min(turn, step, call) < 1:
             raise RecallError(
                 f'{EXPAND_TOOL} needs {{"seq": N, "formatVersion": {LOCATOR_FORMAT_VERSION}}} or '

@@ -4,10 +4,12 @@ log's, a file's on another machine) as a number, None past what ``int()`` conver
 from __future__ import annotations
 
 import math
+import re
 import sys
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: the largest count a seed's config holds exactly
+_JS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a decimal string Number() reads
 
 
 def int_or_none(value: Any) -> int | None:
@@ -27,6 +29,26 @@ def whole_number(value: object) -> int | None:
     if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
         return None
     return int(value)
+
+
+def js_integer(value: Any) -> int | None:
+    """``Number(value)`` when it is an integer, as the seed's recall tools read a turn, a step, a call or a seq:
+    numbers and numeric strings (``3``, ``"3"``, ``" 2.0 "``, ``"1e1"``; ``""`` is 0); booleans, null and anything
+    else are refused (None)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "":
+            return 0
+        if not _JS_NUMBER.fullmatch(text):
+            return None
+        value = float(text)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
 
 
 def whole_digits(digits: str) -> int | None:

@@ -66,6 +66,20 @@ def test_repeated_expansions_of_the_same_result_count_once() -> None:
     assert len(run.folds) == 1
 
 
+def test_an_address_counts_as_the_tool_reads_it() -> None:
+    """expand_result reads its turn, step and call as JavaScript's Number does ('2.0', ' 1 ', '1e0' are 2, 1 and 1),
+    but the fold counted an expansion only where each was an integer or a string of digits: two full expansions so
+    spelled (or with a null call, which the tool reads as call 1) were served and never counted, so the fold went on
+    folding the file the model kept expanding. Both read an address by one rule (core.shared.values.js_integer)."""
+    run = Run()
+    run.read("a.md")
+    run.read("a.md")
+    run.expand(turn="1.0", step=" 1 ", call="1e0")
+    run.expand(turn=1, step="2.0", call=None)  # a null call is the first, to the tool
+    run.read("a.md")
+    assert run.folds == []
+
+
 def test_expansions_must_cover_half_of_the_folds() -> None:
     run = Run(validate({"fold": {"backoffAfterExpansions": 2}}))
     for _ in range(5):
