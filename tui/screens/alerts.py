@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
@@ -54,7 +54,8 @@ class AlertsScreen(Screen[None]):
         yield Static(Text(self.HEADING), id="policy-heading")
         with Vertical(classes="policy-body"):
             yield RowTable(id="alerts-table", cursor_type="row", classes="policy-table")
-            yield Static(id="alerts-selected")
+            with VerticalScroll(id="alerts-selected-box"):  # a reason of any length leaves the table rows
+                yield Static(id="alerts-selected")
             yield Static(id="alerts-summary")
         yield PriorityFooter()
 
