@@ -222,17 +222,27 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     out = JsonList() if args.json else None
     gaps: list[tuple[int, int]] = []  # (offset in the spool, seq) of each mark left open
 
-    def take(session: Session, event: dict[str, Any]) -> None:
-        """Print ``event``, of a type ``--type`` wants, unless ``--turn`` leaves it out."""
-        etype = event["type"]
-        seq = event["seq"]
-        turn = session.turn_of(seq) if session.in_turn(seq) else None
+    columns: dict[str, str] = {}  # each type's column, as the summary prints it
+
+    def turn_at(session: Session, seq: int) -> int | None:
+        return session.turn_of(seq) if session.in_turn(seq) else None
+
+    def take(session: Session, event: dict[str, Any], turn: int | None) -> None:
+        """Print ``event`` (of ``turn``; None outside every turn), of a type ``--type`` wants, unless ``--turn``
+        leaves it out."""
         if args.turn is not None and turn != args.turn:
             return
         if out is not None:
             out.add(event)
             return
-        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {printable(etype):<26} ".encode()  # as the summary
+        etype = event["type"]
+        column = columns.get(etype) if etype.__class__ is str else None
+        if column is None:
+            column = f"{printable(etype):<26} "
+            if etype.__class__ is str:
+                columns[etype] = column
+        seq = event["seq"]
+        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column}".encode()
         if etype in SURFACE_TYPES:
             spool.write(head)
             gaps.append((spool.tell(), seq))
@@ -243,17 +253,18 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
-            take(session, item)  # type: ignore[arg-type]
+            take(session, item, turn_at(session, item["seq"]))  # type: ignore[index, arg-type]
         elif args.turn is None or item.turn == args.turn:
+            turn = turn_at(session, item.seq0)  # a row's members are all of its turn, in a turn or not alike
             for k in range(item.count):
-                take(session, item.event(k))
+                take(session, item.event(k), turn)
 
     def restored(session: Session) -> None:
         """The events the index holds of the types asked for, read back (found from the line table)."""
         lines = session.events
         assert isinstance(lines, LineStore) and types is not None
         for seq in lines.seqs_of_types([name for name in lines.type_names if name in types]):
-            take(session, lines.raw(seq))
+            take(session, lines.raw(seq), turn_at(session, seq))
 
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
     types = TypeSelection.parse(args.type) if args.type else None
