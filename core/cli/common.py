@@ -15,7 +15,7 @@ import orjson
 from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps, inert
-from core.shared.text import path_text, printable
+from core.shared.text import path_text, printable, quoted_path
 
 
 def dumps_indented(value: Any) -> bytes:
@@ -210,7 +210,7 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
             why = exc.strerror or exc
             if isinstance(exc.filename, str | bytes):  # a file no message wraps (in a place this user may not look at)
-                return fail(f"{os.fsdecode(exc.filename)}: {why}")
+                return fail(f"{quoted_path(os.fsdecode(exc.filename))}: {why}")
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
             if exc.errno == errno.EIO and _flushed():  # a read gives EIO too, and nothing here says which it was

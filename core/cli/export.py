@@ -144,7 +144,7 @@ def _note(args: argparse.Namespace) -> None:
         raise seq_not_in_log(args.seq, last + 1)
     written = set_note(args.path, args.seq, text)
     verb = "noted" if text.strip() else "removed the note at"
-    sys.stdout.write(f"{verb} seq {args.seq} ({written.sidecar})\n")
+    sys.stdout.write(f"{verb} seq {args.seq} ({quoted_path(written.sidecar)})\n")
     if written.kept is not None:
         warn(f"the notes of another session that were there (this log was replaced) are kept in {written.kept}")
 

@@ -45,7 +45,7 @@ from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
-from core.shared.text import quoted, shown
+from core.shared.text import quoted, quoted_path, shown
 from core.shared.values import whole_digits
 
 SUFFIX = ".notes.json"
@@ -127,16 +127,16 @@ class Found:
 
     def notes(self) -> dict[int, Note]:
         """The notes ``sidecar`` held, by seq ({} when there is none)."""
-        return {} if self.sidecar is None else parse_notes(self.data, str(self.sidecar))
+        return {} if self.sidecar is None else parse_notes(self.data, quoted_path(self.sidecar))
 
     @property
     def notice(self) -> str | None:
         """One line on notes shown from elsewhere or not shown at all; None when the log's own are shown."""
         if self.other is not None:
-            return (f"{self.other} holds the notes of another session, not this log's (the log was replaced): "
+            return (f"{quoted_path(self.other)} holds the notes of another session, not this log's (the log was replaced): "
                     "not shown, and kept; this log's first note moves them aside, to a file named for their session")  # fmt: skip
         if self.sidecar is not None and not self.own:
-            return (f"these notes are in {self.sidecar}, written for this session at another path (a log moved or "
+            return (f"these notes are in {quoted_path(self.sidecar)}, written for this session at another path (a log moved or "
                     "copied); the next note gives this log its own")  # fmt: skip
         return None
 
@@ -194,7 +194,8 @@ def _recorded(data: bytes) -> str | None:
 
 
 def parse_notes(data: bytes, where: str) -> dict[int, Note]:
-    """The notes of a sidecar's bytes; NotesError says what is wrong with anything else."""
+    """The notes of a sidecar's bytes (``where``: the sidecar as a message names it); NotesError says what is wrong
+    with anything else."""
     if not data.strip():
         return {}
     try:
@@ -232,8 +233,8 @@ def _read_sidecar(sidecar: Path) -> bytes:
             return f.read()
     except OSError as exc:
         if exc.errno in (errno.EINVAL, errno.ELOOP):  # no regular file; a symbolic link (O_NOFOLLOW)
-            raise NotesError(f"{sidecar}: not a regular file; notes are kept in one, so this is not read") from None
-        raise NotesError(f"{sidecar}: cannot read ({exc.strerror or exc})") from None
+            raise NotesError(f"{quoted_path(sidecar)}: not a regular file; notes are kept in one, so this is not read") from None
+        raise NotesError(f"{quoted_path(sidecar)}: cannot read ({exc.strerror or exc})") from None
 
 
 def load_notes(path: str | os.PathLike[str]) -> dict[int, Note]:
@@ -289,7 +290,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
                 notes.pop(seq, None)
             replace_file(sidecar, _dump(notes, key), prefix=temporary_prefix(sidecar), sync=True)
     except OSError as exc:
-        raise NotesError(f"{sidecar}: cannot write ({exc.strerror or exc})") from None
+        raise NotesError(f"{quoted_path(sidecar)}: cannot write ({exc.strerror or exc})") from None
     if key is not None:
         _leave_pointer(key, sidecar, moved)
     return Written(sidecar, kept)

@@ -203,3 +203,30 @@ def test_more_refusals_naming_a_file_neither_forge_a_line_nor_act_on_the_termina
     err = capsys.readouterr().err
     assert err.startswith(f"tapedeck: {said.format(dir=names['dir'].replace(HOSTILE, ESCAPED))}"), err
     assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
+
+
+@pytest.mark.parametrize("case", ["not-json", "moved", "noted"])
+def test_a_notes_sidecar_is_named_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """The notes' refusals and notes named their sidecar as it is (a sidecar that is not JSON, the notes shown from
+    the sidecar of a log moved away, the file a note went to), where the rest of the CLI names a file through
+    quoted_path: a directory whose name holds a newline forged a line, and its escape sequence went out raw."""
+    log = dsh_log(tmp_path / HOSTILE / "s")
+    named = f"{str(log).replace(HOSTILE, ESCAPED)}.notes.json"
+    if case == "not-json":
+        Path(f"{log}.notes.json").write_text("{")
+        assert main(["notes", str(log)]) == 2
+        said = capsys.readouterr().err
+        assert said.startswith(f"tapedeck: {named}: not JSON"), said
+    elif case == "moved":
+        assert main(["note", str(log), "--seq", "1", "first"]) == 0
+        moved = tmp_path / "moved.jsonl"
+        log.rename(moved)
+        capsys.readouterr()
+        assert main(["notes", str(moved)]) == 0
+        said = capsys.readouterr().err
+        assert said.startswith(f"tapedeck: these notes are in {named}, written for this session"), said
+    else:
+        assert main(["note", str(log), "--seq", "1", "first"]) == 0
+        said = capsys.readouterr().out
+        assert said == f"noted seq 1 ({named})\n", said
+    assert said.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(said), said
