@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.shared.regular import MAX_CONFIG_BYTES, TooLarge, read_config
+from core.shared.text import quoted_path
 
 
 class Failure(enum.Enum):
@@ -96,19 +97,20 @@ def load_document(
 ) -> Any:
     """The file a user named at ``path``, read as ``what`` (``read_config``: at most ``limit`` bytes), decoded
     (``user_text``) and parsed as ``kind`` (``JSON``, else TOML); every failure raised as ``error`` of the message
-    ``wording`` gives it."""
+    ``wording`` gives it, naming the file as ``quoted_path`` does."""
+    named = quoted_path(path)
     try:
         data = read_config(path, what, limit)
     except OSError as exc:
-        raise error(wording.unreadable.format(path=path, why=exc.strerror or exc)) from exc
+        raise error(wording.unreadable.format(path=named, why=exc.strerror or exc)) from exc
     except TooLarge as exc:
-        raise error(wording.too_large.format(path=path, why=exc)) from None
+        raise error(wording.too_large.format(path=named, why=exc)) from None
     try:
         text = user_text(data)
     except NotUtf8 as exc:
-        raise error(wording.not_utf8.format(path=path, why=exc)) from None
+        raise error(wording.not_utf8.format(path=named, why=exc)) from None
     try:
         return parse_json(text) if kind == "JSON" else parse_toml(text)
     except Unparsable as why:
         template = {Failure.SYNTAX: wording.syntax, Failure.DEPTH: wording.depth}.get(why.failure, wording.digits)
-        raise error(template.format(path=path, kind=kind, why=why, digits=why.digits)) from None
+        raise error(template.format(path=named, kind=kind, why=why, digits=why.digits)) from None

@@ -8,6 +8,8 @@ import os
 import stat
 from typing import BinaryIO
 
+from core.shared.text import quoted_path
+
 
 def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> BinaryIO:
     """``path`` opened for reading when it is a regular file (``follow``: through a final symbolic link); an OSError
@@ -49,5 +51,5 @@ def read_config(path: str | os.PathLike[str], what: str, limit: int = MAX_CONFIG
     OSError when it cannot be read, ``TooLarge`` past ``limit`` (a file of gigabytes is not read whole)."""
     data = read_capped(path, limit)
     if len(data) > limit:
-        raise TooLarge(f"{os.fspath(path)}: larger than {limit >> 20} MiB, which no {what} is")
+        raise TooLarge(f"{quoted_path(path)}: larger than {limit >> 20} MiB, which no {what} is")
     return data

@@ -230,3 +230,22 @@ def test_a_notes_sidecar_is_named_escaped(tmp_path: Path, capsys: pytest.Capture
         said = capsys.readouterr().out
         assert said == f"noted seq 1 ({named})\n", said
     assert said.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(said), said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("[adaptive", "{file}: not valid TOML: "), (b"\xff", "{file}: not UTF-8 text: "), ("x" * (2 << 20), "{file}: larger than")],
+    ids=["syntax", "not-utf8", "too-large"],
+)
+def test_a_config_file_that_cannot_be_read_is_named_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, said: str
+) -> None:
+    """A config file that cannot be read (bad syntax, not UTF-8, too large) was named as it is by the one reader of
+    every such file (core.shared.parsers.load_document: the policy config, a script, the TUI's keymap and settings)."""
+    file = tmp_path / HOSTILE / "c.toml"
+    file.parent.mkdir()
+    file.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert main(["route", "t", "--config", str(file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tapedeck: {said.format(file=str(file).replace(HOSTILE, ESCAPED))}"), err
+    assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
