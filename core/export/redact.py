@@ -160,11 +160,12 @@ _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budge
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``, and of one
 # dash in any case, as PowerShell's cmdlets, nuget and Java tools write them (``-Password …``, ``-ApiKey …``,
 # ``-token …``), where a word starts (``reset-your-password`` is none; two dashes anywhere: group 1 is then the name
-# after the first), also in a Markdown code span (`` `-ApiKey …` ``, ``--token `…` ``: a backquote ends the value)
+# after the first), also in a Markdown code span (`` `-ApiKey …` ``, ``--token `…` ``: a backquote ends the value, as
+# a redirection does, ``--with-token 2>/dev/null``)
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?((?:[^\s\"',;\\)\]}`]|" + _ESCAPED
+    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?((?:[^\s\"',;\\)\]}`<>]|" + _ESCAPED
     + rb")+)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
@@ -312,7 +313,13 @@ _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too
     rb"(" + _CLI_WORD + rb"(?:(?:\\+n|" + _MAYBE_QUOTE + rb"[ \t]+" + _MAYBE_QUOTE + rb")" + _CLI_WORD + rb")*)"
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
-_PIPED = _ECHOED_VALUE + rb"(?:[^\n|;&]*|[^\n|&(){}]*[)}][ \t]*)" + _INTO
+# an ampersand that redirects (``2>&1``, ``&>``), or that joins a group's commands (``&&``), not one that sends a
+# command to the background
+_REDIRECT_AMP = rb"[<>]&|&>"
+_PIPED = (
+    _ECHOED_VALUE + rb"(?:(?:[^\n|;&]|" + _REDIRECT_AMP + rb")*|(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*[)}][ \t]*)"
+    + _INTO
+)
 # plain ``passwd``, given a user or nothing, where its command ends or a redirection follows (``passwd -S`` reads none)
 _PASSWD_USER = rb"\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*"
 _STDIN_READER = (
@@ -331,9 +338,9 @@ _CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd r
 _CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
 # each ``echo`` of a group after its first (group 1): every line the group gives its reader is a password, when the
 # group is piped whole into one (``_grouped``: the group's end and its pipe are looked for past the match)
-_STDIN_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _ECHOED_VALUE)
-_CHPASSWD_AGAIN = re2.compile(rb";[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
-_GROUP_REST = re.compile(rb"[^\n|&(){}]*")  # a group's commands up to its closing bracket
+_STDIN_AGAIN = re2.compile(rb"(?:;|&&)[ \t]*" + _ECHOED + _ECHOED_VALUE)
+_CHPASSWD_AGAIN = re2.compile(rb"(?:;|&&)[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
+_GROUP_REST = re.compile(rb"(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*")  # a group's commands up to its closing bracket
 # what follows a group's closing bracket when it is piped whole into the reader of ``_STDIN_AGAIN``'s password, or
 # of ``_CHPASSWD_AGAIN``'s
 _GROUP_INTO = {

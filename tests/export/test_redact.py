@@ -2661,3 +2661,24 @@ def test_a_secret_a_command_in_a_substitution_or_a_code_span_takes_goes(text: st
     only before a blank or the text's end), and so did a one-dash option right after a Markdown code span's
     backquote (`` `-Password PW` ``), which also took the closing backquote with its value."""
     _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("echo Hunter2pw 2>&1 | passwd", "echo [redacted key] 2>&1 | passwd", 1),
+        ("printf '%s\\n' Hunter2pw Hunter2pw 2>&1 | passwd --stdin bob", "printf '%s\\n' [redacted key] 2>&1 | passwd --stdin bob", 1),
+        ("(echo Hunter1pw && echo Hunter2pw) | passwd", "(echo [redacted key] && echo [redacted key]) | passwd", 2),
+        ("(echo bob:Hunter1pw && echo ann:Hunter2pw) | chpasswd", "(echo bob:[redacted key] && echo ann:[redacted key]) | chpasswd", 2),
+        ("echo Hunter2pw | gh auth login --with-token 2>/dev/null", "echo [redacted key] | gh auth login --with-token 2>/dev/null", 1),
+    ],
+)  # fmt: skip
+def test_an_ampersand_that_joins_or_redirects_keeps_the_echoed_password_in_view(text: str, out: str, keys: int) -> None:
+    """``echo PW 2>&1 | passwd`` and the first ``echo`` of ``(echo PW && echo PW) | passwd`` let the password out
+    (an ``&`` was read as the end of the command, though ``>&`` redirects and ``&&`` joins a group's commands), and
+    ``--with-token 2>/dev/null`` took the redirection for the token."""
+    _redacts(text, out, keys)
+
+
+def test_an_echo_whose_output_goes_elsewhere_stays() -> None:
+    _stays("echo Hunter2pw && ls | passwd\necho Hunter2pw & cat f | passwd\necho done 2>&1 | tee log\n")
