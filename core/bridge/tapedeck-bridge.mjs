@@ -175,7 +175,8 @@ function shown(value, limit = QUOTED) {
 // digit half to even as Python's format does; any other value as shown.
 function numberGiven(value) {
   const v = Number(value);
-  if (!isFloat(value) || !Number.isInteger(v) || Math.abs(v) < 2 ** 63) return shown(value);
+  if (!isFloat(value) || !Number.isInteger(v)) return shown(value);
+  if (Math.abs(v) < 2 ** 63) return `${shown(value)}, written with a fraction or an exponent`; // 2.0 reads as 2
   const digits = BigInt(Math.abs(v)).toString();
   let lead = Number(digits[0]);
   let exponent = digits.length - 1;

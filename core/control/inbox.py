@@ -111,9 +111,12 @@ def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
 
 def _number_given(value: Any) -> str:
     """``value`` as a message names it: a number beyond 64 bits, which JSON's reader made a float, by its size
-    (the float's digits are not the ones sent); any other value cut as ``shown`` cuts it."""
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 2**63:
-        return f"a number beyond what 64 bits hold, about {value:.0e}"
+    (the float's digits are not the ones sent); a whole one written with a fraction or an exponent (``2.0``, which
+    JSON writes ``2``) saying so; any other value cut as ``shown`` cuts it."""
+    if isinstance(value, float) and value.is_integer():
+        if abs(value) >= 2**63:
+            return f"a number beyond what 64 bits hold, about {value:.0e}"
+        return f"{shown(value)}, written with a fraction or an exponent"
     return shown(value)
 
 

@@ -122,6 +122,8 @@ _lines = st.one_of(
 @example(line=b'{"id": "0", "op": "pause", "args": {"\\uffff": null, "\\ud800\\udc00": null}}')  # code points, not UTF-16
 @example(line=b'{"id": "o", "op": "pause", "origin": "\xf0\x9f\x98\x80' + b"x" * 120 + b'"}')
 @example(line=b"\x0b0")  # a vertical tab before the value: trimmed by both readers, then a JSON 0 (no object)
+@example(line=b'{"id": "f", "op": "expand", "args": {"seq": 2.0}}')  # said 'got 2' alone: now why 2 is refused
+@example(line=b'{"id": "f", "op": "rewind", "args": {"markId": 2e0}}')
 def test_the_plugin_decodes_every_line_as_the_host_does(
     decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
 ) -> None:

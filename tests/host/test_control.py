@@ -79,6 +79,8 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
         ("expand", {"seq": "12"}, "expand: 'seq' must be a non-negative integer (got \"12\")"),
         ("expand", {"seq": -1}, "expand: 'seq' must be a non-negative integer"),
         ("expand", {"seq": True}, "expand: 'seq' must be a non-negative integer"),
+        # 2.0, which JSON writes 2: 'got 2' said nothing of why 2 was refused
+        ("expand", {"seq": 2.0}, "expand: 'seq' must be a non-negative integer (got 2, written with a fraction or an"),
         ("message", {"text": "  "}, "message: 'text' must not be empty"),
         ("message", {"text": "hi", "kind": "shout"}, "message: 'kind' must be one of steer, note"),
         ("checkpoint", {"objective": 3}, "checkpoint: 'objective' must be a string (got 3)"),

@@ -27,7 +27,8 @@ def test_a_refused_value_reads_as_json(value: object, said: str) -> None:
         assert str(info.value) == f"message: 'kind' must be one of steer, note (got {said})"
     with pytest.raises(ControlError) as info:
         validate_request("expand", {"seq": value})
-    assert str(info.value) == f"expand: 'seq' must be a non-negative integer (got {said})"
+    fraction = ", written with a fraction or an exponent" if isinstance(value, float) and value.is_integer() else ""
+    assert str(info.value) == f"expand: 'seq' must be a non-negative integer (got {said}{fraction})"
 
 
 def test_describe_marks_a_cut_string_with_its_length_and_shows_no_control_character() -> None:
