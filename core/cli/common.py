@@ -105,14 +105,22 @@ def emit_json_list_field(payload: dict[str, Any], key: str, group: int = 1) -> N
 
 def write_bytes(*pieces: bytes | memoryview) -> None:
     """Write UTF-8 ``pieces`` to stdout, one after the other: straight to its byte buffer when it has one (a
-    multi-MB JSON text is not also held as a str), else decoded."""
-    out = getattr(sys.stdout, "buffer", None)
+    multi-MB JSON text is not also held as a str), else decoded. The text written before goes out first: the
+    first call makes stdout pass text on to the buffer as it is written (``write_through``), so no later call
+    has to flush it, which also emptied the buffer into a system call per piece."""
+    stdout = sys.stdout
+    out = getattr(stdout, "buffer", None)
     try:
         if out is None:
             for data in pieces:
-                sys.stdout.write(bytes(data).decode())
+                stdout.write(bytes(data).decode())
             return
-        sys.stdout.flush()
+        if not getattr(stdout, "write_through", False):
+            reconfigure = getattr(stdout, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(write_through=True)  # which flushes what text it holds first
+            else:
+                stdout.flush()
         for data in pieces:
             out.write(data)
     except OSError as exc:
