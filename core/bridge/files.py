@@ -25,7 +25,7 @@ import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
 from core.shared.regular import read_regular
-from core.shared.text import quoted, shown
+from core.shared.text import quoted, quoted_path, shown
 from core.shared.values import int_or_none, whole_digits
 
 PLUGIN_FILE = "tapedeck-bridge.mjs"
@@ -199,7 +199,7 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
 def unusable_bridge(path: str | os.PathLike[str], link: bool) -> str:
     """Why the ``bridge.json`` at ``path`` (here or on another machine) is not read: it is a symbolic ``link``, or
     it cannot be read (no regular file, or not readable)."""
-    return f"{path} is a symbolic link; not followed" if link else f"{path} cannot be read"
+    return f"{quoted_path(path)} is a symbolic link; not followed" if link else f"{quoted_path(path)} cannot be read"
 
 
 def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None]:
@@ -296,7 +296,8 @@ def addressed(info: BridgeInfo | None, machine: str | None) -> str | None:
 def copied_problem(path: str | os.PathLike[str], served: str) -> str:
     """Why the ``bridge.json`` at ``path``, written by a plugin serving the directory ``served``, says nothing of
     the session beside it (the directory is a copy of that session)."""
-    return f"{path} was written for {served}, not for this directory (a copy of that session): no bridge serves this one"
+    return (f"{quoted_path(path)} was written for {quoted_path(served)}, not for this directory (a copy of that "
+            "session): no bridge serves this one")  # fmt: skip
 
 
 def _same_dir(recorded: str, here: Path) -> bool:
@@ -311,16 +312,16 @@ def _same_dir(recorded: str, here: Path) -> bool:
 def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:
     """``bridge.json``'s bytes (read from ``path``, here or on another machine) as ``read_bridge`` answers."""
     if len(raw) > MAX_BRIDGE_BYTES:
-        return None, f"{path} is larger than {MAX_BRIDGE_BYTES} bytes"
+        return None, f"{quoted_path(path)} is larger than {MAX_BRIDGE_BYTES} bytes"
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return None, f"{path} is not valid JSON ({exc})"
+        return None, f"{quoted_path(path)} is not valid JSON ({exc})"
     if not isinstance(obj, dict):
-        return None, f"{path} is not a JSON object"
+        return None, f"{quoted_path(path)} is not a JSON object"
     state = obj.get("state")
     if state not in BRIDGE_STATES:
-        return None, f"{path}: unknown state {shown(state)}"
+        return None, f"{quoted_path(path)}: unknown state {shown(state)}"
     pid = int_or_none(obj.get("pid"))
     proc_start = obj.get("procStart")
     dir_id = _str(obj.get("dirId"))

@@ -44,6 +44,7 @@ from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.regular import open_regular, read_regular
+from core.shared.text import quoted_path
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
@@ -310,9 +311,9 @@ def moved_note(bridge: dict[str, Any] | None) -> str:
     bridge = bridge or {}
     then = "no bridge reads its inbox until DSH resumes the session here, and then the requests queued for it"
     if bridge.get("movedFrom"):
-        return f"; moved here from {bridge['movedFrom']}: {then} (control --queue), before the move or since, run"
+        return f"; moved here from {quoted_path(bridge['movedFrom'])}: {then} (control --queue), before the move or since, run"
     if bridge.get("otherMachine"):
-        return (f"; its bridge.json was written on another machine, for {bridge['otherMachine']} there (this is a "
+        return (f"; its bridge.json was written on another machine, for {quoted_path(bridge['otherMachine'])} there (this is a "
                 f"copy brought from it, or a directory the two share): {then} (control --queue) run, none of those "
                 "sent there")  # fmt: skip
     return ""

@@ -457,3 +457,21 @@ def test_a_bridge_files_unknown_state_is_shown_as_its_json(tmp_path: Path) -> No
                         (None, "null"), (["running"], '["running"]')):  # fmt: skip
         (log.parent / BRIDGE_FILE).write_bytes(json.dumps({"state": state, "pid": os.getpid()}).encode())
         assert read_bridge(log.parent) == (None, f"{log.parent / BRIDGE_FILE}: unknown state {said}")
+
+
+def test_the_directory_a_bridge_json_names_is_escaped_in_what_control_says(tmp_path: Path, capsys) -> None:
+    """A bridge.json names the directory its plugin served (``dir``), and control's refusal of a copy or of a moved
+    session quoted it as the file holds it: an escape sequence in it (a forged file, or a real directory so named)
+    went raw to stderr and retitled the operator's terminal. It is named as control names a path now, whole, each
+    character a terminal acts on as its escape."""
+    named = str(tmp_path / "old\x1b]2;PWNED\x07")
+    log = dsh_log(tmp_path / "s")
+    os.mkdir(named)  # another directory: this one is a copy of it
+    write_bridge(log.parent, None, "idle", pid=4242, procStart="1", bootId=BOOT_ID, dir=named)
+    assert main(["control", str(log), "pause"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and f"written for {tmp_path}/old\\u001b]2;PWNED\\u0007, not for this" in err, err
+    os.rmdir(named)  # the path is gone: this directory was moved from there
+    assert main(["control", str(log), "pause"]) == 3
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and f"moved here from {tmp_path}/old\\u001b]2;PWNED\\u0007:" in err, err
