@@ -128,21 +128,22 @@ def _size(path: Path) -> int:
 def _render_info(r: dict[str, Any]) -> str:
     files = r["files"]
     if not files:
-        which = f" for {r['for']}" if "for" in r else ""
-        return f"no index files or alert checkpoints in {r['dir']}{which}"
-    lines = [f"{len(files)} file(s) in {r['dir']}, {human_chars(r['bytes'])}B"]
+        which = f" for {quoted_path(r['for'])}" if "for" in r else ""
+        return f"no index files or alert checkpoints in {quoted_path(r['dir'])}{which}"
+    lines = [f"{len(files)} file(s) in {quoted_path(r['dir'])}, {human_chars(r['bytes'])}B"]
     for f in files:
         what = f["state"] + (f" ({f['reason']})" if f["reason"] else "")
         events = "" if f["events"] is None else f", {f['events']} events"
         indexed = "" if f["indexedBytes"] is None else f" {human_chars(f['indexedBytes'])}B{events}"
         name = Path(f["file"]).name
-        lines.append(f"  {f['kind']:<6} {name}  {human_chars(f['bytes'])}B  {f['log'] or '?'}{indexed}  {what}")
+        log = quoted_path(f["log"]) if f["log"] else "?"
+        lines.append(f"  {f['kind']:<6} {name}  {human_chars(f['bytes'])}B  {log}{indexed}  {what}")
     return "\n".join(lines)
 
 
 def _render_clear(r: dict[str, Any]) -> str:
     n = len(r["removed"])
-    return f"removed {n} file(s), {human_chars(r['bytes'])}B, from {r['dir']}" if n else "nothing to remove"
+    return f"removed {n} file(s), {human_chars(r['bytes'])}B, from {quoted_path(r['dir'])}" if n else "nothing to remove"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -364,3 +364,24 @@ def test_the_help_says_the_cache_directory_is_an_absolute_path(capsys: pytest.Ca
     with pytest.raises(SystemExit):
         main(["cache", "--help"])
     assert "an absolute path" in " ".join(capsys.readouterr().out.split())
+
+
+def test_cache_info_names_a_log_and_the_cache_directory_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cache info's lines named the log each index file describes, and the cache directory, as they are: a log under
+    a directory whose name holds a newline and an escape sequence printed a forged line and the raw escape on
+    stdout. They name them as the CLI names a path (core.shared.text.quoted_path)."""
+    hostile = "w\x1b]0;t\x07\nforged"
+    log = tmp_path / hostile / "session.jsonl"
+    log.parent.mkdir()
+    generate(log, 20_000, seed=1, profile="mixed")
+    main(["inspect", str(log.parent)])
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / hostile / "cache"))
+    assert _out(["cache", "info"], capsys)[1] == f"no index files or alert checkpoints in {tmp_path}/w\\u001b]0;t\\u0007\\nforged/cache\n"
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, _ = _out(["cache", "info"], capsys)
+    named = os.path.realpath(log).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert code == 0 and f"  {named} " in out and "\x1b" not in out and "\nforged" not in out, out
+    code, out, _ = _out(["cache", "clear"], capsys)
+    assert out == f"removed 1 file(s), {out.split(', ')[1]}, from {tmp_path}/cache\n", out
