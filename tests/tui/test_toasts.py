@@ -239,3 +239,35 @@ async def test_full_result_view_toasts_leave_the_result(tmp_path: Path, size: tu
             assert screen.find_widget(toast).visible_region == toast.region, toast.region  # shown whole
             assert toast.region.bottom <= box.y, (toast.region, box)
         assert box.height >= size[1] // 2, box
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_history_toast_leaves_the_only_alert_on_the_alerts_screen(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The history's toast (``1 alert in this log's history``), opened on with ``A``, stacked under the column
+    labels over the table's first row, which with one alert is the newest: it now takes the blank rows under the
+    alerts listed, and the newest alert stays in sight."""
+    from core.alerts.engine import Alert
+    from tui.alerts import HistoryRecalled
+    from tui.screens.alerts import AlertsScreen
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        alert = Alert("t-1", str(path), "error-streak", 3, "warning", "2 tool calls failed in a row", 1_000)
+        app.board.add(alert)
+        app.post_message(HistoryRecalled([alert]))
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen) and len(app.screen.query(Toast)) == 1)
+        screen = app.screen
+        await settle(pilot)
+        await pilot.pause(0.1)
+        [toast] = shown(list(screen.query(Toast)))
+        assert "in this log's history" in str(toast.render()), toast.render()
+        table = screen.query_one(DataTable)
+        row = Region(table.region.x, table.region.y + table.header_height, table.region.width, 1)
+        for name, widget in [("newest alert", row), ("labels", Region(row.x, table.region.y, row.width, 1)),
+                             ("reason", screen.query_one("#alerts-selected").region),
+                             ("count", screen.query_one("#alerts-summary").region),
+                             ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
+            assert not toast.region.overlaps(widget), (name, toast.region, widget)

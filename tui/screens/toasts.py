@@ -63,7 +63,13 @@ def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, kee
 
 
 def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
-    """Stack ``screen``'s toasts under ``table``'s column labels, over its first rows: the top ``share`` of them
-    (the rows under are kept in sight); the newest toast is shown even when it is taller."""
+    """Stack ``screen``'s toasts under ``table``'s column labels: in the blank rows under its last row when the
+    newest toast fits there (a short list's rows all stay in sight), else over its first rows, the top ``share`` of
+    them (the rows under are kept in sight); the newest toast is shown even when it is taller."""
     edge = table.region.y + table.header_height
+    rack = toast_rack(screen)
+    blank = table.region.y + max(table.header_height, table.virtual_size.height - round(table.scroll_y))
+    if rack is not None and rack.children and holder_heights(rack)[-1] <= table.region.bottom - blank:
+        stack_toasts(screen, top=True, edge=blank, room=table.region.bottom - blank)
+        return
     stack_toasts(screen, top=True, edge=edge, room=int((table.region.bottom - edge) * share), keep_newest=True)
