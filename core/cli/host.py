@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
         host = AgentHost.create(
             root, model, config, options, tasks=args.task, compressed=args.zstd, session_id=args.session_id
         )
-    progress(f"session {host.session.id}\nlog {host.writer.path}")
+    progress(f"session {host.session.id}\nlog {quoted_path(host.writer.path)}")
     outcomes: list[TurnOutcome] | None = None
     ended: KeyboardInterrupt | None = None
     with stops.taken():

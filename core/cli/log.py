@@ -38,7 +38,7 @@ from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label, printable
+from core.shared.text import model_label, printable, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def _sub_calls(tools: dict[str, Any]) -> str:
 def _render_inspect(r: dict[str, Any]) -> str:
     h = r["header"]
     lines = [
-        f"session {h.get('id')}  ({r['path']}{', zstd' if r['compressed'] else ''})",
+        f"session {h.get('id')}  ({quoted_path(r['path'])}{', zstd' if r['compressed'] else ''})",
         f"  cwd {h.get('cwd')}  depth {h.get('delegationDepth')}"
         + (f"  parent {h['parentSession']}" if h.get("parentSession") else ""),
         f"  model {model_label(r['provider'], r['model'])}",
@@ -314,16 +314,16 @@ def _sessions(args: argparse.Namespace) -> int | None:
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
         if blocked := in_the_way(default):
-            raise TapedeckError(f"{default} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
+            raise TapedeckError(f"{quoted_path(default)} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
                                 "`tapedeck demo` can keep no session there")  # fmt: skip
-        emit([], args.json, lambda _: f"no sessions under {default}")
-        warn(f"{default} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
+        emit([], args.json, lambda _: f"no sessions under {quoted_path(default)}")
+        warn(f"{quoted_path(default)} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
         return None
     check_local_roots(args.roots)
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
-    where = ", ".join(args.roots)
+    where = ", ".join(map(quoted_path, args.roots))
     unread = [*fleet.unread, *filter(None, (_header_error(root, fleet.watches) for root in local_roots(args.roots)))]
 
     def render(payload: list[dict[str, Any]]) -> str:

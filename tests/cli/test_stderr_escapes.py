@@ -249,3 +249,28 @@ def test_a_config_file_that_cannot_be_read_is_named_escaped(
     err = capsys.readouterr().err
     assert err.startswith(f"tapedeck: {said.format(file=str(file).replace(HOSTILE, ESCAPED))}"), err
     assert err.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(err), err
+
+
+@pytest.mark.parametrize("command", ["inspect", "sessions", "run"])
+def test_a_report_on_stdout_names_its_path_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """inspect's first line (the log), sessions' heading (the roots) and run's 'log' line named the path as it is,
+    where bridge's report (6fd3138) and demo's lines (f48342d) name it through quoted_path: piped, a directory whose
+    name holds a newline forged a line and its escape sequence went out raw."""
+    root = tmp_path / HOSTILE
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    if command == "run":
+        script = tmp_path / "script.json"
+        script.write_bytes(orjson.dumps({"responses": [{"text": "done"}]}))
+        (tmp_path / "ws").mkdir()
+        main(["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
+              "--sessions-root", str(root), "--session-id", "s1"])  # fmt: skip
+        said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("log ")]
+        assert said == [f"log {next(root.glob('*/s1/session.jsonl'))}".replace(HOSTILE, ESCAPED)], said
+        return
+    log = dsh_log(root / "p" / "s")
+    assert main([command, str(log.parent if command == "inspect" else root)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    named = (str(log) if command == "inspect" else str(root)).replace(HOSTILE, ESCAPED)
+    assert first.endswith(f"({named})") if command == "inspect" else first == f"1 session under {named}", first
