@@ -3,7 +3,7 @@ view, the alerts, each dialog (the fleet table at 60x20 is in tests/fleet/test_f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
+from core.alerts.config import RULE_KEYS
+from core.control.config import validate_config
 from tests.tui.logs import policy_log, streaming_log
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
@@ -37,6 +39,24 @@ def main_app(tmp_path: Path) -> App[Any]:
     return make_app(policy_log().write(tmp_path / "demo" / "session.jsonl"))
 
 
+def alerting_app(tmp_path: Path) -> App[Any]:
+    """``main_app`` whose error-streak rule fires at one failed tool result: turn 3's error, a real alert of a fixed
+    time (its event's), is listed on the alerts screen."""
+    rules: dict[str, Any] = {key: {"enabled": False} for key in RULE_KEYS.values()}
+    config = validate_config({"alerts": {**rules, "errorStreak": {"count": 1}, "bell": False, "notify": False}})
+    log = policy_log()
+    for event in log.events:  # times the rules take (theirs are before 2000): the alert's is its event's, not now
+        event["time"] += 1_796_492_553_000  # 2026-12-05T17:42:34Z, and a ms a seq
+    return make_app(log.write(tmp_path / "demo" / "session.jsonl"), config=config)
+
+
+async def history_told(pilot: Pilot[Any]) -> None:
+    """Wait until the log's history raised its alert and its toast is up, and take the toast down (it would stay
+    in the picture for as long as the run took)."""
+    await settle(pilot, lambda: bool(pilot.app.board.alerts and pilot.app._notifications))
+    pilot.app.clear_notifications()
+
+
 def streaming_app(tmp_path: Path) -> App[Any]:
     """A followed log whose last model stream is still coming in: one growing row."""
     return make_app(streaming_log().write(tmp_path / "demo" / "session.jsonl"), follow=True)
@@ -57,7 +77,8 @@ def policy_app(screen: type) -> Callable[[Path], App[Any]]:
 
 
 # name -> (app builder, keys to press, screen to wait for)
-CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
+Step = str | Callable[[Pilot[Any]], Awaitable[None]]  # a key to press, or what to do instead
+CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[Step, ...], type | None]] = {
     "main": (main_app, (), None),
     "main-streaming": (streaming_app, (), None),
     "main-streaming-expanded": (streaming_app, ("enter",), None),
@@ -74,10 +95,10 @@ CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]
     "config-dialog": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter"), ConfirmScreen),
     "surface": (main_app, ("s",), None),
     "request-view": (main_app, ("R",), RequestScreen),
-    "alerts": (main_app, ("A",), AlertsScreen),
+    "alerts": (alerting_app, (history_told, "A"), AlertsScreen),
 }
 # the other dialogs and screens over a screen, at 80x24 alone
-CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
+CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[Step, ...], type | None]] = {
     "note-dialog": (main_app, ("a",), AskScreen),
     "checkpoint-dialog": (main_app, ("K",), AskScreen),
     "message-dialog": (main_app, ("m",), AskScreen),
@@ -101,14 +122,15 @@ def test_dialog_fits_80x24(snap_compare: Any, tmp_path: Path, case: str) -> None
 
 
 def _shown(
-    tmp_path: Path, build: Callable[[Path], App[Any]], pressed: tuple[str, ...], wait_for: type | None
+    tmp_path: Path, build: Callable[[Path], App[Any]], pressed: tuple[Step, ...], wait_for: type | None
 ) -> tuple[App[Any], Callable[[Pilot[Any]], Any]]:
-    """The app and the steps that show the case: its keys pressed, the screen they open up."""
+    """The app and the steps that show the case: its keys pressed (and other steps taken), the screen they open
+    up."""
 
     async def run(pilot: Pilot[Any]) -> None:
         await settle_app(pilot)
         for key in pressed:
-            await pilot.press(key)
+            await (pilot.press(key) if isinstance(key, str) else key(pilot))
             await settle_app(pilot)
         if wait_for is not None:
             await settle(pilot, lambda: isinstance(pilot.app.screen, wait_for))

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.worker import WorkerState
 
 from core.alerts.config import RULE_KEYS
-from core.control.config import validate_config
+from core.control.config import PolicyConfig, validate_config
 from tui.app import TapedeckApp
 from tui.screens.filter import FilterScreen
 from tui.screens.main import MainScreen
@@ -36,9 +36,12 @@ NO_KEYMAP = Path(tempfile.gettempdir()) / f"tapedeck-tests-{os.getpid()}" / "key
 QUIET = validate_config({"alerts": {key: {"enabled": False} for key in RULE_KEYS.values()}})
 
 
-def make_app(target: Path, *, follow: bool = False, keymap: Path = NO_KEYMAP) -> TapedeckApp:
-    """An app on ``target`` that polls quickly (no watchfiles), ignores any real keymap file and raises no alerts."""
-    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=keymap, config=QUIET)
+def make_app(
+    target: Path, *, follow: bool = False, keymap: Path = NO_KEYMAP, config: PolicyConfig = QUIET
+) -> TapedeckApp:
+    """An app on ``target`` that polls quickly (no watchfiles), ignores any real keymap file and raises no alerts
+    (but those ``config`` turns on)."""
+    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=keymap, config=config)
 
 
 def main_screen(app: TapedeckApp) -> MainScreen | None:
