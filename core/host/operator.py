@@ -262,7 +262,10 @@ class Operator:
                     self._take(entry, withdrawn)
                 except Exception as exc:  # noqa: BLE001 - no request may stop the host
                     if entry.request is not None and entry.request["id"] not in self.answered:
-                        self._final(entry.request, control.REJECTED, f"the host failed on it: {exc!r}")
+                        self._final(
+                            entry.request, control.REJECTED,
+                            f"the host failed on it: {type(exc).__name__}: {quoted(exc, 200)}",  # as a tool's failure
+                        )
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.control.host_state import read_host_state
 from core.control.inbox import (
+    CONTROL_EVENT,
     MAX_LINE_BYTES,
     ControlError,
     InboxReader,
@@ -439,3 +440,34 @@ def test_a_session_id_control_names_is_quoted_cut_and_escaped(
     out, err = capsys.readouterr()
     said = out if queue else err
     assert "session s\\u001b[2Jkkk" in said and "k…" in said and "\x1b" not in said, said[:300]
+
+
+def test_a_request_the_host_fails_on_is_rejected_with_the_failure_quoted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request the host failed on unexpectedly was rejected with the exception as Python writes it (its repr),
+    whole: a failure quoting a 100,000-character value put it all into the outcome the log, the TUI and control
+    --wait show. It is worded as a tool's unexpected failure is: its type, and its text quoted at 200 characters."""
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    host = AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
+                            HostOptions(workspace=tmp_path / "ws", progress=lambda _: None), tasks=["t"])  # fmt: skip
+    try:
+
+        def broken(*_: object) -> None:
+            raise ValueError("k\x1b[2J\n" + "k" * 100_000)
+
+        monkeypatch.setattr(host.operator, "_take", broken)
+        rid = append_request(host.inbox_path, "pause")["id"]
+        host.operator.poll()
+        [error] = [e["data"]["error"] for e in host.session.events
+                   if e["type"] == CONTROL_EVENT and e["data"]["requestId"] == rid]  # fmt: skip
+    finally:
+        host.close()
+    assert error.startswith("the host failed on it: ValueError: k\\u001b[2J\\nkkk") and error.endswith("k…"), error[:300]
+    assert len(error) < 300, len(error)
