@@ -28,6 +28,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -273,7 +274,9 @@ class PolicyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Heading, read-only banner, the screen's body, a message line, the outcome panel and the footer."""
         yield Static(Text(self.HEADING), id="policy-heading")
-        yield Static(id="policy-readonly")
+        with VerticalScroll(id="policy-readonly-box") as box:  # a reason quoting a long path leaves the body rows
+            box.can_focus = False  # scrolled by the mouse: a disabled key, pressed, says the whole reason
+            yield Static(id="policy-readonly")
         yield from self.compose_body()
         yield Static(id="policy-message")
         yield OutcomePanel(id="policy-outcomes")

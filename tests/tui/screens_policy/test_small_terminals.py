@@ -3,6 +3,7 @@ it can show: no line of text of any length, and no table of few rows, takes the 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from tui.alerts import AlertBoard
 from tui.screens.alerts import AlertsScreen
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
+from tui.screens.folds import FoldsScreen
 from tui.screens.tape import TapeScreen
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +128,26 @@ async def test_an_empty_message_line_takes_no_row(tmp_path: Path) -> None:
         screen.say("")  # type: ignore[attr-defined]
         await pilot.pause()
         assert line.region.height == 0, line.region
+
+
+async def test_a_long_read_only_reason_leaves_the_table_its_rows_at_60x20(tmp_path: Path) -> None:
+    """The read-only banner over a policy screen's body says why actions are disabled, whole and with no bound; for a
+    DSH log whose bridge.json cannot be used the reason names that file, and under a deep directory the banner took
+    seventeen rows of twenty: the Folds table kept its labels, the outcome panel went off the screen. The banner now
+    takes at most 30% of the screen and scrolls in its box (a disabled key, pressed, says the whole reason too)."""
+    directory = tmp_path.joinpath(*["sessions-of-a-project-with-a-long-name" * 5] * 3)
+    directory.mkdir(parents=True)
+    path = directory / "session.jsonl"
+    shutil.copyfile(FIXTURES / "bash-spill.session.jsonl", path)
+    (directory / "bridge.json").write_text("[]")
+    app = PolicyHarness(path, FoldsScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 1 and app.screen.read_only_reason is not None)  # type: ignore[attr-defined]
+        await pilot.pause(0.1)
+        screen = "\n".join(drawn(app, app.screen))
+        assert "Read-only" in screen, screen
+        assert len(_rows(app, table)) == 1, screen
 
 
 def _marks(directory: Path, count: int) -> Path:
