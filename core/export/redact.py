@@ -316,9 +316,10 @@ _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 # an ampersand that redirects (``2>&1``, ``&>``), or that joins a group's commands (``&&``), not one that sends a
 # command to the background
 _REDIRECT_AMP = rb"[<>]&|&>"
+_TO_PIPE = rb"(?:[^\n|;&]|" + _REDIRECT_AMP + rb")*"  # a command's rest up to its pipe: its words, its redirections
+_GROUP_END = rb"[)}]" + _TO_PIPE  # a group's closing bracket and its redirections (``) 2>/dev/null``) up to its pipe
 _PIPED = (
-    _ECHOED_VALUE + rb"(?:(?:[^\n|;&]|" + _REDIRECT_AMP + rb")*|(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*[)}][ \t]*)"
-    + _INTO
+    _ECHOED_VALUE + rb"(?:" + _TO_PIPE + rb"|(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*" + _GROUP_END + rb")" + _INTO
 )
 # plain ``passwd``, given a user or nothing, where its command ends or a redirection follows (``passwd -S`` reads none)
 _PASSWD_USER = rb"\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*"
@@ -344,8 +345,8 @@ _GROUP_REST = re.compile(rb"(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*")  # a g
 # what follows a group's closing bracket when it is piped whole into the reader of ``_STDIN_AGAIN``'s password, or
 # of ``_CHPASSWD_AGAIN``'s
 _GROUP_INTO = {
-    _STDIN_AGAIN: re2.compile(rb"[)}][ \t]*" + _INTO + _STDIN_READER),
-    _CHPASSWD_AGAIN: re2.compile(rb"[)}][ \t]*" + _INTO + rb"chpasswd\b"),
+    _STDIN_AGAIN: re2.compile(_GROUP_END + _INTO + _STDIN_READER),
+    _CHPASSWD_AGAIN: re2.compile(_GROUP_END + _INTO + rb"chpasswd\b"),
 }
 # … or that a here-string gives it (``docker login --password-stdin <<< PW``, ``passwd bob <<< PW``, ``chpasswd <<<
 # 'bob:PW'``, group 1) …

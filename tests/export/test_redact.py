@@ -2682,3 +2682,23 @@ def test_an_ampersand_that_joins_or_redirects_keeps_the_echoed_password_in_view(
 
 def test_an_echo_whose_output_goes_elsewhere_stays() -> None:
     _stays("echo Hunter2pw && ls | passwd\necho Hunter2pw & cat f | passwd\necho done 2>&1 | tee log\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(echo Hunter1pw; echo Hunter2pw) 2>/dev/null | passwd",
+        "(echo Hunter1pw; echo Hunter2pw) 2>&1 | passwd",
+        "{ echo Hunter1pw && echo Hunter2pw; } 2> /dev/null | sudo smbpasswd -s",
+        "(echo bob:Hunter1pw; echo ann:Hunter2pw) 2>/dev/null | chpasswd",
+    ],
+)
+def test_a_redirection_after_a_group_piped_into_a_reader_keeps_no_password(text: str) -> None:
+    """A redirection between a group's closing bracket and its pipe into the reader ('(echo A; echo B) 2>/dev/null |
+    passwd') let the group's first password out: its echo looked for the pipe right after the bracket, where the
+    others (read as an echo piped on its own) did not."""
+    _redacts(text, text.replace("Hunter1pw", "[redacted key]").replace("Hunter2pw", "[redacted key]"), 2)
+
+
+def test_a_group_with_a_redirection_piped_elsewhere_keeps_its_words() -> None:
+    _stays("(echo Hunter1pw; echo Hunter2pw) 2>/dev/null | tee out.txt")
