@@ -508,13 +508,14 @@ class TapedeckApp(ControlActions, App[None]):
             copy: Message = (
                 SessionUpdated(message.generation, message.reset, message.start, message.end, message.epoch)
                 if isinstance(message, SessionUpdated)
-                else LoadProgress(message.phase, message.fraction)
+                else LoadProgress(message.phase, message.fraction, message.loaded)
             )
             screen.post_message(copy)
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        """A loaded log switches to follow-mode GC (the screens have the progress from ``_from_live``)."""
-        if message.phase in ("following", "ready"):
+        """A loaded (or reloaded) log switches to follow-mode GC (the screens have the progress from
+        ``_from_live``); a phase posted again (a remote log's reachability changed) collects nothing."""
+        if message.loaded:
             self.follow_gc.loaded()
 
     def on_unmount(self) -> None:

@@ -75,12 +75,14 @@ class SessionUpdated(Message, bubble=False):
 
 
 class LoadProgress(Message, bubble=False):
-    """Loading moved on: ``phase`` is ``preview``, ``projecting``, ``ready`` or ``error``."""
+    """Loading moved on: ``phase`` is ``preview``, ``projecting``, ``ready`` or ``error``; ``loaded``: a (re)load
+    has just ended (not a phase posted again, as when a remote log's reachability changes)."""
 
-    def __init__(self, phase: str, fraction: float) -> None:
+    def __init__(self, phase: str, fraction: float, loaded: bool = False) -> None:
         super().__init__()
         self.phase = phase
         self.fraction = fraction
+        self.loaded = loaded
 
 
 def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> tuple[int, bytes] | None:
@@ -537,7 +539,7 @@ class LiveSession:
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0
         self._updated(True, 0, session.next_seq)
-        self._post(LoadProgress(self.phase, 1.0))
+        self._post(LoadProgress(self.phase, 1.0, loaded=True))
         if lines is not None and whole and decoder is not None and index.worth_writing(tailer.offset, indexed):
             # the list is usable already; only this thread changes the session, so it is read without the lock.
             # What the load freed goes back first: the write's buffers (tens of MB on a 500 MB log) come on top.
