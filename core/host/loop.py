@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import threading
 import time
 import uuid
@@ -47,6 +48,7 @@ from core.log.writer import SessionWriter, make_header
 from core.read.session import Session
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
 NOT_DISPATCHED = CallResult(
@@ -361,7 +363,8 @@ class AgentHost:
                 if left_paused
                 else "a pause request was left for this resume"
             )
-            self.say(f"paused: {why}; nothing runs until `tapedeck control {self.writer.path} resume`")
+            command = f"tapedeck control {shlex.quote(quoted_path(self.writer.path))} resume"  # one line, pasteable
+            self.say(f"paused: {why}; nothing runs until `{command}`")
         if self.session.open_turn is not None:
             self._repair_open_step()
             outcomes.append(self._continue_turn(self.session.open_turn, tasks))

@@ -471,3 +471,37 @@ def test_a_request_the_host_fails_on_is_rejected_with_the_failure_quoted(
         host.close()
     assert error.startswith("the host failed on it: ValueError: k\\u001b[2J\\nkkk") and error.endswith("k…"), error[:300]
     assert len(error) < 300, len(error)
+
+
+def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
+    """A host resumed paused says which command resumes it, naming its log as it was: a sessions root whose name
+    holds a newline and an escape sequence put a forged line and the raw escape into run's progress. The log is
+    named as the CLI names a path (quoted_path), shell-quoted, as run's resume command is."""
+    import threading
+
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    root = tmp_path / "r\x1b]0;t\x07\nforged"
+    first = AgentHost.create(root, ScriptedModel(script), load_config(None),
+                             HostOptions(workspace=tmp_path / "ws", progress=lambda _: None), tasks=["t"])  # fmt: skip
+    log = first.writer.path
+    first.close()
+    append_request(inbox_path(log), "pause", queued=True)
+    said: list[str] = []
+    host = AgentHost.resume(log, ScriptedModel(script), load_config(None), HostOptions(workspace=None, progress=said.append))
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not [s for s in said if s.startswith("paused: ")] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    append_request(inbox_path(log), "stop")
+    thread.join(20)
+    host.close()
+    [line] = [s for s in said if s.startswith("paused: ")]
+    named = str(log).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert line.endswith(f"nothing runs until `tapedeck control '{named}' resume`"), line
