@@ -685,19 +685,20 @@ class AgentHost:
 
 def _resume_workspace(session: Session, asked: Path | None, relocate: bool) -> Path:
     recorded = recorded_workspace(session)
+    log = quoted_path(session.path)
     if asked is None:
         if recorded is None:
-            raise TapedeckError(f"{session.path}: the log records no workspace; give one with --workspace")
+            raise TapedeckError(f"{log}: the log records no workspace; give one with --workspace")
         if not Path(recorded).is_dir():
             raise TapedeckError(
-                f"{session.path} was running in {recorded}, which is no longer a directory; give the new place "
+                f"{log} was running in {quoted_path(recorded)}, which is no longer a directory; give the new place "
                 "with --workspace DIR --relocate"
             )
         return Path(recorded)
     asked = asked.resolve()
     if recorded is not None and asked != Path(recorded) and not relocate:
         raise TapedeckError(
-            f"{session.path} was running in {recorded}, not {asked}; resume without --workspace to continue "
-            "there, or add --relocate to move the session to the new directory"
+            f"{log} was running in {quoted_path(recorded)}, not {quoted_path(asked)}; resume without --workspace to "
+            "continue there, or add --relocate to move the session to the new directory"
         )
     return asked

@@ -706,3 +706,25 @@ def test_the_resume_command_named_writes_a_paths_controls_as_escapes(tmp_path: P
     hint = _resume_command(argparse.Namespace(**given), "s1", path)
     named = str(path).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
     assert hint == f"tapedeck run --resume '{named}'", hint
+
+
+@pytest.mark.parametrize("elsewhere", [False, True])
+def test_a_resume_names_the_recorded_workspace_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], elsewhere: bool
+) -> None:
+    """A resume refused for its workspace (gone, or another one given without --relocate) named the workspace the
+    log records as it is: a workspace whose name held a newline and an escape sequence (or a forged log's) wrote a
+    forged line and the raw escape on stderr. It is named as the CLI names a path (quoted_path), as the log is."""
+    import shutil
+
+    workspace = tmp_path / "ws\x1b]0;t\x07\nforged"
+    _start_and_crash(tmp_path, workspace)
+    if elsewhere:
+        (tmp_path / "other").mkdir()
+        assert _resume(tmp_path, "--workspace", str(tmp_path / "other")) == 2
+    else:
+        shutil.rmtree(workspace)
+        assert _resume(tmp_path) == 2
+    err = capsys.readouterr().err
+    named = str(workspace.resolve()).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert f" was running in {named}, " in err and err.count("\n") == 1 and "\x1b" not in err, err
