@@ -144,3 +144,12 @@ def test_the_refusal_names_the_workspace_root_escaped_and_whole(tmp_path: Path) 
     root = "".join(escapes.get(c, c) for c in str(ws.resolve()))
     assert f"outside the workspace {root} (" in text, text
     assert not {"\x1b", "\x07", "\n", "\u202e"} & set(text), text
+
+
+def test_a_workspace_that_is_no_directory_is_named_escaped(tmp_path: Path) -> None:
+    """The refusal of a workspace root that is no directory named it as it is (a newline, an escape sequence)."""
+    root = tmp_path / "ws\x1b]0;t\x07\nforged"
+    with pytest.raises(WorkspaceError) as info:
+        Workspace(root)
+    named = str(root).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
+    assert str(info.value) == f"workspace {named} is not an existing directory"

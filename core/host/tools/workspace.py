@@ -34,7 +34,7 @@ from core.host.tools.outcome import (
 from core.shared import beneath
 from core.shared.errors import TapedeckError
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.text import quoted, unquoted
+from core.shared.text import quoted, quoted_path, unquoted
 
 # Directories that searches skip unless the search starts inside one of them.
 SKIP_DIRS = frozenset(
@@ -62,7 +62,7 @@ class Workspace:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         path = Path(root)
         if not path.is_dir():
-            raise WorkspaceError(f"workspace {path} is not an existing directory")
+            raise WorkspaceError(f"workspace {quoted_path(path)} is not an existing directory")
         self.root = path.resolve()
 
     def resolve(self, raw: object, param: str = "path") -> Path:
