@@ -86,20 +86,20 @@ ANSWER_SECONDS = 10.0  # how long a row action waits for the host's answer
 
 
 class RowAnswer:
-    """The answer to a row action on the session at ``log`` (here or ``[user@]host:PATH``), whose host is of
-    ``kind``: a tapedeck host answers in its log, a DSH bridge in ``control.outcomes.jsonl`` beside it. Made before
-    the request is sent, so that a raw log is followed from its end then (the answer is not missed, nor the log
-    read whole, here or over SSH)."""
+    """The answer to a row action on the session at ``log`` (here or ``[user@]host:PATH``): a tapedeck host answers
+    in its log, a DSH bridge in ``control.outcomes.jsonl`` beside it, as the host's kind read now says (a row's may
+    be none yet, or stale). Made before the request is sent, so that a raw log is followed from its end then (the
+    answer is not missed, nor the log read whole, here or over SSH)."""
 
-    def __init__(self, log: Path, kind: str | None) -> None:
-        self.log, self.kind = log, kind
+    def __init__(self, log: Path) -> None:
+        self.log, self.kind = log, _host(log)[0].kind
         self.remote = parse_remote(str(log))
         self.tailer: Tailer | None = None
-        if kind != KIND_DSH and self.remote is not None:
+        if self.kind != KIND_DSH and self.remote is not None:
             link = link_for(self.remote)
             self.tailer = RemoteTailer(link, self.remote)
             self.tailer.follow_from_end(remote_header(link, self.remote))
-        elif kind != KIND_DSH:
+        elif self.kind != KIND_DSH:
             header = read_header(log)
             self.tailer = Tailer(str(log))
             if header is not None:  # a log that has none yet is read from its start

@@ -156,7 +156,7 @@ def test_a_fleet_row_action_the_dead_bridge_had_begun_to_run_is_answered_unknown
     from core.fleet.actions import RowAnswer, send_row_action
 
     log = bridged("running")
-    answer = RowAnswer(log, "dsh")
+    answer = RowAnswer(log)
     request = send_row_action(log, "pause", {})
     write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": "pause", "origin": "fleet"}])
     found = answer.wait(request["id"], timeout=5)
@@ -180,7 +180,7 @@ def test_an_unknown_row_action_says_where_its_effect_shows(
     from core.fleet.actions import RowAnswer, send_row_action
 
     log = bridged("running")
-    answer = RowAnswer(log, "dsh")
+    answer = RowAnswer(log)
     request = send_row_action(log, op, {})
     write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": op}])
     found = answer.wait(request["id"], timeout=5)

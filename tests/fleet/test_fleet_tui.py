@@ -595,3 +595,40 @@ async def test_sessions_with_the_same_title_show_the_head_of_their_ids(tmp_path:
         assert cell["0f3e9a21-twin"].endswith("(0f3e9a21)") and cell["7c55b0d4-twin"].endswith("(7c55b0d4)"), cell
         assert cell["0f3e9a21-twin"].startswith("Write the") and len(cell["0f3e9a21-twin"]) <= WIDTHS["session"]
         assert cell["calm-a"] == "Write the changelog"
+
+
+@pytest.mark.anyio
+async def test_a_row_action_from_a_row_with_no_host_reading_is_answered_by_the_dsh_bridge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row whose host was never read (``unknown``, of no kind) sent its action to a DSH bridge, which answers in
+    ``control.outcomes.jsonl``, and waited for the answer in the log: 'no answer within 10 s'. The answer is looked
+    for where the session's kind, read when the action is sent, says."""
+    import subprocess
+
+    import core.fleet.follow
+    from tests.bridge.conftest import append_outcome, dsh_log, write_bridge
+
+    log = dsh_log(tmp_path / "sessions" / "p" / "bridged")
+    no_reading = core.fleet.follow.host_fields(None, None)
+    monkeypatch.setattr(core.fleet.follow, "host_fields", lambda host, reading: no_reading)
+    dsh = subprocess.Popen(["sleep", "600"])  # stands in for the running DSH
+    try:
+        write_bridge(log.parent, dsh.pid, "running")
+        app = _app([tmp_path / "sessions"])
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await _loaded(pilot, 1)
+            assert screen.rows[screen.shown[0]].row.host["kind"] is None
+            await pilot.press("P")
+            await until(pilot, lambda: app.screen is not screen)
+            await pilot.press("y")
+            await until(pilot, lambda: inbox_path(log).exists() and inbox_path(log).read_bytes().endswith(b"\n"))
+            request = orjson.loads(inbox_path(log).read_bytes().splitlines()[-1])
+            append_outcome(log.parent, {"requestId": request["id"], "op": "pause", "outcome": "applied"})
+            answered = lambda: [n for n in app._notifications if n.title in ("host", "DSH bridge")]  # noqa: E731
+            await until(pilot, lambda: bool(answered()), timeout=15)
+            (toast,) = answered()
+            assert toast.message.startswith("applied: pause to") and toast.title == "DSH bridge", toast
+    finally:
+        dsh.kill()
+        dsh.wait()

@@ -102,7 +102,7 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
         fleet = Fleet([f"testbox:{root}"], config())
         _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")
         log = Path(str(fleet.rows()[0].ref.path).partition(":")[2])
-        answer = RowAnswer(fleet.rows()[0].ref.path, "tapedeck")  # the log followed from its end, as the table does
+        answer = RowAnswer(fleet.rows()[0].ref.path)  # the log followed from its end, as the table does
         request = send_row_action(fleet.rows()[0].ref.path, "pause", {})
         assert request["origin"] == "fleet"
         assert answer.wait(request["id"], timeout=30) == {"requestId": request["id"], "op": "pause",

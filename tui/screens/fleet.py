@@ -378,7 +378,7 @@ class FleetScreen(Screen[None]):
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: object) -> None:
             if confirmed:
-                self._send(row.ref.path, op, args, row.label, row.host.get("kind"))
+                self._send(row.ref.path, op, args, row.label)
 
         what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
         body = Text(
@@ -387,11 +387,11 @@ class FleetScreen(Screen[None]):
         self._ask(row, ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
-    def _send(self, path: Path, op: str, args: dict[str, str], label: str, kind: str | None) -> None:
+    def _send(self, path: Path, op: str, args: dict[str, str], label: str) -> None:
         """Send the request; the host's answer follows (a DSH bridge's, or our host's from its log: it may refuse
         what the table could not foresee, or exit before it applies it)."""
         try:
-            answer_of = RowAnswer(path, kind)
+            answer_of = RowAnswer(path)
             request = send_row_action(path, op, args)
         except (TapedeckError, OSError) as exc:
             self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error",
@@ -410,5 +410,5 @@ class FleetScreen(Screen[None]):
             why = f": {answer['error']}" if answer.get("error") else ""
             text = f"{answer.get('outcome')}: {op} to {label}{why}"
             severity = "information" if answer.get("outcome") == "applied" else "error"
-        title = "DSH bridge" if kind == KIND_DSH else "host"
+        title = "DSH bridge" if answer_of.kind == KIND_DSH else "host"
         self.app.call_from_thread(self.notify, text, title=title, severity=severity, markup=False)
