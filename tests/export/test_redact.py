@@ -228,6 +228,8 @@ def test_no_planted_secret_survives_and_no_number_changes(
     # nor the escapes of its repr, as a diagnostic quotes a forged surface op (``'\U000aa000'`` holds ``aa0``)
     assume(not any(value in form for value in values for text in around
                    for form in (text, orjson.dumps(text).decode(), repr(text))))  # fmt: skip
+    # nor part of the name of the command a secret is given to ('n' before 'mcli alias set' makes nmcli's line)
+    assume(not a[8][-1:].isascii() or not a[8][-1:].isalnum())
     # nor the planted log's own path, which the JSON export names ('4342' is in /tmp/pytest-of-root/pytest-4342/…)
     assume(not any(secret in str(tmp_path) for secret in (key, email, env, home, *values)))
     log = plant(
