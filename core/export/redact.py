@@ -117,7 +117,8 @@ _INDENT = rb"(?:[ \t]|\\+t)*"  # the blanks before a line's text, a tab also as 
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, a
 # quoted ``"pass"`` or ``"pw"``, and an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
-# or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
+# or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``); a
+# backquote, a Markdown code span's, ends it (``Set `DB_PASSWORD=…` in .env``, ``password: `…` ``)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
@@ -125,8 +126,8 @@ _CONNECTION_PWD = rb";[ \t]*(?i:pwd)"  # a connection string's ``;Pwd=…`` (``p
 _PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a password (``$db_pass``, ``$pw``)
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))" + _MAYBE_QUOTE
-    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?"
-    rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
+    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`?"
+    rb"((?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+)"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -447,10 +448,11 @@ _FUNCTION_WORDS = frozenset(
 )
 _NETRC_NAME = re.compile(rb"(?i)netrc")
 # a password's value of several words (``_line_end``): blanks and another word after its first, the rest of its
-# line (a backslash, or a run of them, ends it before an ``n``, ``r`` or quote: JSON text's escapes), and code
+# line (a backslash, or a run of them, ends it before an ``n``, ``r`` or quote: JSON text's escapes; a backquote
+# ends it too, closing the code span it is in), and code
 # in that rest: a bracket, an operator, a comment; after `` = ``, a condition (``pwd or default``)
 _MORE_WORDS = re.compile(rb"[ \t]+(?:[^\s\"'\\]|\\+(?![\\nrt\"]))")
-_LINE_REST = re.compile(rb"(?:[^\r\n\"\\]|\\+(?![\\nr\"\r\n]))*")
+_LINE_REST = re.compile(rb"(?:[^\r\n\"\\`]|\\+(?![\\nr\"\r\n]))*")
 _CODE_AFTER = re.compile(rb"[(){}\[\]=<>|&;]|[ \t]#")
 _CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote

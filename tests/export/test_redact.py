@@ -1409,7 +1409,7 @@ def test_many_keys_that_redact_to_one_text_are_numbered_in_linear_time() -> None
         ("**Password:** Eat the red apple", "**Password:** [redacted key]"),
         ("- **Password**: hunter2pw\n- **User**: bob", "- **Password**: [redacted key]\n- **User**: bob"),
         ("__Password__: hunter2pw", "__Password__: [redacted key]"), ("*password*: hunter2pw", "*password*: [redacted key]"),
-        ("**DB_PASSWORD:** `hunter2pw`", "**DB_PASSWORD:** [redacted key]"),
+        ("**DB_PASSWORD:** `hunter2pw`", "**DB_PASSWORD:** `[redacted key]`"),
     ],
 )  # fmt: skip
 def test_a_password_after_a_key_in_markdown_emphasis_goes(text: str, out: str) -> None:
@@ -2704,3 +2704,21 @@ def test_a_redirection_after_a_group_piped_into_a_reader_keeps_no_password(text:
 
 def test_a_group_with_a_redirection_piped_elsewhere_keeps_its_words() -> None:
     _stays("(echo Hunter1pw; echo Hunter2pw) 2>/dev/null | tee out.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("Set `DB_PASSWORD=Hunter2pw` in .env", "Set `DB_PASSWORD=[redacted key]` in .env"),
+        ("use `password: Hunter2pw` there", "use `password: [redacted key]` there"),
+        ("password: `Hunter2pw`", "password: `[redacted key]`"),
+        ("`password: Eat the red apple` was the old one", "`password: [redacted key]` was the old one"),
+        ('{"c": "Set `DB_PASSWORD=Hunter2pw` in .env"}', '{"c": "Set `DB_PASSWORD=[redacted key]` in .env"}'),
+        ("**Password:** `Hunter2pw`", "**Password:** `[redacted key]`"),
+    ],
+)  # fmt: skip
+def test_a_value_in_a_markdown_code_span_ends_at_its_backquote(text: str, out: str) -> None:
+    """``Set `DB_PASSWORD=PW` in .env`` hid the closing backquote and the rest of the sentence with the password
+    (the value of a key named for a password runs to its line's end), and ``password: `PW` `` its backquotes: a
+    model's prose writes commands and settings in code spans, which a backquote closes."""
+    _redacts(text, out)
