@@ -173,7 +173,7 @@ _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` and MariaDB's (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``/``--pass …``,
-# ``curl -u user:…``, ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
+# ``curl -u user:…`` (``-su``), ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
 # aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
 # dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin, ncftp, cqlsh,
@@ -231,6 +231,7 @@ _BW_OPTION = _option(_BW_VALUED)
 _BW_VALUE = re.compile(rb"--(?:" + _BW_VALUED + rb")[ \t]+" + _MAYBE_QUOTE + rb"\Z")
 _BW_OPTIONS = rb"(?:[ \t]+" + _BW_OPTION + rb")*"
 _CLI_VALUE = _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
+_CURL_FLAGS = rb"[0-9#aBfgGIijJklLMnNOpqRsSvZ]"  # curl's one-letter options that take no value, run together before ``u``
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))" + _MAYBE_QUOTE  # httpie's credentials
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
@@ -251,7 +252,7 @@ _CLI_PASSWORD = re2.compile(
     rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?" + _MAYBE_QUOTE + rb"[A-Za-z0-9_$#]+/"
     rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:"
+    + rb"|curl\b[^\n|;&]*?[ \t](?:-" + _CURL_FLAGS + rb"*u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:"
     rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
     rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
     rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"

@@ -2722,3 +2722,22 @@ def test_a_value_in_a_markdown_code_span_ends_at_its_backquote(text: str, out: s
     (the value of a key named for a password runs to its line's end), and ``password: `PW` `` its backquotes: a
     model's prose writes commands and settings in code spans, which a backquote closes."""
     _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("curl -su bob:Hunter2pw x.io", "curl -su bob:[redacted key] x.io"),
+        ("curl -sSku bob:Hunter2pw https://x.io", "curl -sSku bob:[redacted key] https://x.io"),
+        ('curl -fsSLu "bob:two words" x.io', 'curl -fsSLu "bob:[redacted key]" x.io'),
+        ('{"c": "curl -ku bob:Hunter2pw x.io"}', '{"c": "curl -ku bob:[redacted key] x.io"}'),
+    ],
+)  # fmt: skip
+def test_curls_user_after_flags_run_together_gives_its_password(text: str, out: str) -> None:
+    """``curl -su bob:PW`` (``-sSku``, ``-fsSLu``) let the password out: only ``-u`` on its own was read, though
+    curl takes flags run together, the last of them taking the value."""
+    _redacts(text, out)
+
+
+def test_curls_flags_that_take_a_value_are_no_user() -> None:
+    _stays("curl -Hu:x x.io\ncurl -ou:x x.io\ncurl -su bob x.io\n")
