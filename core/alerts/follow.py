@@ -371,9 +371,10 @@ class AlertWatch:
     def tick(self, now: int, final: bool = False) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change (``final``: in a one-off
         report, whose reading of the host is the only one)."""
-        if self.live:
-            self.reading = self.read_host()
-            self.host = self._settled(self.reading, now, final)
+        reading = self.read_host() if self.live else None
+        if reading is not None:  # (None: it could not be read now; what was read and believed before stands)
+            self.reading = reading
+            self.host = self._settled(reading, now, final)
         host = self.host
         return self.engine.tick(now, host.state if host is not None else None, self.last_write(),
                                 host.since if host is not None else None)  # fmt: skip
@@ -427,10 +428,11 @@ class AlertWatch:
         except OSError:
             return None
 
-    def read_host(self) -> HostState:
-        """The host's state now (a lock probe and a small file); whether a tapedeck host ever ran the log is the
-        engine's to say (a watch ticks once it has taken in the log as it stands, or a checkpoint stood for it): the
-        log's start is not read again at every tick."""
+    def read_host(self) -> HostState | None:
+        """The host's state now (a lock probe and a small file; a follower of another machine's log has None while
+        it cannot be read); whether a tapedeck host ever ran the log is the engine's to say (a watch ticks once it has
+        taken in the log as it stands, or a checkpoint stood for it): the log's start is not read again at every
+        tick."""
         return read_host_state(self.path, self.engine.signals.hosted)
 
     def lost(self) -> str | None:

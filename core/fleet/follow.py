@@ -125,7 +125,7 @@ class SessionWatch(AlertWatch):
         miss = (int_or_none(usage.get("inputTokens")) or 0) + (int_or_none(usage.get("cacheWriteTokens")) or 0)
         self.usage[(turn or 0, step or 0)] = (hit, miss)
 
-    def read_host(self) -> HostState:
+    def read_host(self) -> HostState | None:
         """The host's state, read again only when it may have changed (see the module docstring)."""
         now = now_ms() / 1000
         if self.host_due(now):
@@ -142,8 +142,8 @@ class SessionWatch(AlertWatch):
 
     grown_reads_host = True  # a log that grew has its host's state read again at once (locally: cheap)
 
-    def fresh_host(self) -> HostState:
-        """The host's state read now."""
+    def fresh_host(self) -> HostState | None:
+        """The host's state read now (None: it cannot be read now)."""
         return super().read_host()
 
     def changed(self) -> bool:
@@ -251,15 +251,16 @@ class RemoteSessionWatch(SessionWatch):
 
     grown_reads_host = False  # over SSH the host's files are read on the clock only
 
-    def fresh_host(self) -> HostState:
-        """The host's state from the remote files (the last one known while unreachable)."""
+    def fresh_host(self) -> HostState | None:
+        """The host's state from the remote files (None while they cannot be read: the last one known stands, and
+        before any is known the row's host is ``unknown``)."""
         prefetched, self.prefetched_host = self.prefetched_host, None
         if prefetched is not None and prefetched[1] == self.engine.signals.hosted:
             return prefetched[0]  # (a log read since that names a tapedeck host changes what no state file means)
         try:
             return remote_host_state(self.link, self.target, self.engine.signals.hosted)
         except TapedeckError:
-            return self.host or HostState("none")
+            return None
 
     def send_action(self, alert: Alert) -> None:
         """Append the alert's action to the remote inbox when the host's state at the last tick is live and does

@@ -216,3 +216,28 @@ def test_a_dsh_session_whose_first_heartbeat_reads_stale_is_unknown_until_the_re
     fleet.poll(now + HEARTBEAT_FRESH_MS)
     (row,) = fleet.rows(now + HEARTBEAT_FRESH_MS)
     assert (row.host["state"], cells(row)[1]) == ("exited", "DSH exited"), row.host
+
+
+def test_a_remote_host_whose_first_reading_fails_is_unknown(tmp_path: Path) -> None:
+    """A remote session whose host's files could not be read before any state was known (the machine lost between
+    the log's poll and the read, a refused read): the row said none, of a tapedeck host, as of a log no host ever
+    ran. Nothing is known of the host yet: the row says unknown, of no kind, as before a first reading, and the
+    state is read again at the next tick."""
+    from core.fleet.follow import RemoteSessionWatch
+    from core.log.sessions import SessionRef
+    from core.remote.link import Unreachable
+    from core.remote.target import parse_remote
+
+    class Lost:
+        """A link whose machine stopped answering."""
+
+        def stat_many(self, paths: Any, follow: bool = True) -> Any:
+            raise Unreachable("testbox: connection lost", NOW)
+
+    target = parse_remote("testbox:/far/p/s/session.jsonl")
+    assert target is not None
+    ref = SessionRef(Path(str(target)), "s", None, NOW, None, 0, None, 0, NOW / 1000)
+    watch = RemoteSessionWatch(ref, config(), Lost(), target)  # type: ignore[arg-type]
+    watch.tick(NOW)
+    assert (watch.row(NOW).host["state"], watch.row(NOW).host["kind"]) == ("unknown", None), watch.row(NOW).host
+    assert watch.host_due(NOW / 1000)
