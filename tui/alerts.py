@@ -149,6 +149,11 @@ class AlertBoard:
         marks = self.marks.setdefault(str(Path(alert.path).resolve()), {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
 
+    def forget_marks(self, path: Path) -> None:
+        """Drop the marks on the events of the log at ``path`` (another log replaced it: its seqs mean other
+        events now); the alerts stay listed."""
+        self.marks.pop(str(path.resolve()), None)
+
     def marks_for(self, path: Path | None) -> dict[int, tuple[str, ...]]:
         """The marks on the events of the log at ``path``."""
         return self.marks.get(str(path.resolve()), {}) if path is not None else {}

@@ -391,3 +391,31 @@ async def test_the_alerts_screen_shows_the_selected_alerts_reason_whole_at_80x24
         assert reasons[0] in drawn(), drawn()
         await pilot.press("down")
         await until(pilot, lambda: reasons[1] in drawn())
+
+
+@pytest.mark.anyio
+async def test_a_replaced_log_keeps_no_mark_of_the_old_ones_alerts(tmp_path: Path) -> None:
+    """The marks of a log's alerts stayed on their seqs when another log replaced it at its path, though the same
+    seq then means another event (README: a replaced log is never merged with what was there before): the new log's
+    rows carry the marks of its own alerts alone; the alerts list keeps the old ones."""
+    from tests.tui.logs import Log as TuiLog
+    from tests.tui.logs import policy_log
+
+    path = policy_log(host=False).write(tmp_path / "session.jsonl")
+    app = _app(path, True, {"errorStreak": {"count": 1}})
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: bool(app.alert_marks))
+        (old,) = app.alert_marks
+        live = app.live
+        assert live is not None
+        epoch = live.epoch
+        new = TuiLog()
+        new.turn(1, "a", "b")
+        failed = new.turn(2, "c", "boom", error=True)["result"]
+        assert failed != old
+        path.write_bytes(new.lines())  # shorter: replaced
+        await until(pilot, lambda: live.epoch != epoch and live.ready and failed in app.alert_marks)
+        await settle(pilot)
+        assert app.alert_marks == {failed: ("⚑ error-streak",)}
+        assert [a.seq for a in app.board.alerts] == [old, failed]
