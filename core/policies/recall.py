@@ -603,7 +603,7 @@ def _full_text(session: Session, seq: int, head: str) -> str:
         except SpillUnavailable as exc:
             raise RecallError(
                 f"{EXPAND_TOOL}: the full text of {head} (text part {number}) was stored outside the log and "
-                f"is not readable here ({exc}); read that file with the workspace tools instead"
+                f"is not readable here ({quoted(exc, 200)}); read that file with the workspace tools instead"
             ) from exc
     return "\n".join(texts)
 

@@ -23,7 +23,7 @@ from core.policies.rewind_config import RewindConfig
 from core.shared.arguments import loads_arguments
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
-from core.shared.text import clip, text_of_blocks, utf16_len
+from core.shared.text import clip, quoted, text_of_blocks, utf16_len
 
 REPORT_SOURCE = {"kind": "plugin", "plugin": "rewind"}
 NO_ROUTE = (
@@ -240,8 +240,8 @@ def _complete(model: ChatModel, request: ModelRequest) -> Completion:
         return model.complete(request)
     except TapedeckError:
         raise
-    except Exception as exc:  # a provider failure becomes a clean, retryable rewind error
-        raise ReportError(f"rewind summarization request failed: {exc}") from exc
+    except Exception as exc:  # a provider failure becomes a clean, retryable rewind error, worded as a tool's
+        raise ReportError(f"rewind summarization request failed: {type(exc).__name__}: {quoted(exc, 200)}") from exc
 
 
 # extractive ----------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from test_slice_support import Host
 
 from core.policies.recall import RecallError, expand_result
 from core.read.load import load_session
+from core.read.session import Session
 
 LOG = "\n".join(f"line {i} {'ERROR disk' if i in (10, 12, 40) else 'ok'}" for i in range(1, 61))
 
@@ -200,16 +201,21 @@ def test_line_ranges(host: Host) -> None:
     )
 
 
-def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> None:
-    (tmp_path / "full.txt").write_text("THE WHOLE OUTPUT\nsecond line", encoding="utf-8")
-    preview = "[bash · log · 9 lines, 2 kept · full text (28 bytes) stored at full.txt — expand it]\n…"
+def spilled(tmp_path: Path, locator: str) -> Session:
+    """A session whose one bash result is a fold spill preview naming ``locator`` as its stored full text."""
+    preview = f"[bash · log · 9 lines, 2 kept · full text (28 bytes) stored at {locator} — expand it]\n…"
     host = Host(
         header={"type": "session", "version": 0, "id": "x", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
     )
     host.begin("go")
     host.reply("", [("c1", "bash", {}, preview)])
     host.end()
-    session = load_session(host.write(tmp_path / "session.jsonl"))
+    return load_session(host.write(tmp_path / "session.jsonl"))
+
+
+def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> None:
+    (tmp_path / "full.txt").write_text("THE WHOLE OUTPUT\nsecond line", encoding="utf-8")
+    session = spilled(tmp_path, "full.txt")
     assert (
         expand_result(session, {"turn": 1, "step": 1})
         == "[full result of bash · turn 1 step 1 call 1]\nTHE WHOLE OUTPUT\nsecond line"
@@ -222,6 +228,18 @@ def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> N
         "expand_result: the full text of bash · turn 1 step 1 call 1 (text part 1) was stored outside the log"
     )
     assert "cannot read full.txt: No such file or directory" in str(caught.value)
+
+
+def test_an_unreadable_stored_texts_locator_is_quoted_cut(tmp_path: Path) -> None:
+    """The refusal of a stored full text that cannot be read named the locator as the log holds it, so a log whose
+    locator held an escape sequence and 100,000 characters more put them whole into the model's context; the reason
+    is quoted at 200 characters (cut, escaped), as a tool's unexpected failure is."""
+    session = spilled(tmp_path, "f\x1b[2J" + "k" * 100_000)
+    with pytest.raises(RecallError) as caught:
+        expand_result(session, {"turn": 1, "step": 1})
+    said = str(caught.value)
+    assert "(cannot read f\\u001b[2Jkkk" in said and "k…); read that file" in said, said[:300]
+    assert "\x1b" not in said and len(said) < 500, said[:500]
 
 
 def test_a_long_grep_pattern_is_quoted_cut(host: Host) -> None:

@@ -194,8 +194,24 @@ def test_a_provider_exception_becomes_a_report_error() -> None:
         def complete(self, request: ModelRequest, on_chunk: Any = None) -> Completion:
             raise ConnectionError("connection reset")
 
-    with pytest.raises(ReportError, match="request failed: connection reset"):
+    with pytest.raises(ReportError, match="request failed: ConnectionError: connection reset"):
         ModelReportWriter(Broken("deepseek", "deepseek-chat", [])).write(request())
+
+
+def test_a_provider_exception_is_quoted_cut_in_the_report_error() -> None:
+    """A provider's exception text went whole into the rewind error the model sees: a failure quoting a 100,000
+    character value (or an escape sequence a server sent) put it all there. It is worded as a tool's unexpected
+    failure is: its type, and its text quoted at 200 characters."""
+
+    class Broken(FakeModel):
+        def complete(self, request: ModelRequest, on_chunk: Any = None) -> Completion:
+            raise ValueError("k\x1b[2J\n" + "k" * 100_000)
+
+    with pytest.raises(ReportError) as info:
+        ModelReportWriter(Broken("deepseek", "deepseek-chat", [])).write(request())
+    said = str(info.value)
+    assert said.startswith("rewind summarization request failed: ValueError: k\\u001b[2J\\nkkk"), said[:200]
+    assert said.endswith("k…") and len(said) < 300 and "\x1b" not in said, said[:300]
 
 
 def test_without_a_header_the_agents_own_model_is_used() -> None:
