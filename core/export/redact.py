@@ -307,8 +307,9 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # ``printf '%s\n' PW PW | passwd --stdin``: both copies go), and the ``echo`` may be the first of a group
 # piped whole (``(echo PW; echo PW) | smbpasswd -s``; ``_STDIN_AGAIN`` takes each other, ``_CHPASSWD_AGAIN`` chpasswd's)
 _ANSI_QUOTE = rb"(?:\$?" + _QUOTE + rb")?"  # a value's quote, also bash's ANSI-C ``$'…'`` (a ``$`` alone is a reference's)
-_ECHOED = (
-    rb"(?:echo|printf|yes)(?:[ \t]+-[neE]+)*(?:[ \t]+" + _QUOTE + rb"%s(?:[^\s\"'\\]|\\+n)*" + _QUOTE + rb")?[ \t]+" + _ANSI_QUOTE
+_REDIRECTION = rb"[0-9]*(?:[<>]{1,2}&?|&>)[ \t]*[^\s|;&<>]+"  # its descriptor, operator and file (``2>/dev/null``)
+_ECHOED = (  # its options and redirections before the value (``echo -n 2>/dev/null …``)
+    rb"(?:echo|printf|yes)(?:[ \t]+(?:-[neE]+|" + _REDIRECTION + rb"))*(?:[ \t]+" + _QUOTE + rb"%s(?:[^\s\"'\\]|\\+n)*" + _QUOTE + rb")?[ \t]+" + _ANSI_QUOTE
 )
 _ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them (and
     # its file descriptor, ``2>``, is none of them: ``_echoed_end``)

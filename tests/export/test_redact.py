@@ -2741,3 +2741,18 @@ def test_curls_user_after_flags_run_together_gives_its_password(text: str, out: 
 
 def test_curls_flags_that_take_a_value_are_no_user() -> None:
     _stays("curl -Hu:x x.io\ncurl -ou:x x.io\ncurl -su bob x.io\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("echo 2>/dev/null Hunter2pw | passwd", "echo 2>/dev/null [redacted key] | passwd"),
+        ("echo -n 2> err.log 'Hunter2pw' | docker login -u bob --password-stdin",
+         "echo -n 2> err.log '[redacted key]' | docker login -u bob --password-stdin"),
+        ('{"c": "echo 2>&1 Hunter2pw | sudo -S ls"}', '{"c": "echo 2>&1 [redacted key] | sudo -S ls"}'),
+    ],
+)  # fmt: skip
+def test_a_redirection_before_an_echoed_password_is_no_part_of_it(text: str, out: str) -> None:
+    """``echo 2>/dev/null PW | passwd`` replaced the ``2`` of the redirection and let the password out: the echoed
+    value was read from the first word after ``echo``'s options, a redirection's descriptor."""
+    _redacts(text, out)
