@@ -515,10 +515,11 @@ class TapedeckApp(ControlActions, App[None]):
     def on_load_progress(self, message: LoadProgress) -> None:
         """A loaded (or reloaded) log switches to follow-mode GC (the screens have the progress from
         ``_from_live``); a phase posted again (a remote log's reachability changed) collects nothing. A log reset
-        or gone takes its alert marks along: the log read next numbers other events (its own alerts mark them)."""
+        (rewritten, replaced or removed) takes its alert marks along: the log read next numbers other events (its
+        own alerts mark them); a log waited for at the start (missing, or its machine not answering) keeps them."""
         if message.loaded:
             self.follow_gc.loaded()
-        if message.phase in ("reset", "waiting") and self.live is not None:
+        if message.phase == "reset" and self.live is not None:
             self.board.forget_marks(self.live.path)
             self._mark_alerts()
 

@@ -419,3 +419,20 @@ async def test_a_replaced_log_keeps_no_mark_of_the_old_ones_alerts(tmp_path: Pat
         await settle(pilot)
         assert app.alert_marks == {failed: ("⚑ error-streak",)}
         assert [a.seq for a in app.board.alerts] == [old, failed]
+
+
+@pytest.mark.anyio
+async def test_a_log_waited_for_at_the_start_keeps_its_marks(tmp_path: Path) -> None:
+    """Only a reset takes a log's marks along: a log the view waits for as it opens (not there yet; a remote one
+    whose machine does not answer, opened from the fleet with the fleet's marks) keeps the marks it has."""
+    from core.alerts.engine import Alert
+
+    path = tmp_path / "session.jsonl"
+    app = _app(path, True, {})
+    app.board.add(Alert("t-1", str(path), "error-streak", 3, "warning", "2 tool calls failed in a row", 1_000))
+    async with app.run_test(size=(100, 30)) as pilot:
+        live = app.live
+        assert live is not None
+        await until(pilot, lambda: live.phase == "waiting")
+        await pilot.pause(0.1)
+        assert app.alert_marks == {3: ("⚑ error-streak",)}
