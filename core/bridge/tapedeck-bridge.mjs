@@ -245,6 +245,17 @@ function validate(op, args) {
   return { ...args };
 }
 
+// What an entry of bridge.json's `inFlight` written by another DSH process (so, hostile) says, read as
+// core/bridge/files.py reads it: {id, op?, origin?}, the op only when it is one of DSH's, the origin only when it
+// names a sender; undefined when it names no request id.
+function inFlightEntry(item) {
+  if (typeof item?.id !== "string" || !item.id || item.id.length > MAX_ID_CHARS) return undefined;
+  const entry = { id: item.id };
+  if (typeof item.op === "string" && Object.hasOwn(OPS, item.op)) entry.op = item.op;
+  if (item.origin !== undefined && originError(item.origin) === null) entry.origin = item.origin;
+  return entry;
+}
+
 function originError(origin) {
   if (typeof origin !== "string") return `'origin' must be a string (got ${shown(origin)})`;
   if (origin.length > 0 && origin.length <= MAX_ORIGIN_CHARS && ORIGIN.test(origin)) return null;
@@ -558,11 +569,13 @@ class SessionBridge {
     // an instance this one replaced still runs stays listed too, and that instance answers it.
     const interrupted = [];
     if (restarted && !original)
-      for (const request of Array.isArray(previous.inFlight) ? previous.inFlight : [])
-        if (typeof request?.id === "string" && !this.final.has(request.id)) {
+      for (const item of Array.isArray(previous.inFlight) ? previous.inFlight : []) {
+        const request = inFlightEntry(item);
+        if (request && !this.final.has(request.id)) {
           this.inFlight.set(request.id, request);
           interrupted.push(request);
         }
+      }
     this.writeBridge(now, true);
     for (const request of interrupted) this.interrupted(request);
     if (this.absent || restarted)

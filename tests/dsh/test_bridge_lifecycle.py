@@ -122,7 +122,8 @@ def test_restart_resumes_the_session_and_replays_nothing(
         # DSH's pid and start tick, and died running a request: another process, whose request is unknown here
         assert web.proc is not None
         sibling = {**bridge_json(d), "pid": web.proc.pid, "procStart": proc_start_time(web.proc.pid),
-                   "pidNs": os.stat("/proc/self/ns/pid").st_ino + 1, "inFlight": [{"id": "sib-1", "op": "checkpoint"}]}
+                   "pidNs": os.stat("/proc/self/ns/pid").st_ino + 1, "inFlight": [{"id": "sib-1", "op": "checkpoint"},
+                   {"id": "sib-2", "op": "\x1b]52;c;Zm9yZ2Vk\x07pause", "origin": {"forged": True}}]}  # fmt: skip
         (d / "bridge.json").write_text(json.dumps(sibling))
         web.prompt(sid, "Second turn: steps=1 sleep=0")  # DSH resumes the session from its log
         wait_for(
@@ -131,13 +132,18 @@ def test_restart_resumes_the_session_and_replays_nothing(
         assert "arrived while no bridge was running" in final_outcome(d, late["id"])["error"]
         assert final_outcome(d, queued["id"])["detail"]["markId"] == 2
         assert final_outcome(d, "sib-1")["outcome"] == "unknown"  # taken for a reload, it was never answered
+        # a forged entry's op is none of DSH's and its origin no sender's: the answer names neither, as tapedeck's
+        # reading of bridge.json (core.bridge.files) takes neither
+        forged = final_outcome(d, "sib-2")
+        assert (forged["op"], "origin" in forged) == (None, False), forged
+        assert "while it ran this request," in forged["error"] and "\x1b" not in forged["error"], forged
         time.sleep(1.0)
         assert len([e for e in log_events(d) if e["type"] == "step/start"]) == 3  # the new turn is held
         resumed = _tapedeck("control", str(d), "resume", "--wait", "--json")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         wait_for(lambda: len(_turn_ends(d)) == 2, 30, "the resumed session's new turn to end")
     assert _turn_ends(d)[-1]["data"]["reason"] == {"kind": "completed"}
-    _no_replays(d, sent=7)
+    _no_replays(d, sent=8)  # sib-1 and sib-2 among them
     state = json.loads((d / "bridge.state.json").read_text())
     assert [m["markId"] for m in state["marks"]] == [1, 2] and state["paused"] is False
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
