@@ -44,7 +44,7 @@ from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.regular import open_regular, read_regular
-from core.shared.text import quoted_path
+from core.shared.text import quoted, quoted_path
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
@@ -376,19 +376,22 @@ def describe_host(state: dict[str, Any]) -> str:
     name = state.get("state")
     dsh = state.get("kind") == KIND_DSH
     bridge = state.get("bridge") or {}
-    problem = f"; the bridge says: {bridge['problem']}" if bridge.get("problem") else ""
+    # what bridge.json says, another process's words (``MAX_BRIDGE_BYTES`` at most): whole, its control characters
+    # escaped, as are the ids it names
+    said = quoted(bridge["problem"], None) if bridge.get("problem") else ""
+    problem = f"; the bridge says: {said}" if said else ""
     if bridge.get("stale") and name in LIVE_STATES:
         problem += f"; {bridge['stale']}"
     if name == "none":
         if dsh and bridge.get("unloaded"):
-            return f"none (read-only: {bridge['problem']})"
-        if dsh and bridge.get("problem"):  # a bridge.json that cannot be used: installing the bridge would not help
-            return f"none (read-only: the bridge.json here cannot be used: {bridge['problem']})"
+            return f"none (read-only: {said})"
+        if dsh and said:  # a bridge.json that cannot be used: installing the bridge would not help
+            return f"none (read-only: the bridge.json here cannot be used: {said})"
         if dsh:
             return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
     if name == "exited" and bridge.get("inFlight"):
-        ids = ", ".join(request["id"] for request in bridge["inFlight"])
+        ids = ", ".join(quoted(request["id"]) for request in bridge["inFlight"])
         problem += (f"; it was running request {ids} when it stopped: whether it took "
                     "effect is unknown")  # fmt: skip
     number = int_or_none(state.get("pid"))

@@ -475,3 +475,18 @@ def test_the_directory_a_bridge_json_names_is_escaped_in_what_control_says(tmp_p
     assert main(["control", str(log), "pause"]) == 3
     err = capsys.readouterr().err
     assert "\x1b" not in err and f"moved here from {tmp_path}/old\\u001b]2;PWNED\\u0007:" in err, err
+
+
+def test_what_bridge_json_names_is_quoted_in_the_host_line(bridged, tmp_path: Path) -> None:
+    """``inspect``'s host line wrote the ids of bridge.json's ``inFlight`` and the bridge's ``problem`` as they are,
+    so, piped, a forged file's newline made a line of its own and its escape sequence went out raw: each is quoted
+    as every other id in a message is (``\\n``, ``\\u001b``)."""
+    forged = "x\n\x1b]52;c;Zm9yZ2Vk\x07"
+    live = bridged("running")
+    write_bridge(live.parent, read_bridge(live.parent)[0].pid, "running", problem=f"the inbox {forged}")
+    exited = dsh_log(tmp_path / "exited")
+    write_bridge(exited.parent, None, "exited", inFlight=[{"id": f"req-{forged}", "op": "pause"}])
+    for log, said in ((live, "the bridge says: the inbox x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007"),
+                      (exited, "running request req-x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007 when it stopped")):  # fmt: skip
+        line = describe_host(read_host_state(log).to_dict())
+        assert said in line and not [c for c in line if ord(c) < 32], line
