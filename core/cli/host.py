@@ -282,8 +282,11 @@ def _repair(args: argparse.Namespace) -> int:
 
     def text(r: dict[str, Any]) -> str:
         if not r["backup"]:
-            return f"{r['path']}: no damage found; nothing changed"
-        lines = [f"{r['path']}: repaired, {r['events']} events; the damaged file is kept as {r['backup']}"]
+            return f"{quoted_path(r['path'])}: no damage found; nothing changed"
+        lines = [
+            f"{quoted_path(r['path'])}: repaired, {r['events']} events; "
+            f"the damaged file is kept as {quoted_path(r['backup'])}"
+        ]
         for hole in r["holes"]:
             seqs = hole["seqs"]
             if seqs:

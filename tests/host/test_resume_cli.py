@@ -728,3 +728,26 @@ def test_a_resume_names_the_recorded_workspace_escaped(
     err = capsys.readouterr().err
     named = str(workspace.resolve()).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
     assert f" was running in {named}, " in err and err.count("\n") == 1 and "\x1b" not in err, err
+
+
+def test_repairs_report_names_the_log_and_its_backup_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """repair's report named the log and the damaged file's backup as they are, so a directory whose name held a
+    newline and an escape sequence forged a line of the report and sent the escape out raw; both are named through
+    quoted_path, as repair's refusals name the log."""
+    hostile = tmp_path / "a\x1b[2J\nforged line"
+    hostile.mkdir()
+    log = hostile / "session.jsonl"
+    lines = _start_and_crash(tmp_path, tmp_path / "ws").read_bytes().splitlines(keepends=True)
+    lines[-1] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+    capsys.readouterr()
+
+    assert main(["repair", str(log)]) == 0
+    said = capsys.readouterr().out.splitlines()[0]
+    escaped = str(hostile).replace("\x1b", "\\u001b").replace("\n", "\\n")
+    assert said.startswith(f"{escaped}/session.jsonl: repaired, ") and "\x1b" not in said, said
+    assert f"kept as {escaped}/session.jsonl.damaged-" in said, said
+    assert main(["repair", str(log)]) == 0
+    assert capsys.readouterr().out == f"{escaped}/session.jsonl: no damage found; nothing changed\n"
