@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import shlex
 import signal
 import stat
 import threading
@@ -282,7 +283,7 @@ def damage_message(path: Path, damage: Sequence[Diagnostic]) -> str:
     """The refusal that names the damage and the repair command."""
     return (
         f"{quoted_path(path)} is damaged before its end ({len(damage)} problem(s), first: {damage[0]}); appending after "
-        f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {quoted_path(path)}`: it keeps a "
+        f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {shlex.quote(quoted_path(path))}`: it keeps a "
         "byte-for-byte copy, stands in for the lost events and keeps every intact one; then resume again."
     )
 

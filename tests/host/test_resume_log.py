@@ -266,3 +266,14 @@ def test_repair_reads_in_slices_of_any_size_with_the_same_result(
             if report.backup is not None:
                 report.backup.unlink()  # the next run's copy may get the same name within the second
     assert results[0] == results[1]
+
+
+def test_the_repair_command_a_damaged_log_names_can_be_pasted() -> None:
+    """The refusal of a log damaged before its end named the repair command with the log's path as it is, so a
+    session directory under a root with a space in its name ('my runs') gave a command that repairs no log, where
+    the other commands tapedeck suggests (bridge install, sessions' DIR/*/) quote their path for the shell."""
+    from core.log.writer import damage_message
+    from core.shared.diagnostics import Diagnostic
+
+    said = damage_message(Path("/srv/my runs/p/s/session.jsonl"), [Diagnostic("bad-json", "line 3 is not JSON", 99)])
+    assert "Run `tapedeck repair '/srv/my runs/p/s/session.jsonl'`: it keeps" in said, said
