@@ -49,4 +49,4 @@ def _no_dsh_left_running() -> Iterator[None]:
     try:
         wait_for(lambda: not leaked(), 15, "the DSH processes to exit")
     except TimeoutError:
-        pytest.fail(f"DSH process groups left running: {leaked()}")
+        pytest.fail(f"DSH processes left running: {leaked()}")

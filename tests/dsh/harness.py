@@ -340,17 +340,23 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
 STARTED: list[subprocess.Popen[bytes]] = []  # every DSH process the harness started (for the leak check)
 
 
-def leaked() -> list[int]:
-    """Process groups the harness started that still have a live process."""
+def leaked() -> list[str]:
+    """The processes still alive in the process groups the harness started, each as ``pid (command) state``. A zombie
+    does not count: it has exited, and only waits for its parent (here pid 1, which reaps when it likes) to read its
+    status, though ``killpg(group, 0)`` still finds it."""
+    groups = {proc.pid for proc in STARTED}
     alive = []
-    for proc in STARTED:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
+    for entry in os.scandir("/proc") if groups else ():
+        if not entry.name.isdigit():
             continue
-        except PermissionError:
-            pass
-        alive.append(proc.pid)
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        command, _, rest = stat.partition(" (")[2].rpartition(") ")
+        state, _ppid, group = rest.split()[:3]
+        if int(group) in groups and state != "Z":
+            alive.append(f"{entry.name} ({command}) {state}")
     return alive
 
 
