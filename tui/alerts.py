@@ -141,6 +141,7 @@ class AlertBoard:
     def __init__(self) -> None:
         self.alerts: list[Alert] = []
         self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log path -> seq -> causes
+        self.replaced: set[int] = set()  # ids of the listed alerts whose log was replaced since (their event is gone)
 
     def add(self, alert: Alert) -> None:
         """Record an alert in time order (a fleet reads its sessions' histories one session at a time; an alert
@@ -151,8 +152,10 @@ class AlertBoard:
 
     def forget_marks(self, path: Path) -> None:
         """Drop the marks on the events of the log at ``path`` (another log replaced it: its seqs mean other
-        events now); the alerts stay listed."""
-        self.marks.pop(str(path.resolve()), None)
+        events now); the alerts stay listed, known as about a replaced log."""
+        key = str(path.resolve())
+        self.marks.pop(key, None)
+        self.replaced.update(id(a) for a in self.alerts if str(Path(a.path).resolve()) == key)
 
     def marks_for(self, path: Path | None) -> dict[int, tuple[str, ...]]:
         """The marks on the events of the log at ``path``."""

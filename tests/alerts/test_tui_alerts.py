@@ -32,6 +32,19 @@ def _app(target: Path, follow: bool, alerts: dict[str, Any]) -> TapedeckApp:
                        config=config)  # fmt: skip
 
 
+async def _enter_on_the_first_alert(pilot: Any, app: TapedeckApp) -> Any:
+    """From the main screen, its cursor on seq 0: open the alerts list and press enter on its first alert; the main
+    screen."""
+    main = main_screen(app)
+    assert main is not None
+    main.events.go_seq(0)
+    await pilot.press("A")
+    await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+    await pilot.pause()
+    await pilot.press("enter")
+    return main
+
+
 @pytest.mark.anyio
 async def test_an_alert_shows_a_toast_marks_its_row_and_lists_on_the_alerts_screen(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
@@ -54,13 +67,7 @@ async def test_an_alert_shows_a_toast_marks_its_row_and_lists_on_the_alerts_scre
         assert toasts[0].severity == "warning"
         assert app.alert_marks == {second: ("⚑ error-streak",)}
         await settle(pilot)
-        main = main_screen(app)
-        assert main is not None
-        main.events.go_seq(0)
-        await pilot.press("A")
-        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
-        await pilot.pause()
-        await pilot.press("enter")
+        main = await _enter_on_the_first_alert(pilot, app)
         await until(pilot, lambda: not isinstance(app.screen, AlertsScreen))
         await settle(pilot)
         assert main.events.current_seq == second
@@ -419,6 +426,10 @@ async def test_a_replaced_log_keeps_no_mark_of_the_old_ones_alerts(tmp_path: Pat
         await settle(pilot)
         assert app.alert_marks == {failed: ("⚑ error-streak",)}
         assert [a.seq for a in app.board.alerts] == [old, failed]
+        # the old log's alert, listed still, goes to no event of the new log (its seq is another event there)
+        main = await _enter_on_the_first_alert(pilot, app)  # the old log's
+        await until(pilot, lambda: any("its event is gone" in n.message for n in app._notifications))
+        assert isinstance(app.screen, AlertsScreen) and main.events.current_seq == 0
 
 
 @pytest.mark.anyio

@@ -116,6 +116,9 @@ class AlertsScreen(Screen[None]):
         alert = self._rows.get(event.row_key.value or "")
         if alert is None:
             return
+        if id(alert) in self.board.replaced:
+            self.notify("That alert is about the log this one replaced: its event is gone.", timeout=3)
+            return
         from tui.screens.main import MainScreen
 
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
