@@ -64,6 +64,7 @@ SPILL_EXEMPT_TOOLS = frozenset({"read", "read_file"})
 _SHOWN_TYPES = frozenset({"request/header", "assistant/message", "assistant/attempt", "assistant/chunk"})
 _EXPOSED_END_KINDS = frozenset({"error", "aborted", "interrupted"})
 _LINE_RANGE = re.compile(r"^\d+\s*-\s*\d+$", re.ASCII)
+_LINE_BREAKS = re.compile("[\n\v\f\r\x1c-\x1e\x85\u2028\u2029]")  # where str.splitlines (and a reader) breaks
 
 # Row statuses, for the CLI and the TUI.
 FOLD = "fold"  # will be folded by the next plan_fold
@@ -217,13 +218,18 @@ def expand_hint(turn: int, step: int, call: int, seq: int) -> str:
     )
 
 
+def _header_start(tool: str, path: str | None, digest: Digest) -> str:
+    """A fold or spill header up to its hint: ``[tool path · kind · N lines, K kept · ``, the seed's format, kept one
+    line (the first line is the one readers parse) by escaping each line break in the tool or the model's path as
+    JSON writes it (``\\n``, ``\\u2028``); an ordinary path is written as it is."""
+    where = f" {path}" if path else ""
+    head = _LINE_BREAKS.sub(lambda m: quoted(m.group(), None), f"{tool}{where}")
+    return f"[{head} · {digest.kind} · {digest.total_lines} lines, {digest.kept_lines} kept · "
+
+
 def fold_header(tool: str, path: str | None, digest: Digest, hint: str) -> str:
     """The first line of a folded view."""
-    where = f" {path}" if path else ""
-    return (
-        f"[{tool}{where} · {digest.kind} · {digest.total_lines} lines, {digest.kept_lines} kept · "
-        f"{hint} returns the full text]"
-    )
+    return f"{_header_start(tool, path, digest)}{hint} returns the full text]"
 
 
 def _text_blocks(blocks: Sequence[Any]) -> list[str]:
@@ -668,9 +674,8 @@ def render_spill_view(
     tool: str, path: str | None, digest: Digest, size_bytes: int, locator: str, retrieval_hint: str
 ) -> str | None:
     """The logged text of a spilled result, or None when its first line would not parse back to the locator."""
-    where = f" {path}" if path else ""
     text = (
-        f"[{tool}{where} · {digest.kind} · {digest.total_lines} lines, {digest.kept_lines} kept · "
+        f"{_header_start(tool, path, digest)}"
         f"full text ({size_bytes} bytes) stored at {locator} — {retrieval_hint}]\n{digest.text}"
     )
     return text if fold_spill_locator(text) == StoredText(locator, size_bytes) else None

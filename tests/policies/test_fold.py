@@ -24,10 +24,10 @@ from core.shared.text import utf16_len
 DEFAULT = SliceConfig()
 
 
-def big_read() -> tuple[Log, int]:
+def big_read(path: str = "notes.md") -> tuple[Log, int]:
     log = Log()
     log.turn(1, "summarize notes.md")
-    (seq,) = log.step(1, 1, [("read", {"file_path": "notes.md"}, BIG)])
+    (seq,) = log.step(1, 1, [("read", {"file_path": path}, BIG)])
     return log, seq
 
 
@@ -73,6 +73,21 @@ def test_big_data_read_folds_before_the_next_step() -> None:
     assert session.replaced_by[seq] == fold_seq and session.on_surface(fold_seq)
     assert session.original_of(fold_seq) == seq
     assert not [d for d in session.diagnostics if d.code.startswith(("replace", "tool-result"))]
+
+
+def test_a_path_that_breaks_the_line_is_escaped_in_the_one_line_header() -> None:
+    """The model's path went into the fold header as it is, so a path holding a newline (or another character a
+    reader breaks a line at) cut the header in two: its first line, the one readers parse, ended inside the path.
+    The line breaks in it are escaped as JSON writes them; every other character stays."""
+    log, seq = big_read("no\ntes\r\u2028\x85 · é.md")
+    header, _, body = view_text(log.fold()[0]).partition("\n")
+    assert header == (
+        "[read no\\ntes\\r\\u2028\\u0085 · é.md · data · 120 lines, 25 kept · "
+        f'expand_result({{"turn": 1, "step": 1, "call": 1}}) or expand_result({{"seq": {seq}, "formatVersion": 4}}) '
+        "returns the full text]"
+    )
+    assert body.startswith("section_0: header"), body[:80]
+
 
 
 def test_expand_result_output_is_never_folded() -> None:

@@ -10,6 +10,7 @@ from test_fold_support import BIG, CODE, Log, view_text
 from core.policies.digest import Digest
 from core.policies.fold import plan_fold, render_spill_view, spill_digest
 from core.policies.slice_config import SliceConfig, validate
+from core.policies.spill import StoredText, fold_spill_locator
 
 DEFAULT = SliceConfig()
 HUGE = "\n".join([BIG] * 10)  # about 54 KB
@@ -81,6 +82,10 @@ def test_spill_header_format_and_parse_back() -> None:
     with_path = render_spill_view("grep", "src", digest, 1, "/x", "hint")
     assert with_path is not None and with_path.startswith("[grep src · data ·")
     assert render_spill_view("bash", None, digest, 1, "/odd — name", "hint") is None
+    # a path that breaks the line (the model's) is escaped, so the header stays one line and parses back
+    broken = render_spill_view("read_log", "a\nb\u2029c", digest, 7, "/x", "hint")
+    assert broken is not None and broken.startswith("[read_log a\\nb\\u2029c · data ·"), broken
+    assert fold_spill_locator(broken) == StoredText("/x", 7)
 
 
 def test_the_next_fold_splices_the_expand_hint_into_a_spilled_view() -> None:
