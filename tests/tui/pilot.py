@@ -15,12 +15,14 @@ from typing import Any, TypeVar
 
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.worker import WorkerState
 
 from core.alerts.config import RULE_KEYS
 from core.control.config import PolicyConfig, validate_config
 from tui.app import TapedeckApp
 from tui.screens.filter import FilterScreen
+from tui.screens.fleet import FleetScreen
 from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
 
@@ -63,6 +65,12 @@ def _unsettled(app: TapedeckApp) -> str | None:
         return f"workers running: {', '.join(workers)}"
     if not getattr(app.screen, "loaded", True):  # the fleet table's first rows have not landed
         return "the fleet table's first rows have not landed"
+    if isinstance(app.screen, FleetScreen):
+        # rows added or cells changed are measured when the table is next idle: until then each column is as wide
+        # as its label (a snapshot taken then showed 'runn' for running, under load)
+        table = app.screen.query_one(DataTable)
+        if table._require_update_dimensions or table._updated_cells:
+            return "the fleet table's columns are not measured yet"
     main = main_screen(app)
     if main is None:
         return None
