@@ -233,33 +233,35 @@ _BW_OPTIONS = rb"(?:[ \t]+" + _BW_OPTION + rb")*"
 _CLI_VALUE = _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
 _CURL_FLAGS = rb"[0-9#aBfgGIijJklLMnNOpqRsSvZ]"  # curl's one-letter options that take no value, run together before ``u``
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))" + _MAYBE_QUOTE  # httpie's credentials
-_CLI_PASSWORD = re2.compile(
-    rb"(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p"
-    rb"|redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+"
-    rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]*"
-    rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
-    rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
-    rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
-    rb"|rar\b[^\n|;&]*?[ \t]-p|lftp\b[^\n|;&]*?[ \t]-u[ \t]*" + _MAYBE_QUOTE + rb"[^\s,\"'\\$]*,"
-    rb"|(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+"
-    rb"|(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:|cmdkey\b[^\n|;&]*?[ \t]/pass:|doctl\b[^\n|;&]*?[ \t]-t(?:=|[ \t]*)"
-    rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]" + _MAYBE_QUOTE + rb"[sb]\."
-    rb"|(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+"
-    rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s%\"'\\$]*%"
-    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out|word)?[ \t]+" + _MAYBE_QUOTE + rb"pass:"
-    rb"|openssl\b[^\n|;&]*?[ \t]-k[ \t]+|nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+"
-    rb"|(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+"
-    rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?" + _MAYBE_QUOTE + rb"[A-Za-z0-9_$#]+/"
-    rb"|wpa_passphrase[ \t]+" + _CLI_ARGUMENT + rb"|" + _HTPASSWD
-    + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|curl\b[^\n|;&]*?[ \t](?:-" + _CURL_FLAGS + rb"*u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:"
-    rb"|" + _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:"
-    rb"|influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)|(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*"
-    rb"|neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+"
-    rb"|mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
-    + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT + rb")"
-    + _CLI_VALUE
-)
+# each its own pattern, so that one command's match, from its name to its password, never hides another's password
+# that comes between them on the line (``nmcli … mc alias set … KEY … password PW``)
+_CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for command in (
+    rb"sshpass[ \t]+-p[ \t]*", rb"(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p",
+    rb"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+", rb"(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]*",
+    rb"aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+",
+    rb"mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+", rb"sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*",
+    rb"ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+", rb"(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+",
+    rb"7za?\b[^\n|;&]*?[ \t]-p", rb"rar\b[^\n|;&]*?[ \t]-p",
+    rb"lftp\b[^\n|;&]*?[ \t]-u[ \t]*" + _MAYBE_QUOTE + rb"[^\s,\"'\\$]*,",
+    rb"(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+",
+    rb"(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:", rb"cmdkey\b[^\n|;&]*?[ \t]/pass:",
+    rb"doctl\b[^\n|;&]*?[ \t]-t(?:=|[ \t]*)", rb"vault[ \t]+login\b[^\n|;&]*?[ \t]" + _MAYBE_QUOTE + rb"[sb]\.",
+    rb"(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+",
+    rb"smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s%\"'\\$]*%",
+    rb"[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+",
+    rb"[ \t]-pass(?:in|out|word)?[ \t]+" + _MAYBE_QUOTE + rb"pass:", rb"openssl\b[^\n|;&]*?[ \t]-k[ \t]+",
+    rb"nmcli\b[^\n|;&]*?[ \t](?:password|(?:802-11-)?wifi-sec(?:urity)?\.psk)[ \t]+",
+    rb"(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)\b(?:[ \t]+-[A-Za-z]+)*[ \t]+"
+    rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?" + _MAYBE_QUOTE + rb"[A-Za-z0-9_$#]+/",
+    rb"wpa_passphrase[ \t]+" + _CLI_ARGUMENT, _HTPASSWD,
+    rb"rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT,
+    rb"curl\b[^\n|;&]*?[ \t](?:-" + _CURL_FLAGS + rb"*u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:",
+    _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:",
+    rb"influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)", rb"(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*",
+    rb"neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+",
+    rb"mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
+    + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT,
+))
 # the password a command takes as a bare argument in a place of its own (group 1), unless it is a reference, or
 # none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
 # share that is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``:
@@ -294,7 +296,7 @@ _BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))" + _MAY
 _LETTER_SECRETS = {b"ssh-keygen": b"NP", b"ldappasswd": b"as"}
 _KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 # the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
-# (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORD`` takes, as in ``mysqladmin -pOld password New``)
+# (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORDS`` takes, as in ``mysqladmin -pOld password New``)
 _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
@@ -826,7 +828,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
 _QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _FTP_USER, _SQL_PASSWORD,
+    _PAIR, _AUTHORIZATION, _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _FTP_USER, _SQL_PASSWORD,
     _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
 )
 
@@ -848,7 +850,7 @@ def _secret_number(key: Any, value: Any) -> bool:
 def _option_value(data: bytes, m: Any) -> bool:
     """True when what follows an option named for a secret is one: no other option, no help text's placeholder
     (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, no
-    source of openssl's (``-password env:PW``; ``pass:…`` is ``_CLI_PASSWORD``'s), and, as
+    source of openssl's (``-password env:PW``; ``pass:…`` is ``_CLI_PASSWORDS``'), and, as
     after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
     value = m.group(3)
     if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
@@ -857,7 +859,7 @@ def _option_value(data: bytes, m: Any) -> bool:
         return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
         return False
-    if value.startswith(_PASS_SOURCES):  # openssl's ``-password pass:…`` (``_CLI_PASSWORD`` takes what follows)
+    if value.startswith(_PASS_SOURCES):  # openssl's ``-password pass:…`` (``_CLI_PASSWORDS`` take what follows)
         return False
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
 
@@ -1195,7 +1197,7 @@ class Redactor:
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
-            ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
+            ("key", _NETRC_LINE, 1, _netrc_password), *(("key", p, 1, _cli_value) for p in _CLI_PASSWORDS),
             ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),

@@ -2756,3 +2756,19 @@ def test_a_redirection_before_an_echoed_password_is_no_part_of_it(text: str, out
     """``echo 2>/dev/null PW | passwd`` replaced the ``2`` of the redirection and let the password out: the echoed
     value was read from the first word after ``echo``'s options, a redirection's descriptor."""
     _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("nmcli radio wifi on, then mcli alias set m http://h:9000 AKID Sup3rKey99 and nmcli dev wifi connect S "
+         "password Wifi1234", "nmcli radio wifi on, then mcli alias set m http://h:9000 AKID [redacted key] and nmcli "
+         "dev wifi connect S password [redacted key]"),
+        ('{"c": "mysql -u root db\\ncurl -u bob:Hunter2pw x.io\\nmysql -pSecret99 db"}',
+         '{"c": "mysql -u root db\\ncurl -u bob:[redacted key] x.io\\nmysql -p[redacted key] db"}'),
+    ],
+)  # fmt: skip
+def test_every_commands_password_on_a_line_goes(text: str, out: str) -> None:
+    """The commands that take a password were one pattern: a command's match ran from its name to its password over
+    another command's, whose password (``mc alias set … KEY``, ``curl -u bob:PW``) was then never looked for."""
+    _redacts(text, out, keys=2)
