@@ -279,7 +279,9 @@ class PolicyScreen(Screen[None]):
             yield Static(id="policy-readonly")
         yield from self.compose_body()
         yield Static(id="policy-message")
-        yield OutcomePanel(id="policy-outcomes")
+        with VerticalScroll(id="policy-outcomes-box") as box:  # older reasons never push the newest request out
+            box.can_focus = False
+            yield OutcomePanel(id="policy-outcomes")
         yield PriorityFooter()
 
     def compose_body(self) -> ComposeResult:
@@ -292,6 +294,7 @@ class PolicyScreen(Screen[None]):
         self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.query_one("#policy-readonly").display = False
         self.query_one("#policy-message").display = False
+        self.query_one("#policy-outcomes-box").anchor()  # the newest request, listed last, stays in sight
         self.refresh_view()
 
     def _place_toasts(self, screen: Screen[object]) -> None:

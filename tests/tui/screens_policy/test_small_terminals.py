@@ -150,6 +150,25 @@ async def test_a_long_read_only_reason_leaves_the_table_its_rows_at_60x20(tmp_pa
         assert len(_rows(app, table)) == 1, screen
 
 
+async def test_the_newest_request_stays_in_sight_in_the_outcome_panel(tmp_path: Path) -> None:
+    """The outcome panel lists the last four requests, newest last, in at most five rows; the reasons of older ones
+    (a host's error, wrapped at 60 columns) filled them and cut the newest off, the request just sent. The panel now
+    scrolls in its box and keeps its end, the newest request, in sight."""
+    app = PolicyHarness(demo(tmp_path / "s"), ConfigScreen)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        requests = screen.requests  # type: ignore[attr-defined]
+        for n in range(4):
+            item = requests.add("config.set", f"config.set request {n}")
+            requests.failed(item, "the inbox could not be written: " + "no room left on the device " * 2)
+        screen.show_outcomes(requests.items())  # type: ignore[attr-defined]
+        await pilot.pause(0.1)
+        rows = drawn(app, screen)
+        panel = rows[max(i for i, row in enumerate(rows) if row.startswith("▔")) + 1 : -1]  # under its rule
+        assert "request 3" in " ".join(panel), "\n".join(rows)
+
+
 def _marks(directory: Path, count: int) -> Path:
     log = LogBuilder()
     log.start_turn("Fix the parser.")
