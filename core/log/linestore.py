@@ -51,6 +51,11 @@ HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decodin
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
 FIELDS = 6  # the fields of one ``RecordNote``
 TYPE_IDS = 0xFFFF  # type names a 16-bit type column numbers (a log of more widens it to 32 bits)
+# Placeholders the notes list holds ahead of the notes: taking the notes out leaves it at least half its size, so
+# CPython keeps its storage instead of freeing it and growing it again a note at a time (a reallocation and a
+# copy of the list every few notes: +7.5 M instructions on 100 MB dsh-plain). A pass takes its notes about every
+# 2,600 fields (``core.read.load.NOTES_HELD`` and a 1 MiB read): room for batches up to about 9,500 (96 KiB).
+SPARE = FIELDS << 11
 # The turn and step a line's head gives when they lead ``data`` in DSH's key order (after type, seq and time).
 _HEAD_TURN_STEP = re.compile(
     rb'\{"type":"[^"\\\n]{1,80}"(?:,"seq0?":\d+)?(?:,"time0?":-?\d+)?(?:,"data":\{"turn":(\d+)(?:,"step":(\d+))?)?'
@@ -134,7 +139,8 @@ class LineStore(KeepingEvents):
         self._seq0, self._offset, self._pos, self._type = _Column("Q"), _Column("Q"), _Column("I"), _Column("H")
         self._length = _Column("I")
         self._lines_seen = 0
-        self.noted: list[Any] = []  # the fields of each ``RecordNote`` not taken in yet, one after another
+        # ``SPARE`` placeholders, then the fields of each ``RecordNote`` not taken in yet, one after another
+        self.noted: list[Any] = [None] * SPARE
         self._type_ids: dict[str, int] = {}
         self.type_names: list[str] = []
         self._end = 0
@@ -158,10 +164,14 @@ class LineStore(KeepingEvents):
             self._at.close()
             self._at.identity = self._identity
 
+    def pending(self) -> int:
+        """Fields of the lines noted and not taken in yet."""
+        return len(self.noted) - SPARE
+
     def take_notes(self) -> None:
         """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back
         calls it now and then, so that notes do not pile up)."""
-        if self.noted:
+        if len(self.noted) > SPARE:
             with self._lock:
                 self._take_notes()
 
@@ -170,11 +180,13 @@ class LineStore(KeepingEvents):
         append notes meanwhile: those after the ones taken stay for the next time."""
         noted = self.noted
         taken = len(noted)  # whole notes only: each extend adds one note's fields at once
-        if not taken:
+        if taken == SPARE:
             return
-        batch = noted[:taken]
-        del noted[:taken]
-        seq0, types, lengths = batch[0::FIELDS], batch[5::FIELDS], batch[4::FIELDS]
+        seq0, offsets = noted[SPARE:taken:FIELDS], noted[SPARE + 2 : taken : FIELDS]
+        lengths, types = noted[SPARE + 4 : taken : FIELDS], noted[SPARE + 5 : taken : FIELDS]
+        count = noted[taken - 5]  # the last note's
+        pos = noted[SPARE + 3 : taken : FIELDS] if self.compressed else None
+        del noted[SPARE:taken]
         try:
             tids = itemgetter(*types)(self._type_ids)
         except KeyError:  # a type not seen before: numbered in the order of its first line (not a set's hash order)
@@ -185,7 +197,7 @@ class LineStore(KeepingEvents):
             tids = itemgetter(*types)(self._type_ids)
         start = self._lines_seen
         self._seq0.put(start, array("Q", seq0))
-        self._offset.put(start, array("Q", batch[2::FIELDS]))
+        self._offset.put(start, array("Q", offsets))
         if len(self.type_names) > TYPE_IDS and self._type.code == "H":  # a log of more types than 16 bits number
             self._type.widen("I")
         tids = (tids,) if len(types) == 1 else tids
@@ -193,10 +205,10 @@ class LineStore(KeepingEvents):
         if max(lengths) > MAX_LENGTH:
             lengths = [min(length, MAX_LENGTH) for length in lengths]
         self._length.put(start, array("I", lengths))
-        if self.compressed:  # where a raw log's line starts is its offset alone
-            self._pos.put(start, array("I", batch[3::FIELDS]))
+        if pos is not None:  # where a raw log's line starts is its offset alone
+            self._pos.put(start, array("I", pos))
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
-        self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
+        self._end = seq0[-1] + count  # the last line's first seq and count
 
     def table(self) -> tuple[dict[str, Any], dict[str, list[memoryview]]]:
         """The line table as plain data and columns (each the machine integers it holds, as views of the column's

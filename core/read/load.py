@@ -144,7 +144,7 @@ def load_session(
         found.extend(batch.diagnostics)
         if decoder.fatal:
             raise LogFormatError(decoder.fatal)
-        if lines is not None and len(lines.noted) >= NOTES_HELD:  # the line table takes them in before they pile up
+        if lines is not None and lines.pending() >= NOTES_HELD:  # the line table takes them in before they pile up
             lines.take_notes()
 
     with gc_paused():
