@@ -23,6 +23,7 @@ from typing import Any
 
 from core.alerts.config import CAUSES, AlertsConfig
 from core.alerts.rules import (
+    MIN_EPOCH_MS,
     SEVERITY,
     CacheBreak,
     Finding,
@@ -277,12 +278,16 @@ class AlertEngine:
         is judged once, at its end; a clock that goes back starts a new stretch, since it can raise the rate
         again."""
         sent = self._requests is not None and self._sent(row)
-        signals, window, times = self.signals, self._window_ms, row.times()
-        touched = signals.skip(row.seq0, times[:1], window)  # the first member, as ``observe`` of it, unbuilt
+        signals, window = self.signals, self._window_ms
+        touched = signals.skip(row.seq0, (row.time0,), window)  # the first member, as ``observe`` of it, unbuilt
         self._settle(touched | _BREAK if sent else touched, now, out)
         if row.count == 1:
             return
-        rest = times[1:]
+        steady = row.steady()  # the rest's first and last time, when its clock never goes back
+        if steady is not None and steady[0] >= MIN_EPOCH_MS:  # one stretch, all dated: its ends are what counts
+            self._settle(signals.skip(row.seq0 + row.count - 1, steady, window), now, out)
+            return
+        rest = row.times()[1:]
         if all(map(le, rest, islice(rest, 1, None))):  # the clock never goes back (compared in C): one stretch
             self._settle(signals.skip(row.seq0 + len(rest), rest, window), now, out)
             return

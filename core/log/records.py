@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from core.log.validate import INVALID, MAX_COUNTER, problem
@@ -85,7 +85,7 @@ class PackedRow:
     when someone reads it.
     """
 
-    __slots__ = ("seq0", "count", "turn", "step", "chars", "_kind", "_data", "_pieces", "_times")
+    __slots__ = ("seq0", "count", "turn", "step", "chars", "time0", "_kind", "_data", "_pieces", "_times")
 
     def __init__(self, row: dict[str, Any], seq0: int, time0: int) -> None:
         """Validate ``row`` (RecordError names what is wrong); its members get ``seq0``… and times from ``time0``."""
@@ -95,6 +95,7 @@ class PackedRow:
         self.chars = chars  # code points of every member's delta (text or tool-call arguments)
         self.turn: int = turn
         self.step: int = step
+        self.time0 = time0  # the first member's time
         self._kind = kind
         self._data = data
         self._pieces = pieces
@@ -106,6 +107,15 @@ class PackedRow:
             t, dt = self._times
             self._times = list(accumulate(dt, initial=t))
         return self._times
+
+    def steady(self) -> tuple[int, int] | None:
+        """The times of the second member and of the last, when each member after the second is dated no earlier
+        than the one before it (its ``dt`` is not negative), else None (and for a row of one member): what a
+        clock that only goes forward needs of the rest of the row, without ``times()``' list."""
+        dt = self._data["dt"]
+        if not dt or min(islice(dt, 1, None), default=0) < 0:
+            return None
+        return self.time0 + dt[0], self.time0 + sum(dt)
 
     def event(self, k: int) -> dict[str, Any]:
         """Member ``k`` (0-based) as a full ``assistant/chunk`` event."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.log.records import RecordError, _checked_row_parts, row_parts
+from core.log.records import PackedRow, RecordError, _checked_row_parts, row_parts
 from core.log.validate import MAX_COUNTER
 
 SCALARS = st.one_of(
@@ -59,3 +60,20 @@ def test_a_well_formed_row_passes_both_and_a_bool_in_dt_fails_both() -> None:
     assert row_parts(row) == ("text-chunks", row["data"], ["ab", "c"], [3], 1, 2, 3)
     row["data"]["dt"] = [True]
     assert parts_or_problem(row_parts, row) == "malformed text-chunks row: dt must hold 1 integers"
+
+
+@pytest.mark.parametrize(
+    ("dt", "steady"), [([], None), ([0], (100, 100)), ([-3, 5, 0], (97, 102)), ([4, 2, -1], None), ([-9, -1], None)]
+)
+def test_a_rows_steady_clock_is_the_ends_of_its_times_after_the_first(
+    dt: list[int], steady: tuple[int, int] | None
+) -> None:
+    """``steady`` tells the second and last of ``times()`` when the times from the second on never go back (the
+    alert engine folds such a row by its ends), else None."""
+    row = {"type": "text-chunks", "data": {"turn": 1, "step": 1, "index": 0, "dt": dt, "texts": ["x"] * (len(dt) + 1)}}
+    packed = PackedRow(row, 0, 100)
+    assert packed.steady() == steady
+    rest = packed.times()[1:]
+    assert (rest == sorted(rest) and len(rest) > 0) == (steady is not None)
+    if steady is not None:
+        assert steady == (rest[0], rest[-1])
