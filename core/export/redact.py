@@ -1041,12 +1041,23 @@ def _about_netrc(data: bytes) -> bool:
     return _last_text[1]
 
 
+def _closes(data: bytes, at: int, escapes: int) -> bool:
+    """True when the quote character at ``at`` closes a value that a quote written with ``escapes`` backslashes
+    opened (none in text, 1 in JSON text, 3 in JSON text of JSON text): the backslashes before it write that quote's
+    and, before them, backslashes that stand for themselves, two for each, not one that escapes the quote within the
+    value (``"a b\\"c"``, ``\\"a b\\\\\\"c\\"``)."""
+    run = at
+    while run > 0 and data[run - 1] == 0x5C:
+        run -= 1
+    return (at - run - escapes) % (2 * escapes + 2) == 0
+
+
 def _quoted_end(data: bytes, m: Any, group: int) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
-    on; else, for a password of several words, at its line's end (``_line_end``); else where
-    the group ends. The quote may open before what the value follows in its word: openssl's ``pass:`` (``-passin
-    'pass:two words'``), a user and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
+    on, past any that a backslash escapes within the value (``_closes``); else, for a password of several words, at
+    its line's end (``_line_end``); else where the group ends. The quote may open before what the value follows in
+    its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
     start, end = m.start(group), m.end(group)
     head = data[m.start() : start]
     word = max(head.rfind(b'"'), head.rfind(b"'")) + 1  # after the last quote of the match before the value
@@ -1057,12 +1068,14 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
         escaped = opens - 1  # the quote with its backslashes (``\\"``, ``\\\\\\"``), as JSON text writes it
         while escaped > m.start() and data[escaped - 1] == 0x5C:
             escaped -= 1
-        quote = data[escaped:opens]
-        if data.startswith(quote, end):
-            return end
-        close = data.find(quote, end)  # linear in all: no other value this quote opens lies before it
-        if close >= 0 and data.find(b"\n", end, close) < 0 and data.find(b"\\n", end, close) < 0:
-            return close
+        quote, at = data[escaped:opens], end
+        # linear in all: no other value this quote opens lies before its close (that quote would close this one)
+        while (close := data.find(quote, at)) >= 0 and data.find(b"\n", at, close) < 0 and data.find(
+            b"\\n", at, close
+        ) < 0:
+            at = close + len(quote)
+            if _closes(data, at - 1, len(quote) - 1):
+                return close
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line
 

@@ -2772,3 +2772,23 @@ def test_every_commands_password_on_a_line_goes(text: str, out: str) -> None:
     """The commands that take a password were one pattern: a command's match ran from its name to its password over
     another command's, whose password (``mc alias set … KEY``, ``curl -u bob:PW``) was then never looked for."""
     _redacts(text, out, keys=2)
+
+
+_ESCAPED_QUOTE = ('password = "a b\\"c9x"', 'password = "[redacted key]"')
+_ESCAPED_BACKSLASH = ('password = "a b\\\\" then more words', 'password = "[redacted key]" then more words')
+
+
+def _as_json(pair: tuple[str, str], times: int) -> tuple[str, str]:
+    """Both texts of ``pair`` written ``times`` times as a JSON string."""
+    for _ in range(times):
+        pair = (orjson.dumps(pair[0]).decode(), orjson.dumps(pair[1]).decode())
+    return pair
+
+
+@pytest.mark.parametrize("times", [0, 1, 2])
+def test_a_quoted_value_goes_on_past_a_quote_escaped_in_it(times: int) -> None:
+    """A quoted value of several words ended at the first of its quotes, one a backslash escapes too (``password =
+    "a b\\"c"`` kept ``c"``), also as JSON text, and JSON text of JSON text, write it. A backslash escaped before the
+    closing quote (``"a b\\\\"``) escapes no quote: there the value ends, as before."""
+    _redacts(*_as_json(_ESCAPED_QUOTE, times))
+    _redacts(*_as_json(_ESCAPED_BACKSLASH, times))
