@@ -36,6 +36,7 @@ from core.control.inbox import (
 )
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
+from core.shared.text import quoted, quoted_path
 
 # $1 the inbox, $2 the log, $3 "1" when the request needs the live tapedeck host that holds the log; the line on
 # stdin. Exit 0 once written and synced, 3 when that host no longer holds the log (nothing written), 4 when the
@@ -128,6 +129,7 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
         return not live
     if status == _GONE:
         raise RemoteHostExited(f"{log}: its host exited just now; nothing was sent")
+    where, err = quoted_path(str(log.at(inbox))), quoted(err, 200)  # the machine's stderr, its path: its words
     if status == _NOT_A_FILE:
-        raise ControlError(f"{log.at(inbox)}: {err}")
-    raise ControlError(f"{log.at(inbox)}: the request could not be written (exit {status}{': ' + err if err else ''})")
+        raise ControlError(f"{where}: {err}")
+    raise ControlError(f"{where}: the request could not be written (exit {status}{': ' + err if err else ''})")

@@ -171,14 +171,15 @@ class SshLink:
             except (TimeoutError, OSError, asyncssh.Error, EOFError) as exc:
                 lost = (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
                 if isinstance(exc, asyncssh.SFTPError) and exc.code not in lost:  # the file failed, not the link
-                    raise TapedeckError(f"{self.target.where}: {exc.reason}") from None
+                    raise TapedeckError(f"{self.target.where}: {quoted(exc.reason)}") from None  # as listdir's
                 self._drop()
                 first = self.unreachable_since is None
                 self.unreachable_since = self.unreachable_since or int(time.time() * 1000)
                 self._retry_at = time.monotonic() + (0 if first else self._backoff)
                 self._backoff = BACKOFF if first else min(self._backoff * 2, MAX_BACKOFF)
                 raise Unreachable(f"{self.target.where}: unreachable since {_clock(self.unreachable_since)} "
-                                  f"({exc or type(exc).__name__})", self.unreachable_since) from None  # fmt: skip
+                                  f"({quoted(str(exc) or type(exc).__name__, 200)})",  # the server's words too
+                                  self.unreachable_since) from None  # fmt: skip
             self.unreachable_since = None
             self._backoff = BACKOFF
             return result

@@ -1,0 +1,56 @@
+"""What an SSH server says (an SFTP status's reason, a disconnect's reason, a command's stderr) reaches tapedeck's
+messages quoted: cut, its controls and line breaks escaped, so a hostile server neither forges a line nor acts on the
+terminal. No sshd is needed: the link's SFTP client and the inbox's link are stand-ins that fail as a server would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.control.inbox import ControlError
+from core.remote import inbox
+from core.remote.link import SshLink, Unreachable
+from core.remote.target import RemoteTarget
+from core.shared.errors import TapedeckError
+
+SAID = "no\x1b[2J\nforged line" + "k" * 1000
+ESCAPED = "no\\u001b[2J\\nforged linekkk"
+
+
+def _link() -> SshLink:
+    link = SshLink(RemoteTarget("me", "box", "/s/session.jsonl"))
+    link._sftp = object()  # connected: call() hands it to the request as is
+    return link
+
+
+def _said(error: BaseException) -> str:
+    said = str(error)
+    assert "\x1b" not in said and "\n" not in said and len(said) < 300, said[:400]
+    return said
+
+
+@pytest.mark.parametrize("kind", [TapedeckError, Unreachable], ids=["sftp-status", "disconnect"])
+def test_a_servers_reason_is_quoted_in_the_links_error(kind: type[Exception]) -> None:
+    import asyncssh  # after core.remote.link, which quiets its import's warnings
+
+    async def fails(_sftp: Any) -> None:
+        if kind is Unreachable:
+            raise asyncssh.DisconnectError(asyncssh.DISC_BY_APPLICATION, SAID)
+        raise asyncssh.SFTPError(asyncssh.sftp.FX_FAILURE, SAID)  # a file's failure, not the link's
+
+    link = _link()
+    with pytest.raises(kind) as info:
+        link.call(fails)
+    assert ESCAPED in _said(info.value) and "k…" in str(info.value)
+
+
+@pytest.mark.parametrize("status", [inbox._NOT_A_FILE, 1], ids=["not-a-file", "failed"])
+def test_a_servers_stderr_is_quoted_in_controls_refusal(status: int) -> None:
+    class Link:
+        def run(self, command: str, stdin: bytes) -> tuple[int, str]:
+            return status, SAID
+
+    with pytest.raises(ControlError) as info:
+        inbox._append(Link(), RemoteTarget("me", "box", "/s/session.jsonl"), {"op": "pause"}, False)  # type: ignore[arg-type]
+    assert ESCAPED in _said(info.value) and "k…" in str(info.value)
