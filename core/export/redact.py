@@ -219,8 +219,12 @@ _POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (
 
 def _option(valued: bytes) -> bytes:
     """One option of a command's, before or between its arguments: a flag (``--raw``, ``-v``, ``--api=S3v4``), or
-    one of the options named ``valued`` with its value after it (``--code 123456``)."""
-    return rb"(?:--(?:" + valued + rb")(?:=|[ \t]+)[^\s|;&]+|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?)"
+    one of the options named ``valued`` with its value after it (``--code 123456``), a quoted one whole
+    (``--passwordfile "pw file.txt"``)."""
+    return (
+        rb"(?:--(?:" + valued + rb")(?:=|[ \t]+)(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|[^\s|;&\"'\\][^\s|;&]*)"
+        rb"|--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s|;&]*)?)"
+    )
 
 
 _MC_OPTIONS = rb"(?:[ \t]+" + _option(rb"api|path|config-dir") + rb")*"  # MinIO client's

@@ -2792,3 +2792,11 @@ def test_a_quoted_value_goes_on_past_a_quote_escaped_in_it(times: int) -> None:
     closing quote (``"a b\\\\"``) escapes no quote: there the value ends, as before."""
     _redacts(*_as_json(_ESCAPED_QUOTE, times))
     _redacts(*_as_json(_ESCAPED_BACKSLASH, times))
+
+
+def test_a_quoted_file_of_several_words_given_to_bitwarden_is_no_password() -> None:
+    """``bw unlock --passwordfile "pw file.txt"`` replaced ``file.txt``: the option's value was read to the first
+    blank, and the rest of the quoted name taken for the password after it."""
+    text = "bw unlock --passwordfile \"pw file.txt\"\nbw unlock --passwordfile 'pw file.txt' --raw\n"
+    _stays(text)
+    _stays(orjson.dumps(text).decode())
