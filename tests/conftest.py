@@ -26,6 +26,13 @@ settings.load_profile("tapedeck")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dsh"
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Every async test runs on asyncio, as Textual and the host do: the anyio plugin would otherwise run each on
+    every backend installed (trio too, where some other package brought it in), where they cannot work."""
+    return "asyncio"
+
+
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     """The directory of real DSH session logs in ``tests/fixtures/dsh``."""

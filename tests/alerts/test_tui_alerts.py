@@ -14,7 +14,6 @@ from core.alerts.engine import AlertEngine
 from core.control.config import validate_config
 from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
-from tests.tui.conftest import anyio_backend  # noqa: F401 - Textual runs on asyncio
 from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, settle, until
 from tui.alerts import HistoryRecalled
 from tui.app import TapedeckApp

@@ -129,9 +129,3 @@ def bridged(tmp_path: Path, sleeper: Callable[[], subprocess.Popen[bytes]]) -> C
         return log
 
     return make
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Textual runs on asyncio."""
-    return "asyncio"
