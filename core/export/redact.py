@@ -270,12 +270,13 @@ _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for c
 # none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
 # share that is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``:
 # ``_NET_USE``), the first of smbclient's after its service (``smbclient //h/s … -U bob``), and Bitwarden's master
-# password (``bw unlock …``, ``bw login EMAIL …``, options before and after: ``bw unlock --raw …``)
-_POSITIONAL_PASSWORD = re2.compile(
-    rb"(?:(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT + rb"|" + _NET_USE + rb"|smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE
-    + rb"[ \t]+|\bbw" + _BW_OPTIONS + rb"[ \t]+(?:unlock" + _BW_OPTIONS + rb"[ \t]+|login" + _BW_OPTIONS + rb"[ \t]+"
-    + _CLI_ARGUMENT + rb"(?:" + _BW_OPTION + rb"[ \t]+)*))" + _CLI_VALUE
-)
+# password (``bw unlock …``, ``bw login EMAIL …``, options before and after: ``bw unlock --raw …``); each its own
+# pattern, as ``_CLI_PASSWORDS`` are
+_POSITIONAL_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for command in (
+    rb"(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT, _NET_USE, rb"smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+",
+    rb"\bbw" + _BW_OPTIONS + rb"[ \t]+(?:unlock" + _BW_OPTIONS + rb"[ \t]+|login" + _BW_OPTIONS + rb"[ \t]+"
+    + _CLI_ARGUMENT + rb"(?:" + _BW_OPTION + rb"[ \t]+)*)",
+))
 # what follows an unquoted password in such a place: the command's end (a line break, a quote or either as JSON
 # text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
 # option, or a redirection
@@ -833,7 +834,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
 _QUOTED = (
     _PAIR, _AUTHORIZATION, _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _FTP_USER, _SQL_PASSWORD,
-    _NAMED_VALUE, _BEARER, _POSITIONAL_PASSWORD, _HASHED,
+    _NAMED_VALUE, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
 )
 
 
@@ -915,7 +916,7 @@ def _cli_value(data: bytes, m: Any) -> bool:
 
 
 def _positional_value(data: bytes, m: Any) -> bool:
-    """True when the argument in the place of a password (``_POSITIONAL_PASSWORD``) is one: no reference, no switch
+    """True when the argument in the place of a password (``_POSITIONAL_PASSWORDS``) is one: no reference, no switch
     or redirection (``net use … /persistent:no``, ``smbclient //h/s -N``, ``smbclient //h/s <cmds``: no password
     given), no option's value (``bw unlock --passwordenv BW_PW``), and, when it is a word of letters as a sentence
     has them (``to``, ``When``), where the command ends or an option follows (``_AFTER_POSITIONAL``): ``smbclient
@@ -1215,7 +1216,7 @@ class Redactor:
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
             ("key", _NETRC_LINE, 1, _netrc_password), *(("key", p, 1, _cli_value) for p in _CLI_PASSWORDS),
-            ("key", _POSITIONAL_PASSWORD, 1, _positional_value),
+            *(("key", p, 1, _positional_value) for p in _POSITIONAL_PASSWORDS),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _grouped), ("key", _CHPASSWD, 1, _cli_value),

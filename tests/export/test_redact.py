@@ -2800,3 +2800,10 @@ def test_a_quoted_file_of_several_words_given_to_bitwarden_is_no_password() -> N
     text = "bw unlock --passwordfile \"pw file.txt\"\nbw unlock --passwordfile 'pw file.txt' --raw\n"
     _stays(text)
     _stays(orjson.dumps(text).decode())
+
+
+def test_every_positional_password_on_a_line_goes() -> None:
+    """The commands that take a password as a bare argument were one pattern too: smbclient's match ran from its
+    name over ``net user bob PW`` to its own password, and ``PW`` was never looked for."""
+    _redacts('{"c": "smbclient -L h\\nnet user bob Pw1234x /add\\nsmbclient //h/s Secret9x"}',
+             '{"c": "smbclient -L h\\nnet user bob [redacted key] /add\\nsmbclient //h/s [redacted key]"}', keys=2)
