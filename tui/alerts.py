@@ -189,12 +189,13 @@ class Burst:
         """Whether the burst has ended (no alert for ``BURST_GAP`` seconds)."""
         return self.clock() - self.last >= BURST_GAP
 
-    def summary(self) -> tuple[str, str] | None:
-        """The held alerts as one toast's text and the worst severity among them, and none held any more."""
+    def summary(self, key: str) -> tuple[str, str] | None:
+        """The held alerts as one toast's text (``key`` is the alerts list's key) and the worst severity among
+        them, and none held any more."""
         held, self.held = self.held, []
         if not held:
             return None
         worst = max((a.severity for a in held), key=lambda s: SEVERITY_ORDER.index(s) if s in SEVERITY_ORDER else 0)
         causes = sorted({a.cause for a in held})
-        text = f"{len(held)} more alert{'' if len(held) == 1 else 's'} ({', '.join(causes)}): A lists them all"
+        text = f"{len(held)} more alert{'' if len(held) == 1 else 's'} ({', '.join(causes)}): {key} lists them all"
         return text, worst

@@ -7,7 +7,6 @@ import contextlib
 import gc
 import importlib
 import os
-import pkgutil
 import signal
 import subprocess
 from collections.abc import Iterable
@@ -18,7 +17,6 @@ from typing import Any
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.dom import DOMNode
 from textual.events import Event, Paste
 from textual.markup import escape
 from textual.message import Message
@@ -40,7 +38,7 @@ from core.shared.jsonout import allow_deepest_walks
 from core.shared.text import counted, printable, short_session, shown
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
-from tui.keymap import keymap_path, load_keymap
+from tui.keymap import binding_owners, key_of, keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.control import CONTROL_ACTIONS, CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
@@ -125,26 +123,6 @@ def policy_screen(module: str, cls: str) -> type[Screen[None]]:
     """The class of a policy screen (imported when first needed)."""
     screen: type[Screen[None]] = getattr(importlib.import_module(f"tui.screens.{module}"), cls)
     return screen
-
-
-def binding_owners() -> list[type[DOMNode]]:
-    """Every screen and widget class of ``tui.screens`` and ``tui.widgets`` that declares bindings."""
-    import tui.screens
-    import tui.widgets
-
-    owners: list[type[DOMNode]] = []
-    for package in (tui.screens, tui.widgets):
-        for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            for value in vars(module).values():
-                if (
-                    isinstance(value, type)
-                    and issubclass(value, DOMNode)
-                    and value.__module__ == module.__name__
-                    and "BINDINGS" in vars(value)
-                ):
-                    owners.append(value)
-    return owners
 
 
 def inert_paste(text: str) -> tuple[str, int]:
@@ -394,15 +372,15 @@ class TapedeckApp(ControlActions, App[None]):
         if self.fleet_roots:
             sessions = len({alert.path for alert in message.alerts})
             where = f"the history of {sessions} session{'' if sessions == 1 else 's'}"
-        self.notify(f"{count} alert{'' if count == 1 else 's'} in {where}: A lists them", title="Alerts",
-                    severity="information", timeout=6, markup=False)  # fmt: skip
+        text = f"{count} alert{'' if count == 1 else 's'} in {where}: {key_of(self, 'app.alerts')} lists them"
+        self.notify(text, title="Alerts", severity="information", timeout=6, markup=False)
 
     def _sum_up_burst(self) -> None:
         """One toast for the alerts a burst held back (later, while the burst goes on)."""
         if not self.burst.over():
             self.set_timer(BURST_GAP, self._sum_up_burst)
             return
-        summary = self.burst.summary()
+        summary = self.burst.summary(key_of(self, "app.alerts"))
         if summary is not None:
             text, severity = summary
             self.notify(text, title="Alerts", severity=_TOAST_SEVERITY.get(severity, "information"), timeout=10,

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
 
 from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.text import printable, shown
@@ -61,3 +67,34 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
         else:
             keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
     return keymap, problems
+
+
+def binding_owners() -> list[type[DOMNode]]:
+    """Every screen and widget class of ``tui.screens`` and ``tui.widgets`` that declares bindings."""
+    import tui.screens
+    import tui.widgets
+
+    owners: list[type[DOMNode]] = []
+    for package in (tui.screens, tui.widgets):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, DOMNode)
+                    and value.__module__ == module.__name__
+                    and "BINDINGS" in vars(value)
+                ):
+                    owners.append(value)
+    return owners
+
+
+def key_of(app: App[Any], binding_id: str) -> str:
+    """The key that runs binding ``binding_id`` now, named as the help screen and the footer name it: its first
+    key, the one the operator's keymap gives it if it rebinds it (for a hint in a message or on a screen)."""
+    for owner in [type(app), *binding_owners()]:
+        for binding in owner.BINDINGS:
+            if isinstance(binding, Binding) and binding.id == binding_id:
+                rebound = binding.with_key(app._keymap[binding_id]) if binding_id in app._keymap else binding
+                return app.get_key_display(next(iter(Binding.make_bindings([rebound]))))
+    raise KeyError(binding_id)

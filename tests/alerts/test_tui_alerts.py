@@ -314,8 +314,8 @@ def test_a_burst_ends_after_a_quiet_gap_and_the_next_alert_is_delivered_alone() 
     assert not burst.over()
     now[0] += BURST_GAP
     assert burst.over()
-    assert burst.summary() == ("2 more alerts (budget): A lists them all", "critical")
-    assert burst.summary() is None
+    assert burst.summary("A") == ("2 more alerts (budget): A lists them all", "critical")
+    assert burst.summary("A") is None
     assert burst.alone(_alert("stalled", "warning"))  # a new burst
 
 

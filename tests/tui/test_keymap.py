@@ -7,11 +7,15 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
+from textual.widgets import Static
 
+from core.alerts.engine import Alert
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle
+from tui.alerts import HistoryRecalled
 from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import keymap_path, load_keymap
+from tui.screens.config import ConfigScreen
 from tui.screens.help import help_entries
 from tui.settings import load_theme
 from tui.widgets.search_bar import SearchBar
@@ -118,6 +122,42 @@ async def test_app_applies_the_keymap(tmp_path: Path) -> None:
         await pilot.press("ctrl+f")
         assert screen.query_one(SearchBar).display
 
+
+
+@pytest.mark.anyio
+async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Toasts and a screen's text that tell the operator which key to press ('A lists them', 'd shows it', 'T shows
+    the session …', the config screen's 'e (or Enter) edits it, a edits …') named the default key even when
+    keymap.toml rebinds it; each names the key the keymap gives, as ``?`` shows it."""
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('"app.alerts" = "f5,ctrl+l"\n"main.detail" = "f6"\n"main.time_travel" = "ctrl+t"\n'
+                      '"policy.config.edit" = "f7"\n"policy.config.other" = "f8"\n')  # fmt: skip
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None and app.keymap_problems == []
+        alert = Alert("s", "/l", "budget", 1, "warning", "why", None)
+        app.on_history_recalled(HistoryRecalled([alert]))
+        app.burst.held.append(alert)
+        app._sum_up_burst()
+        screen.action_live()
+        screen.detail.display = False
+        screen.action_more()
+        await pilot.pause()  # a toast is a message to the app
+        assert [t.message for t in app._notifications] == [
+            "1 alert in this log's history: f5 lists them",
+            "1 more alert (budget): f5 lists them all",
+            "Not time travelling: ^t shows the session as it stood at the selected row.",
+            "The detail pane is folded away at this width: f6 shows it.",
+        ]
+        monkeypatch.setattr(ConfigScreen, "_select", lambda *_: None)  # the hint stays until a key is selected
+        app.action_policy("config")
+        await settle(pilot)
+        hint = str(app.screen.query_one("#config-selected", Static).render())
+        assert hint == "Select a key; f7 (or Enter) edits it, f8 edits a key not listed."
 
 # Distinct keys no default binding uses: one per binding id, so each rebinding shows as itself in `?`.
 SPARE_KEYS = [f"{mods}f{n}" for mods in ("", "ctrl+", "shift+", "ctrl+shift+") for n in range(1, 25)]

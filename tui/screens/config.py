@@ -37,6 +37,7 @@ from core.read.session import Session
 from core.shared.errors import ConfigError
 from core.shared.text import js_json, printable
 from tui.cells import cut, cut_middle, fitting, show_columns
+from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, logged
 from tui.screens.stacked import while_stacked
@@ -265,8 +266,10 @@ class ConfigScreen(PolicyScreen):
             yield RowTable(id="config-keys", cursor_type="row", classes="policy-table")
             with Vertical(id="config-side", classes="policy-side"):
                 with VerticalScroll(id="config-selected-box"):  # a read-only log's value of any length
+                    edit, other = (key_of(self.app, i) for i in ("policy.config.edit", "policy.config.other"))
                     yield Static(
-                        "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
+                        f"Select a key; {edit} (or Enter) edits it, {other} edits a key not listed.",
+                        id="config-selected",
                     )
                 yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
                 with VerticalScroll(id="config-check-box"):  # a value of any length leaves the history room

@@ -24,6 +24,7 @@ from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
 from core.shared.diagnostics import Diagnostic
 from core.shared.jsonout import dumps
+from tui.keymap import key_of
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.main_lineage import SubagentLinks
@@ -623,7 +624,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         """Show more of a cut payload in the detail pane (or say why there is no more to show)."""
         pane = self.detail
         if not pane.display:
-            self.notify("The detail pane is folded away at this width: d shows it.", timeout=3)
+            key = key_of(self.app, "main.detail")
+            self.notify(f"The detail pane is folded away at this width: {key} shows it.", timeout=3)
         elif not pane.hidden:
             self.notify("The detail pane already shows all of this event.", timeout=3)
         else:

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from tui.failures import reads_log
+from tui.keymap import key_of
 from tui.live import LiveSession
 from tui.screens.request import RequestScreen
 from tui.travel import Moments, Stop, TimeTravel
@@ -104,9 +105,8 @@ class TimeTravelActions(Screen[None]):
     def action_live(self) -> None:
         """Leave time travel: the surface as it is now."""
         if self.stop is None:
-            self.notify(
-                "Not time travelling: T shows the session as it stood at the selected row.", timeout=3
-            )
+            key = key_of(self.app, "main.time_travel")
+            self.notify(f"Not time travelling: {key} shows the session as it stood at the selected row.", timeout=3)
             return
         self.stop = self.query_one(EventList).moment = None
         self._rebuild(reset=True)
