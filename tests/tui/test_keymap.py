@@ -129,11 +129,11 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Toasts and a screen's text that tell the operator which key to press ('A lists them', 'd shows it', 'T shows
-    the session …', the config screen's 'e (or Enter) edits it, a edits …') named the default key even when
-    keymap.toml rebinds it; each names the key the keymap gives, as ``?`` shows it."""
+    the session …', 's shows the full log', the config screen's 'e (or Enter) edits it, a edits …') named the
+    default key even when keymap.toml rebinds it; each names the key the keymap gives, as ``?`` shows it."""
     keymap = tmp_path / "keymap.toml"
     keymap.write_text('"app.alerts" = "f5,ctrl+l"\n"main.detail" = "f6"\n"main.time_travel" = "ctrl+t"\n'
-                      '"policy.config.edit" = "f7"\n"policy.config.other" = "f8"\n')  # fmt: skip
+                      '"main.surface" = "f9"\n"policy.config.edit" = "f7"\n"policy.config.other" = "f8"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -153,6 +153,8 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
             "Not time travelling: ^t shows the session as it stood at the selected row.",
             "The detail pane is folded away at this width: f6 shows it.",
         ]
+        screen.mode = "surface"
+        assert screen._hiding() == "on the surface: f9 shows the full log"
         monkeypatch.setattr(ConfigScreen, "_select", lambda *_: None)  # the hint stays until a key is selected
         app.action_policy("config")
         await settle(pilot)

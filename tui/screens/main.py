@@ -520,10 +520,12 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
     def _hiding(self) -> str:
         """What keeps search matches out of the list, and the key that shows them."""
         if self.mode == "surface":
-            return "on the surface: s shows the full log"
+            return f"on the surface: {key_of(self.app, 'main.surface')} shows the full log"
         if self.filter.active:
-            return "with the filter: x clears it"
-        return f"up to {self.stop.moment.label()}: L goes back to live" if self.stop is not None else "here"
+            return f"with the filter: {key_of(self.app, 'main.clear_filter')} clears it"
+        if self.stop is not None:
+            return f"up to {self.stop.moment.label()}: {key_of(self.app, 'main.live')} goes back to live"
+        return "here"
 
     def action_filter(self) -> None:
         """Open the filter dialog."""
