@@ -18,6 +18,7 @@ from tui.keymap import keymap_path, load_keymap
 from tui.screens.config import ConfigScreen
 from tui.screens.help import help_entries
 from tui.settings import load_theme
+from tui.widgets.detail import TextView
 from tui.widgets.search_bar import SearchBar
 
 IDS = ["main.search", "main.filter", "app.help"]
@@ -129,11 +130,13 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Toasts and a screen's text that tell the operator which key to press ('A lists them', 'd shows it', 'T shows
-    the session …', 's shows the full log', the config screen's 'e (or Enter) edits it, a edits …') named the
-    default key even when keymap.toml rebinds it; each names the key the keymap gives, as ``?`` shows it."""
+    the session …', 's shows the full log', the detail pane's 'press + to show more', the config screen's 'e (or
+    Enter) edits it, a edits …') named the default key even when keymap.toml rebinds it; each names the key the
+    keymap gives, as ``?`` shows it."""
     keymap = tmp_path / "keymap.toml"
     keymap.write_text('"app.alerts" = "f5,ctrl+l"\n"main.detail" = "f6"\n"main.time_travel" = "ctrl+t"\n'
-                      '"main.surface" = "f9"\n"policy.config.edit" = "f7"\n"policy.config.other" = "f8"\n')  # fmt: skip
+                      '"main.surface" = "f9"\n"main.more" = "f10"\n"policy.config.edit" = "f7"\n'
+                      '"policy.config.other" = "f8"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -153,6 +156,13 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
             "Not time travelling: ^t shows the session as it stood at the selected row.",
             "The detail pane is folded away at this width: f6 shows it.",
         ]
+        screen.detail.display = True
+        prompt = next(n for n, e in enumerate(screen.live.session.events) if e.get("type") == "user/message")
+        screen.detail.limit = 4
+        screen.detail.show(prompt, keep_limit=True)
+        await settle(pilot)
+        pane = " ".join(" ".join(s.text for s in screen.detail.query_one("#detail-original", TextView).lines).split())
+        assert "more chars (press f10 to show more)" in pane, pane
         screen.mode = "surface"
         assert screen._hiding() == "on the surface: f9 shows the full log"
         monkeypatch.setattr(ConfigScreen, "_select", lambda *_: None)  # the hint stays until a key is selected

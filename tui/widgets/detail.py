@@ -31,6 +31,7 @@ from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.jsonout import dumps
 from core.shared.text import printable, text_of_blocks, tool_block_failed, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
+from tui.keymap import key_of
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, originals
 from tui.widgets.scrolling import set_virtual_size
@@ -140,9 +141,10 @@ def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str,
 
 
 def render_sections(
-    title: str, sections: list[tuple[str, str, str]], limit: int, theme: str
+    title: str, sections: list[tuple[str, str, str]], limit: int, theme: str, more_key: str
 ) -> tuple[list[Text], int]:
-    """A title line and each ``(name, text, lexer)`` section highlighted (cut at ``limit``); and chars left out."""
+    """A title line and each ``(name, text, lexer)`` section highlighted (cut at ``limit``, saying ``more_key``
+    shows more); and chars left out."""
     parts: list[Text] = [Text(title, style="bold")]
     hidden = 0
     for name, text, lexer in sections:
@@ -157,15 +159,15 @@ def render_sections(
         parts.append(Text(f"── {name} · {human_chars(len(text))} chars", style="dim"))
         parts.append(highlight(shown, lexer, theme))
         if cut:
-            parts.append(Text(f"… {human_chars(cut)} more chars (press + to show more)", style="italic"))
+            parts.append(Text(f"… {human_chars(cut)} more chars (press {more_key} to show more)", style="italic"))
     return parts, hidden
 
 
 def render_event(
-    session: Session, event: dict[str, Any], limit: int, title: str, theme: str = SYNTAX_THEMES[True]
+    session: Session, event: dict[str, Any], limit: int, title: str, theme: str, more_key: str
 ) -> tuple[Text, int]:
     """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
-    parts, hidden = render_sections(title, payload_sections(session, event), limit, theme)
+    parts, hidden = render_sections(title, payload_sections(session, event), limit, theme, more_key)
     if is_invalid(event):
         parts.append(Text(f"not read: {event[INVALID]}", style="bold yellow"))
     pretty = dumps(clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2).decode()
@@ -176,7 +178,7 @@ def render_event(
     return Text("\n").join(parts), hidden
 
 
-def render_stream(live: LiveSession, block: Block, limit: int, theme: str = SYNTAX_THEMES[True]) -> tuple[Text, int]:
+def render_stream(live: LiveSession, block: Block, limit: int, theme: str, more_key: str) -> tuple[Text, int]:
     """A model stream as one column: what it said, block by block, read from its deltas up to ``limit`` chars."""
     events = (live.event(seq) for seq in range(block.start, block.end))
     said, read = stream_text((e for e in events if e is not None), limit)
@@ -187,11 +189,11 @@ def render_stream(live: LiveSession, block: Block, limit: int, theme: str = SYNT
         f"seq {block.start}-{block.end - 1} · model stream of turn {block.turn} step {block.step} · "
         f"{block.deltas} deltas · {block.chars} chars"
     )
-    parts, hidden = render_sections(title, sections, limit, theme)
+    parts, hidden = render_sections(title, sections, limit, theme, more_key)
     if read < block.deltas:
         shown = sum(len(text) for _, text in said)
         hidden += max(0, block.chars - shown)
-        parts.append(Text(f"… {block.deltas - read} more deltas (press + to show more)", style="italic"))
+        parts.append(Text(f"… {block.deltas - read} more deltas (press {more_key} to show more)", style="italic"))
     if not said:
         parts.append(Text("no text streamed yet", style="dim"))
     return Text("\n").join(parts), hidden
@@ -207,14 +209,20 @@ def surface_node_for(session: Session, seq: int) -> int:
 
 
 def describe(
-    live: LiveSession, seq: int, limit: int, theme: str = SYNTAX_THEMES[True], block: Block | None = None
+    live: LiveSession,
+    seq: int,
+    limit: int,
+    theme: str = SYNTAX_THEMES[True],
+    block: Block | None = None,
+    more_key: str = "+",
 ) -> tuple[Text, Text | None, int]:
     """Build the pane for ``seq`` (worker side): original column, model-visible column (or None), chars cut.
 
-    On a stream's row (``block``) the pane shows what the stream said instead of its first delta.
+    On a stream's row (``block``) the pane shows what the stream said instead of its first delta. A payload cut
+    short says ``more_key`` (the key of ``main.more``, which the worker cannot ask the app for) shows more.
     """
     if block is not None:
-        text, hidden = render_stream(live, block, limit, theme)
+        text, hidden = render_stream(live, block, limit, theme, more_key)
         return text, None, hidden
     session = live.session
     event = live.event(seq)
@@ -227,21 +235,21 @@ def describe(
         left_parts = []
         hidden = 0
         for n in origin[:20]:
-            text, cut = render_event(session, session.events[n], limit, f"original seq {n}", theme)
+            text, cut = render_event(session, session.events[n], limit, f"original seq {n}", theme, more_key)
             left_parts.append(text)
             hidden += cut
         more = len(origin) - 20
         if more > 0:
             left_parts.append(Text(f"… and {more} more originals (expand the row to list them)"))
-        right, cut = render_event(session, event, limit, f"model sees · {kind} seq {seq}", theme)
+        right, cut = render_event(session, event, limit, f"model sees · {kind} seq {seq}", theme, more_key)
         left = Text("\n\n").join(left_parts) if left_parts else Text("no originals recorded")
         return left, right, hidden + cut
-    left, hidden = render_event(session, event, limit, _title(session, seq, event), theme)
+    left, hidden = render_event(session, event, limit, _title(session, seq, event), theme, more_key)
     if 0 <= seq < session.next_seq and seq in session.replaced_by:
         node = surface_node_for(session, seq)
         kind = SHADOW_BADGES.get(cut_kind(session.events[node]), "replaced")
         right, cut = render_event(
-            session, session.events[node], limit, f"model sees · {kind} by seq {node}", theme
+            session, session.events[node], limit, f"model sees · {kind} by seq {node}", theme, more_key
         )
         return left, right, hidden + cut
     return left, None, hidden
@@ -382,8 +390,9 @@ class DetailPane(Horizontal):
             return
         widths = (column_width(width), column_width(width // 2))
         theme = syntax_theme(self.app.current_theme.dark)
+        more_key = key_of(self.app, "main.more")
         self.run_worker(
-            lambda: self._build(seq, limit, widths, theme, block),
+            lambda: self._build(seq, limit, widths, theme, block, more_key),
             thread=True,
             group="detail",
             exclusive=True,
@@ -402,13 +411,13 @@ class DetailPane(Horizontal):
             self.show(self.seq, keep_limit=True, block=self.block)
 
     def _build(
-        self, seq: int | None, limit: int, widths: tuple[int, int], theme: str, block: Block | None
+        self, seq: int | None, limit: int, widths: tuple[int, int], theme: str, block: Block | None, more_key: str
     ) -> None:
         if seq is None:
             left, right, hidden = Text("no event selected"), None, 0
         else:
             try:
-                left, right, hidden = describe(self.live, seq, limit, theme, block)
+                left, right, hidden = describe(self.live, seq, limit, theme, block, more_key)
             except READ_ERRORS as exc:  # the file changed since it was projected: the pane says so
                 left, right, hidden = Text(f"seq {seq} cannot be read: {exc}", style="bold red"), None, 0
             # the event's note, and on a stream's row the notes on its deltas
