@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 
 from core.read.event_filter import EventFilter
+from core.read.streams import Block
 from tests.log.helpers import assistant, user
 from tests.tui.logs import Log, append
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.test_wrong_data import shown_lines
+from tui.live import LiveSession
 from tui.screens.main import MainScreen
-from tui.widgets.detail import TextView
+from tui.widgets.detail import TextView, describe
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -29,6 +31,17 @@ def streaming_log(texts: list[str]) -> tuple[Log, list[int]]:
     log.add(user("write a haiku"))
     log.add({"type": "step/start", "data": {"turn": 1, "step": 1}})
     return log, [log.add(delta(t)) for t in texts]
+
+
+def test_a_stream_cut_short_names_the_key_that_shows_more(tmp_path: Path) -> None:
+    """'… N more deltas (press + to show more)' named the default key of main.more whatever the keymap said; the
+    pane passes the key the keymap gives (tests/tui/test_keymap.py shows the pane asking for it)."""
+    log, chunks = streaming_log(["an ", "old ", "pond"])
+    live = LiveSession(log.write(tmp_path / "session.jsonl"), follow=False)
+    live.run()
+    block = Block(chunks[0], chunks[-1] + 1, 1, 1, 11)
+    left, _, _ = describe(live, chunks[0], 3, block=block, more_key="f10")
+    assert "… 2 more deltas (press f10 to show more)" in left.plain, left.plain
 
 
 def line_of(screen: MainScreen, seq: int, depth: int = 0) -> str:
