@@ -328,9 +328,12 @@ _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 _REDIRECT_AMP = rb"[<>]&|&>"
 _TO_PIPE = rb"(?:[^\n|;&]|" + _REDIRECT_AMP + rb")*"  # a command's rest up to its pipe: its words, its redirections
 _GROUP_END = rb"[)}]" + _TO_PIPE  # a group's closing bracket and its redirections (``) 2>/dev/null``) up to its pipe
-_PIPED = (
-    _ECHOED_VALUE + rb"(?:" + _TO_PIPE + rb"|(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*" + _GROUP_END + rb")" + _INTO
+# a group's commands from an ``echo``'s value to its closing bracket, over its lines too: first the rest of a quoted
+# value (``"Pa)ss"``), then words, quoted ones whole (a bracket in them closes nothing), redirections and ``&&``
+_GROUP_REST_OF = (
+    rb"(?:[^\n\"'|;&]*[\"'])?(?:" + _QUOTE + rb"[^\"'\n]*" + _QUOTE + rb"|[^|&(){}]|&&|" + _REDIRECT_AMP + rb")*"
 )
+_PIPED = _ECHOED_VALUE + rb"(?:" + _TO_PIPE + rb"|" + _GROUP_REST_OF + _GROUP_END + rb")" + _INTO
 # plain ``passwd``, given a user or nothing, where its command ends or a redirection follows (``passwd -S`` reads none)
 _PASSWD_USER = rb"\bpasswd(?:[ \t]+[^\s\-|;&<>][^\s|;&<>]*)?[ \t]*"
 _STDIN_READER = (
@@ -347,11 +350,12 @@ _STDIN_READER = (
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
 _CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd reads
 _CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
-# each ``echo`` of a group after its first (group 1): every line the group gives its reader is a password, when the
+# each ``echo`` of a group after its first (group 1), after a ``;``, ``&&`` or line break: every line the group gives its reader is a password, when the
 # group is piped whole into one (``_grouped``: the group's end and its pipe are looked for past the match)
-_STDIN_AGAIN = re2.compile(rb"(?:;|&&)[ \t]*" + _ECHOED + _ECHOED_VALUE)
-_CHPASSWD_AGAIN = re2.compile(rb"(?:;|&&)[ \t]*" + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
-_GROUP_REST = re.compile(rb"(?:[^\n|&(){}]|&&|" + _REDIRECT_AMP + rb")*")  # a group's commands up to its closing bracket
+_AGAIN = rb"(?:;|&&|\n|\\+n)[ \t]*"  # what ends the command before: ``;``, ``&&`` or a line break (as JSON writes it too)
+_STDIN_AGAIN = re2.compile(_AGAIN + _ECHOED + _ECHOED_VALUE)
+_CHPASSWD_AGAIN = re2.compile(_AGAIN + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
+_GROUP_REST = re.compile(_GROUP_REST_OF)
 # what follows a group's closing bracket when it is piped whole into the reader of ``_STDIN_AGAIN``'s password, or
 # of ``_CHPASSWD_AGAIN``'s
 _GROUP_INTO = {

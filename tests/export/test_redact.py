@@ -2495,6 +2495,46 @@ def test_every_line_of_a_group_piped_into_a_reader_of_a_password_goes(text: str,
     _redacts(text, out, keys)
 
 
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("(echo Hunter1pw\necho Hunter2pw) | passwd", "(echo [redacted key]\necho [redacted key]) | passwd", 2),
+        ("(echo Hunter1pw\necho Hunter2pw\necho Hunter3pw) | passwd",
+         "(echo [redacted key]\necho [redacted key]\necho [redacted key]) | passwd", 3),
+        ("{ echo Hunter1pw\n  echo Hunter2pw\n} | sudo smbpasswd -s",
+         "{ echo [redacted key]\n  echo [redacted key]\n} | sudo smbpasswd -s", 2),
+        ('{"c": "(echo Hunter1pw\\n  echo Hunter2pw\\n  echo Hunter3pw) | passwd"}',
+         '{"c": "(echo [redacted key]\\n  echo [redacted key]\\n  echo [redacted key]) | passwd"}', 3),
+    ],
+)  # fmt: skip
+def test_a_group_of_echoes_on_separate_lines_piped_into_a_reader_keeps_no_password(
+    text: str, out: str, keys: int
+) -> None:
+    """``(echo A`` newline ``echo B) | passwd`` let ``A`` out (and every ``echo`` between the first and the last): a
+    group's commands were read up to a line break only, and only ``;`` or ``&&`` began its next ``echo``."""
+    _redacts(text, out, keys)
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ('(echo "Pa)ss1pw"; echo Hunter2pw) | passwd', '(echo "[redacted key]"; echo [redacted key]) | passwd', 2),
+        ("(echo Hunter0pw; echo 'Pa)ss1pw'; echo Hunter2pw) | passwd",
+         "(echo [redacted key]; echo '[redacted key]'; echo [redacted key]) | passwd", 3),
+        ('{"c": "(echo \\"Pa)ss1pw\\"; echo Hunter2pw) | passwd"}',
+         '{"c": "(echo \\"[redacted key]\\"; echo [redacted key]) | passwd"}', 2),
+    ],
+)  # fmt: skip
+def test_a_bracket_in_a_quoted_echo_of_a_piped_group_closes_nothing(text: str, out: str, keys: int) -> None:
+    """``(echo "Pa)ss"; echo X) | passwd`` let ``Pa)ss`` out: the ``)`` in its quotes was read as the group's end,
+    which no pipe followed (and an ``echo`` before it lost its password the same way)."""
+    _redacts(text, out, keys)
+
+
+def test_echoes_on_separate_lines_piped_nowhere_stay() -> None:
+    _stays("echo Hunter1pw\necho Hunter2pw\nls | passwd\n(echo Hunter1pw\necho Hunter2pw) | tee out.txt\n")
+
+
 def test_a_line_of_many_echoes_in_one_group_is_redacted_in_linear_time() -> None:
     """Each ``echo`` of a group looks on to the group's end for the reader it is piped into: a group of many, or a
     line of many ``; echo`` with no group, looking there from each took time growing as the square of their number."""
