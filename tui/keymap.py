@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Iterable, Mapping
@@ -69,8 +70,11 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     return keymap, problems
 
 
-def binding_owners() -> list[type[DOMNode]]:
-    """Every screen and widget class of ``tui.screens`` and ``tui.widgets`` that declares bindings."""
+@functools.cache
+def binding_owners() -> tuple[type[DOMNode], ...]:
+    """Every screen and widget class of ``tui.screens`` and ``tui.widgets`` that declares bindings, found once per
+    process: listing the packages reads their directories, and ``key_of`` asks on the app's thread (at each redraw of
+    the detail pane)."""
     import tui.screens
     import tui.widgets
 
@@ -86,7 +90,7 @@ def binding_owners() -> list[type[DOMNode]]:
                     and "BINDINGS" in vars(value)
                 ):
                     owners.append(value)
-    return owners
+    return tuple(owners)
 
 
 def key_of(app: App[Any], binding_id: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle
 from tui.alerts import HistoryRecalled
 from tui.app import POLICY_SCREENS, TapedeckApp
-from tui.keymap import keymap_path, load_keymap
+from tui.keymap import binding_owners, keymap_path, load_keymap
 from tui.screens.config import ConfigScreen
 from tui.screens.help import help_entries
 from tui.settings import load_theme
@@ -170,6 +171,20 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         await settle(pilot)
         hint = str(app.screen.query_one("#config-selected", Static).render())
         assert hint == "Select a key; f7 (or Enter) edits it, f8 edits a key not listed."
+
+
+
+def test_the_classes_that_bind_keys_are_listed_from_disk_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``key_of`` runs on the app's thread, at each redraw of the detail pane since 2a107a7: it listed the modules of
+    ``tui.screens`` and ``tui.widgets`` (directory reads) at every call, where the UI thread does no I/O."""
+    first = binding_owners()
+
+    def read_again(*_: object) -> None:
+        raise AssertionError("the packages were listed again")
+
+    monkeypatch.setattr(pkgutil, "iter_modules", read_again)
+    assert binding_owners() == first and first
+
 
 # Distinct keys no default binding uses: one per binding id, so each rebinding shows as itself in `?`.
 SPARE_KEYS = [f"{mods}f{n}" for mods in ("", "ctrl+", "shift+", "ctrl+shift+") for n in range(1, 25)]
