@@ -287,6 +287,14 @@ class ResultCalls(dict[int, tuple[str, bool]]):
         self[session.next_seq - 1] = result_call(event)
 
 
+def step_call(arguments: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """The turn, step and call an ``expand_result`` call names by turn and step (call 1 when it names none), each
+    read as the tool reads an integer (``js_integer``); None when one of them is no integer."""
+    turn, step = js_integer(arguments.get("turn")), js_integer(arguments.get("step"))
+    call = js_integer(arguments["call"]) if arguments.get("call") is not None else 1
+    return None if turn is None or step is None or call is None else (turn, step, call)
+
+
 class _Ledger:
     """Original results, their folds and expansions, replayed in log order into per-resource backoff."""
 
@@ -393,9 +401,7 @@ class _Ledger:
                 return None
             info = self.results.get(self.session.original_of(seq))
             return (info.turn, info.step, info.call) if info else None
-        turn, step = js_integer(args.get("turn")), js_integer(args.get("step"))
-        call = js_integer(args["call"]) if args.get("call") is not None else 1  # as expand_result reads it
-        return None if turn is None or step is None or call is None else (turn, step, call)
+        return step_call(args)
 
     def _note_expansion(self, args: Any, call_key: str) -> None:
         if call_key in self._counted_calls or not isinstance(args, Mapping):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMILY
+from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMILY, step_call
 from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
 from core.read.session import Session
 from core.read.summary import source_label
@@ -629,13 +629,13 @@ def expand_result(session: Session, arguments: Mapping[str, Any]) -> str:
         turn, step, call = _ordinal(session, seq)
         where = f"seq {seq} (turn {turn} step {step} call {call})"
     else:
-        turn, step = js_integer(arguments.get("turn")), js_integer(arguments.get("step"))
-        call = js_integer(arguments["call"]) if arguments.get("call") is not None else 1
-        if turn is None or step is None or call is None or min(turn, step, call) < 1:
+        named = step_call(arguments)
+        if named is None or min(named) < 1:
             raise RecallError(
                 f'{EXPAND_TOOL} needs {{"seq": N, "formatVersion": {LOCATOR_FORMAT_VERSION}}} or '
                 '{"turn": N, "step": M} (and optional "call": K), all positive integers'
             )
+        turn, step, call = named
         seqs = session.results_by_step.get((turn, step), [])
         if call > len(seqs):
             raise RecallError(f"no tool result recorded at turn {turn} step {step} call {call}")

@@ -35,10 +35,6 @@ def js_integer(value: Any) -> int | None:
     """``Number(value)`` when it is an integer, as the seed's recall tools read a turn, a step, a call or a seq:
     numbers and numeric strings (``3``, ``"3"``, ``" 2.0 "``, ``"1e1"``; ``""`` is 0); booleans, null and anything
     else are refused (None)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str):
         text = value.strip()
         if text == "":
@@ -46,9 +42,7 @@ def js_integer(value: Any) -> int | None:
         if not _JS_NUMBER.fullmatch(text):
             return None
         value = float(text)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return None
+    return whole_number(value)
 
 
 def whole_digits(digits: str) -> int | None:
