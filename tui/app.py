@@ -217,7 +217,9 @@ class TapedeckApp(ControlActions, App[None]):
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
         """Apply the user's keymap, then open the log or the fleet table."""
-        keymap, self.keymap_problems = load_keymap(self.keymap_file, self.binding_ids())
+        keymap, self.keymap_problems = load_keymap(
+            self.keymap_file, self.binding_ids(), partial(key_of, self, "app.help")
+        )
         if keymap:
             self.set_keymap(keymap)
         for problem in self.keymap_problems:

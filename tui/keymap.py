@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,15 @@ def _flatten(table: Mapping[str, Any], prefix: str = "", depth: int = 0) -> Iter
             yield name, value
 
 
-def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+def load_keymap(
+    path: Path, known_ids: Iterable[str], help_key: Callable[[Mapping[str, str]], str] | None = None
+) -> tuple[dict[str, str], list[str]]:
     """Read ``path``; return the usable ``{binding id: keys}`` entries and one message per problem.
 
     ``main.search = "ctrl+f"`` and ``"main.search" = "ctrl+f"`` mean the same; several keys are comma-separated.
-    A missing file is no problem; a file that does not parse yields no overrides and one message.
+    A missing file is no problem; a file that does not parse yields no overrides and one message. An unknown id's
+    message names the key that opens help once the usable entries apply: ``help_key`` of them (the app's
+    ``key_of``), else ``?``.
     """
     if not path.is_file():
         return {}, []
@@ -53,21 +57,32 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     except Unusable as exc:
         return {}, [str(exc)]
     known = set(known_ids)
-    keymap: dict[str, str] = {}
+    entries = list(_flatten(table))
+    keymap = {
+        binding_id: ",".join(k.strip() for k in keys.split(",") if k.strip())
+        for binding_id, keys in entries
+        if binding_id in known and _wrong_keys(keys) is None
+    }
     problems: list[str] = []
-    for binding_id, keys in _flatten(table):
+    for binding_id, keys in entries:
         if binding_id not in known:
-            problems.append(f"{path}: unknown binding id {shown(binding_id)} (press ? to see the ids)")
-        elif not isinstance(keys, str) or not [k for k in keys.split(",") if k.strip()]:
-            problems.append(f'{path}: {binding_id} must be a string of keys such as "ctrl+f" or "f3,ctrl+f"')
-        elif printable(keys) != keys:  # the footer and the palette would draw it as it is: ESC [ 2J clears the screen
-            problems.append(f"{path}: {binding_id}: {shown(keys)} holds a control character, which no key name does")
-        elif not keys.isprintable():  # a private-use, unassigned or format character: no key sends one
-            odd = next(c for c in keys if not c.isprintable())
-            problems.append(f"{path}: {binding_id}: {shown(keys)} holds U+{ord(odd):04X}, a character no key name has")
-        else:
-            keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
+            hint = f"press {help_key(keymap) if help_key is not None else '?'} to see the ids"
+            problems.append(f"{path}: unknown binding id {shown(binding_id)} ({hint})")
+        elif (wrong := _wrong_keys(keys)) is not None:
+            problems.append(f"{path}: {binding_id}{wrong}")
     return keymap, problems
+
+
+def _wrong_keys(keys: Any) -> str | None:
+    """What is wrong with a binding's keys as a keymap gives them (the message's tail after the id), or None."""
+    if not isinstance(keys, str) or not [k for k in keys.split(",") if k.strip()]:
+        return ' must be a string of keys such as "ctrl+f" or "f3,ctrl+f"'
+    if printable(keys) != keys:  # the footer and the palette would draw it as it is: ESC [ 2J clears the screen
+        return f": {shown(keys)} holds a control character, which no key name does"
+    if not keys.isprintable():  # a private-use, unassigned or format character: no key sends one
+        odd = next(c for c in keys if not c.isprintable())
+        return f": {shown(keys)} holds U+{ord(odd):04X}, a character no key name has"
+    return None
 
 
 @functools.cache
@@ -93,12 +108,14 @@ def binding_owners() -> tuple[type[DOMNode], ...]:
     return tuple(owners)
 
 
-def key_of(app: App[Any], binding_id: str) -> str:
+def key_of(app: App[Any], binding_id: str, keymap: Mapping[str, str] | None = None) -> str:
     """The key that runs binding ``binding_id`` now, named as the help screen and the footer name it: its first
-    key, the one the operator's keymap gives it if it rebinds it (for a hint in a message or on a screen)."""
+    key, the one the operator's keymap gives it if it rebinds it (for a hint in a message or on a screen); with
+    ``keymap``, the key it gives once applied (read before the app applies it)."""
+    overrides = app._keymap if keymap is None else keymap
     for owner in [type(app), *binding_owners()]:
         for binding in owner.BINDINGS:
             if isinstance(binding, Binding) and binding.id == binding_id:
-                rebound = binding.with_key(app._keymap[binding_id]) if binding_id in app._keymap else binding
+                rebound = binding.with_key(overrides[binding_id]) if binding_id in overrides else binding
                 return app.get_key_display(next(iter(Binding.make_bindings([rebound]))))
     raise KeyError(binding_id)
