@@ -358,12 +358,12 @@ def _pid_ns(value: Any) -> int | None:
 
 def _in_flight(value: Any) -> tuple[tuple[str, str | None], ...]:
     """The request ids and ops of ``bridge.json``'s ``inFlight`` (``[{"id", "op", "origin"?}]``), whatever else it
-    holds (an op that is none of the bridge's is None)."""
+    holds (an op that is none of the bridge's, a list or an object too, is None)."""
     from core.control.ops import DSH_OPS  # only a bridge.json with requests in flight needs it
 
     items = [item for item in (value if isinstance(value, list) else []) if isinstance(item, dict)]
     return tuple(
-        (item["id"], item.get("op") if item.get("op") in DSH_OPS else None)
+        (item["id"], op if isinstance(op := item.get("op"), str) and op in DSH_OPS else None)
         for item in items
         if isinstance(item.get("id"), str) and 0 < len(item["id"]) <= MAX_ID_CHARS
     )

@@ -284,7 +284,8 @@ JSON = st.recursive(
 FIELDS = st.fixed_dictionaries(
     {},
     optional={k: JSON for k in ("state", "pid", "procStart", "since", "heartbeat", "plugin", "problem", "dir")}
-    | {"state": st.sampled_from(["running", "paused", "exited", "bogus"])},
+    | {"state": st.sampled_from(["running", "paused", "exited", "bogus"])}
+    | {"inFlight": st.lists(st.fixed_dictionaries({"id": st.sampled_from(["r-1", ""]) | JSON}, optional={"op": JSON}))},
 )
 
 
@@ -490,3 +491,14 @@ def test_what_bridge_json_names_is_quoted_in_the_host_line(bridged, tmp_path: Pa
                       (exited, "running request req-x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007 when it stopped")):  # fmt: skip
         line = describe_host(read_host_state(log).to_dict())
         assert said in line and not [c for c in line if ord(c) < 32], line
+
+
+def test_an_in_flight_op_that_is_no_string_is_no_op(tmp_path: Path, capsys) -> None:
+    """A forged ``inFlight`` entry whose ``op`` is a list or an object (unhashable) made reading bridge.json raise
+    TypeError out of ``inspect`` (the op was looked up in the ops' table as it came): such an op is none of DSH's,
+    read as an entry without one, as the plugin reads it."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": "req-7", "op": ["pause"]}, {"id": "req-8", "op": {}}])
+    assert read_bridge(log.parent)[0].in_flight == (("req-7", None), ("req-8", None))
+    assert main(["inspect", str(log)]) == 0
+    assert "it was running request req-7, req-8 when it stopped" in capsys.readouterr().out
