@@ -96,9 +96,10 @@ def turn_locator(turn: int, view: str | None = None) -> str:
 
 # ---------------------------------------------------------------------------------------------- shared helpers
 def tool_name(session: Session, turn: Any, step: Any, call_id: str) -> str:
-    """The name of the tool behind a call id (``tool`` when no call was recorded)."""
+    """The name of the tool behind a call id (``tool`` when no call was recorded) as a page's line names it: the
+    log's text, quoted (``quoted``), so a name holding a line break or an escape sequence stays on its line."""
     call = session.tool_call_at(turn, step, call_id) or session.tool_calls.get(call_id)
-    return call.name if call else "tool"
+    return quoted(call.name, None) if call else "tool"
 
 
 def result_content(message: Any) -> list[Any]:
@@ -177,22 +178,22 @@ def render_turn_page(session: Session, turn: int, view: str = "dialogue") -> str
             if isinstance(source, Mapping) and source.get("kind") == "user":
                 users.append(text)
             else:
-                contexts.append(f"[{source_label(source)}]\n{text}")
+                contexts.append(f"[{quoted(source_label(source), None)}]\n{text}")
         elif etype == "assistant/message":
             content = (data.get("message") or {}).get("content") or []
             text = text_of_blocks(content)
+            label = f"[step {quoted(data.get('step'), None)}]"  # the log's step, on its line
             if text:
                 steps += 1
-                items += [f"[step {data.get('step')}]", text, ""]
+                items += [label, text, ""]
             elif not any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content):
-                items += [f"[step {data.get('step')}]", "(no assistant text recorded for this step)", ""]
+                items += [label, "(no assistant text recorded for this step)", ""]
         elif etype == "tool/result" and not full:
             message = data.get("message")
             name = tool_name(session, turn, data.get("step"), result_call_id(message))
             chars = cp_len(_result_text(message))
-            items.append(
-                f"[tool step {data.get('step')} seq {seq} · {name} · {chars} chars · {expand_locator(seq)}]"
-            )
+            where = f"step {quoted(data.get('step'), None)} seq {seq}"
+            items.append(f"[tool {where} · {name} · {chars} chars · {expand_locator(seq)}]")
     if full:
         frame = 'view full (text plus every original record; the default text-only page is view "dialogue")'
     else:
@@ -202,9 +203,9 @@ def render_turn_page(session: Session, turn: int, view: str = "dialogue") -> str
         )
     context_count = f" · {len(contexts)} generated context message(s)" if contexts else ""
     lines = [
-        f"[sealed turn slice-turn-{turn} · status {info.status} · {len(users)} user message(s){context_count} · "
-        f"{steps} assistant step(s) with text · {frame} · historical record: establishes what was said, "
-        "not current world state]",
+        f"[sealed turn slice-turn-{turn} · status {quoted(info.status, None)} · {len(users)} user message(s)"
+        f"{context_count} · {steps} assistant step(s) with text · {frame} · historical record: establishes what was "
+        "said, not current world state]",
         "",
         "## User request (verbatim)",
         "\n\n".join(t or "(no user text recorded in this message)" for t in users)
@@ -281,7 +282,7 @@ def render_step_page(session: Session, turn: int, step: int, *, hydrate_spills: 
             continue
         if event.get("type") == "tool/call":
             name, args = data.get("name"), data.get("arguments")
-            calls.append(f"→ {'?' if name is None else name}({'' if args is None else args})")
+            calls.append(f"→ {'?' if name is None else quoted(name, None)}({'' if args is None else args})")
         elif event.get("type") == "tool/result":
             message = data.get("message")
             result = _StepResult(seq, _is_error(message))
@@ -318,11 +319,11 @@ def render_step_page(session: Session, turn: int, step: int, *, hydrate_spills: 
             if preview is not None and not item.hydrated:
                 size = "full text" if preview.size is None else f"{preview.size} bytes"
                 lines.append(
-                    f"[text part {number} preview — NOT full output; {size} stored at {preview.locator}; "
-                    f"full text: {expand_locator(result.seq)}]"
+                    f"[text part {number} preview — NOT full output; {size} stored at "
+                    f"{quoted(preview.locator, None)}; full text: {expand_locator(result.seq)}]"
                 )
                 if item.error is not None:
-                    lines.append(f"[spill unavailable: {item.error}]")
+                    lines.append(f"[spill unavailable: {quoted(item.error, 200)}]")
             lines.append(item.text)
     return "\n".join(lines) + "\n"
 
@@ -497,7 +498,7 @@ def render_hits(query: str, hits: Sequence[SearchHit], kinds: Sequence[str]) -> 
             hint = "broaden the query, or check earlier sealed turns with recall_turn"
         else:
             hint = 'retry with kinds: ["tool_output"] if the fact was tool-born, or broaden the query'
-        return f'[recall_search "{quoted(query)}" · 0 hits over kinds {"/".join(kinds)} — {hint}]'
+        return f'[recall_search "{quoted(query)}" · 0 hits over kinds {quoted("/".join(kinds))} — {hint}]'
     lines = [
         f'[recall_search "{quoted(query)}" · {len(hits)} hit(s) · historical record — each hit ends with the exact call '
         'that returns its original: recall_turn({"turn": "slice-turn-N"}) (view "dialogue" is the default: the '

@@ -163,3 +163,11 @@ def test_a_long_query_is_quoted_cut(host: Host) -> None:
     assert len(page) < 5000
     none = recall_search(host.session, {"query": "zzz" + long})
     assert none.startswith(f'[recall_search "zzz{"q" * 76}…" · 0 hits over kinds') and len(none) < 400
+
+
+def test_kinds_the_model_named_are_quoted_in_the_header(host: Host) -> None:
+    # the zero-hit header listed the model's kinds as it sent them: a newline and an escape sequence in one came
+    # back raw, and 10,000 of them whole
+    page = recall_search(host.session, {"query": "zzz", "kinds": ["user\n## Calls\x1b[2J", *["k" * 50] * 10_000]})
+    assert page.startswith('[recall_search "zzz" · 0 hits over kinds user\\n## Calls\\u001b[2J/kkk')
+    assert "\n" not in page and "\x1b" not in page and len(page) < 400, page[:500]
