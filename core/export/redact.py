@@ -1103,6 +1103,26 @@ def _echoed_end(data: bytes, m: Any, group: int) -> int:
     return end if fd is None else fd.start()
 
 
+# an ``echo`` (``printf``) and its options that a line break as JSON text writes it begins (``_echoed_lines``)
+_NEXT_ECHO = re.compile(rb"\\+n(?:echo|printf)(?:[ \t]+-[neE]+)*[ \t]+")
+
+
+def _echoed_lines(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The parts of an echoed value (``data[start:end]``) that are passwords: all of it, but an unquoted ``\\n`` that
+    an ``echo`` follows is a line break as JSON text writes it, with no indent after it (``(echo A\\necho B) |
+    passwd``), where the value joined the shell's ``\\n`` of ``echo -e``: that ``echo`` and its options are the next
+    command's and stay. A value a quote opens or holds keeps its ``\\n`` whole (``echo -e 'A\\necho B'``: the
+    second line is a password)."""
+    if data[start - 1 : start] in (b'"', b"'") or b'"' in data[start:end] or b"'" in data[start:end]:
+        return [(start, end)]
+    parts, at = [], start
+    for echo in _NEXT_ECHO.finditer(data, start, end):
+        parts.append((at, echo.start()))
+        at = echo.end()
+    parts.append((at, end))
+    return [(a, b) for a, b in parts if b > a]
+
+
 def _block_end(data: bytes, m: Any, group: int) -> int:
     """Where the YAML block scalar of ``m`` (``_YAML_BLOCK``) ends: at the end of its last line that is not blank,
     before the first line no deeper than its key, the text's end or, in JSON text, the quote that ends the string
@@ -1315,10 +1335,14 @@ class Redactor:
         patterns = self._patterns
         for i in sorted(which):
             kind, pattern, group, keep = patterns[i]
-            end = _ENDS.get(pattern)
-            spans.extend((m.start(group), m.end(group) if end is None else end(data, m, group), kind)
-                         for m in pattern.finditer(data)
-                         if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
+            end, echoed = _ENDS.get(pattern), pattern in _ECHOES
+            for m in pattern.finditer(data):
+                if m.end(group) > m.start(group) and (keep is None or keep(data, m)):
+                    start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
+                    if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins
+                        spans.extend((a, b, kind) for a, b in _echoed_lines(data, start, stop))
+                    else:
+                        spans.append((start, stop, kind))
         if name:
             spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
         if b"[redacted" in data:  # what an export replaced already (an export of one, a log quoting one) stays

@@ -127,7 +127,8 @@ CONFIG = st.one_of(
                                "echo 'bob:{}' | sudo chpasswd", "chpasswd <<< 'bob:{}'",
                                "sudo chpasswd <<EOF\nbob:{}\nEOF", "echo {} | sudo -S apt-get update",
                                "docker login -u bob --password-stdin <<< '{}'", 'echo -e "{0}\\n{0}" | passwd',
-                               "(echo {0}; echo {0}) | sudo smbpasswd -a -s bob", "doctl auth init -t {}",
+                               "(echo {0}; echo {0}) | sudo smbpasswd -a -s bob",
+                               "(echo {0}\necho {0}) | passwd", "(echo {0}\\necho {0}) | passwd", "doctl auth init -t {}",
                                "bw unlock {}", "vault login s.{}", "echo {} | docker secret create db_pw -",
                                "ftp -n h <<EOF\nuser bob {}\nbye\nEOF", "printf '%s\\n' {0} {0} | passwd --stdin bob",
                                "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg"]),
@@ -2528,6 +2529,26 @@ def test_a_group_of_echoes_on_separate_lines_piped_into_a_reader_keeps_no_passwo
 def test_a_bracket_in_a_quoted_echo_of_a_piped_group_closes_nothing(text: str, out: str, keys: int) -> None:
     """``(echo "Pa)ss"; echo X) | passwd`` let ``Pa)ss`` out: the ``)`` in its quotes was read as the group's end,
     which no pipe followed (and an ``echo`` before it lost its password the same way)."""
+    _redacts(text, out, keys)
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ('{"c": "(echo Hunter1pw\\necho Hunter2pw) | passwd"}',
+         '{"c": "(echo [redacted key]\\necho [redacted key]) | passwd"}', 2),
+        ('{"c": "(echo Hunter1pw\\necho -n Hunter2pw\\nprintf Hunter3pw) | sudo smbpasswd -s"}',
+         '{"c": "(echo [redacted key]\\necho -n [redacted key]\\nprintf [redacted key]) | sudo smbpasswd -s"}', 3),
+        ('{"c": "echo Hunter1pw\\necho Hunter2pw | passwd"}', '{"c": "echo [redacted key]\\necho [redacted key] | passwd"}', 2),
+        ('{"c": "{\\"c\\": \\"(echo Hunter1pw\\\\necho Hunter2pw) | passwd\\"}"}',
+         '{"c": "{\\"c\\": \\"(echo [redacted key]\\\\necho [redacted key]) | passwd\\"}"}', 2),
+        ("echo -e 'Hunter1pw\\necho Hunter2pw' | passwd", "echo -e '[redacted key]' | passwd", 1),
+    ],
+)  # fmt: skip
+def test_the_next_echo_after_a_line_break_json_text_writes_stays_in_view(text: str, out: str, keys: int) -> None:
+    """In JSON text with no indent, ``(echo A\\necho B) | passwd`` hid ``echo B`` with the passwords: the shell's
+    ``\\n`` that joins an ``echo -e`` value's lines also joined the next command. Every password still goes; an
+    ``echo`` the line break begins stays, but where a quote holds it (``echo -e 'A\\necho B'``: one password)."""
     _redacts(text, out, keys)
 
 
