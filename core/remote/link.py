@@ -136,7 +136,8 @@ class SshLink:
             raise OSError(why or type(exc).__name__) from None
         except asyncssh.HostKeyNotVerifiable as exc:
             self.refused = HostKeyRefused(
-                f"{self.target.where}: its host key is not in your known_hosts ({exc.reason}); nothing was read. "
+                f"{self.target.where}: its host key is not in your known_hosts ({quoted(exc.reason, 200)}); nothing "
+                "was read. "
                 f"Check the key's fingerprint with the machine's owner, then record it by running: "
                 f"{_host_key_line(self.target, self.port)}"
             )

@@ -54,3 +54,27 @@ def test_a_servers_stderr_is_quoted_in_controls_refusal(status: int) -> None:
     with pytest.raises(ControlError) as info:
         inbox._append(Link(), RemoteTarget("me", "box", "/s/session.jsonl"), {"op": "pause"}, False)  # type: ignore[arg-type]
     assert ESCAPED in _said(info.value) and "k…" in str(info.value)
+
+
+@pytest.mark.parametrize("refusal", ["host-key", "config"])
+def test_what_the_ssh_library_says_at_connect_is_quoted(monkeypatch: pytest.MonkeyPatch, refusal: str) -> None:
+    """The host key refusal wrote asyncssh's reason as it came (it names the host, the key alias of the ssh config,
+    what was wrong with the server's key): a newline and an escape sequence in it forged a line of the refusal and
+    acted on the terminal. It is quoted, as a disconnect's reason is (and a config asyncssh cannot read: that one
+    already was, as the link's Unreachable quotes it)."""
+    import asyncssh
+
+    from core.remote.link import HostKeyRefused
+
+    async def connect(*_args: Any, **_kwargs: Any) -> None:
+        raise asyncssh.HostKeyNotVerifiable(SAID) if refusal == "host-key" else ValueError(SAID)
+
+    monkeypatch.setattr(asyncssh, "connect", connect)
+    link = SshLink(RemoteTarget("me", "box", "/s/session.jsonl"))
+    with pytest.raises(HostKeyRefused if refusal == "host-key" else Unreachable) as info:
+        link.stat("/s")
+    said = str(info.value)
+    assert "\x1b" not in said and "\n" not in said and len(said) < 500, said[:600]
+    assert ESCAPED in said and "k…" in said
+    if refusal == "host-key":
+        assert said.endswith("record it by running: ssh me@box true"), said
