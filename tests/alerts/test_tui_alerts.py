@@ -70,6 +70,12 @@ async def test_an_alert_shows_a_toast_marks_its_row_and_lists_on_the_alerts_scre
         await until(pilot, lambda: not isinstance(app.screen, AlertsScreen))
         await settle(pilot)
         assert main.events.current_seq == second
+        # at 60 columns the row (a failed result: 'error' and 'on' badges) still says why it is flagged: its badges
+        # and its size give way first, so that the summary keeps its cells beside the mark
+        await pilot.resize_terminal(60, 20)
+        await settle(pilot)
+        line = main.events.render_line(main.events.cursor - int(main.events.scroll_y)).text
+        assert line.rstrip().endswith("[⚑ error-streak]"), line
 
 
 @pytest.mark.anyio

@@ -634,7 +634,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         match: str = "",
     ) -> Strip:
         """One row's line; ``tags`` starts with ``states`` state badges, which a narrow list leaves out first (from
-        the last), then its alert marks and note, so that the summary keeps ``SUMMARY_MIN_WIDTH`` cells."""
+        the last), then the size, then its alert marks and note, so that the summary keeps ``SUMMARY_MIN_WIDTH``
+        cells."""
         base = styles[""]
         text_style = base + styles["dim"] if dim else base
         if row.error:
@@ -656,8 +657,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             room = max(0, width - cell_len(left) - cell_len(right) - 2)
             if room >= SUMMARY_MIN_WIDTH or not kept:
                 break
-            kept.pop(states - 1 if states > 0 else -1)
-            states -= 1
+            if states > 0:
+                kept.pop(states - 1)
+                states -= 1
+            elif size:  # the detail pane shows the size; the mark alone says why the row is flagged
+                size = ""
+            else:
+                kept.pop()
         indent = "    ↳ " if depth else ""
         summary = set_cell_size(f"{indent}{row.summary}", room)
         segments = [
