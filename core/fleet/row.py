@@ -8,7 +8,7 @@ from typing import Any
 
 from core.alerts.engine import Alert
 from core.log.sessions import SessionRef
-from core.shared.text import printable
+from core.shared.text import printable, short_session
 
 LOCAL = "local"
 
@@ -113,9 +113,9 @@ COLUMNS = ("session", "host", "attention", "turn", "outcome", "phase", "class", 
 
 def twin(row: FleetRow, labels: Mapping[str, int]) -> str:
     """What follows ``row``'s label when other rows show it too (``labels``: how many rows show each label), so that
-    rows titled alike can be told apart: `` (0f3e9a21)``, the head of its session id; nothing for a label of its
-    own."""
-    return f" ({printable(row.ref.id[:8])})" if labels.get(row.label, 0) > 1 else ""
+    rows titled alike can be told apart: `` (0f3e9a21)``, the head of its session id (after DSH's ``session-``
+    prefix, which every DSH id shares); nothing for a label of its own."""
+    return f" ({printable(short_session(row.ref.id))})" if labels.get(row.label, 0) > 1 else ""
 
 
 def age_label(seconds: float | None) -> str:

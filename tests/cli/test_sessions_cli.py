@@ -491,3 +491,19 @@ def test_the_help_says_when_it_exits_2_and_what_it_skips(capsys: pytest.CaptureF
     for said in ("skipped with a note on stderr", "exit 2", "a root named that is not there", "could not be reached",
                  "no session log", "truncated, replaced or removed while it was read"):  # fmt: skip
         assert said in text, said
+
+
+def test_dsh_sessions_with_one_title_are_told_apart_by_their_uuid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every DSH session id starts with ``session-``, so the head of the id that follows a title other rows share
+    read ``(session-)`` on each DSH row and told none apart (found running two real DSH sessions in the fleet); it
+    is the head of what follows that prefix, as the alerts name a session (core.shared.text.short_session)."""
+    root = tmp_path / "sessions"
+    for sid in ("session-ba99485a-9f98", "session-f67c5f17-795a"):
+        log = Log({**Log().header, "id": sid})
+        log.add({"type": "session/title", "data": {"title": "Bridge test"}})
+        log.write(root / "p" / sid / "session.jsonl")
+    assert main(["sessions", str(root)]) == 0
+    firsts = sorted(line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:])
+    assert firsts == ["Bridge test (ba99485a)", "Bridge test (f67c5f17)"]
