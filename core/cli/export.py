@@ -50,6 +50,8 @@ def _export(args: argparse.Namespace) -> None:
     else:
         if os.path.isdir(where):
             where = os.path.join(where, _file_name(args.path, fmt, options))
+        elif where.endswith("/"):  # names a directory: never a file of that name, nor the file it would replace
+            raise TapedeckError(f"{quoted_path(where)}: no such directory; -o takes a file, or a directory that exists")
         doc = export_to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"

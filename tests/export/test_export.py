@@ -581,6 +581,21 @@ def test_an_export_to_a_named_pipe_streams_into_it(tmp_path: Path) -> None:
     assert got.startswith(b"## tapedeck session") and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
 
 
+def test_an_output_with_a_trailing_slash_that_is_no_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o out/`` where no directory ``out`` is wrote the export to a file named ``out`` (and ``-o page.html/``
+    replaced the file page.html), saying 'exported … to out/' (found in qa2's walkthrough): a trailing slash names a
+    directory, so one that is not there is refused, naming it, and nothing is written."""
+    log = FIXTURES / "multi-turn.session.jsonl"
+    page = tmp_path / "page.html"
+    page.write_text("kept")
+    for target in (tmp_path / "out", page):
+        assert main(["export", str(log), "-o", f"{target}/"]) == 2
+        assert f"{target}/: no such directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"] and page.read_text() == "kept"
+
+
 def test_export_to_file_refuses_a_directory(tmp_path: Path) -> None:
     with pytest.raises(TapedeckError, match="is a directory"):
         export_to_file(FIXTURES / "tool-call-turn.session.jsonl", tmp_path, "html", ExportOptions())
