@@ -48,7 +48,7 @@ from core.log.writer import SessionWriter, make_header
 from core.read.session import Session
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
-from core.shared.text import quoted_path
+from core.shared.text import quoted, quoted_path
 
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
 NOT_DISPATCHED = CallResult(
@@ -499,7 +499,8 @@ class AgentHost:
             data["stop"] = self.stop_record
         self.append([*before, {"type": "turn/end", "data": data}])
         error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
-        why = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k))  # what the log's turn/end says
+        # what the log's turn/end says, the model's server's words among it: quoted, so they stay on this line
+        why = quoted(": ".join(str(error[k]) for k in ("code", "message") if error.get(k)), 200)
         self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)" + (f": {why}" if why else ""))
         return TurnOutcome(turn, reason, steps, text)
 

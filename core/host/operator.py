@@ -382,7 +382,7 @@ class Operator:
         self.answered.add(request["id"])
         self.host.append([*(events or []), control.outcome_event(request, outcome, error, detail)])
         op = request.get("op") if isinstance(request.get("op"), str) else "request"  # a line whose op was unreadable
-        self.host.say(f"control {op} {outcome}" + (f": {error}" if error else ""))
+        self.host.say(f"control {quoted(op)} {outcome}" + (f": {error}" if error else ""))  # the inbox's op, quoted
 
     # applying ----------------------------------------------------------------------------------------------
     def _apply(self, request: dict[str, Any]) -> None:

@@ -53,9 +53,12 @@ def test_a_failed_exec_hook_on_a_terminal_draws_the_ids_escapes(
 
 
 @pytest.mark.parametrize("tty", [False, True])
-def test_runs_progress_on_a_terminal_draws_the_escapes_of_a_models_error(
+def test_runs_progress_quotes_the_escapes_of_a_models_error_on_a_terminal_or_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
 ) -> None:
+    """11cbfd1 drew a model's error's escapes on a terminal and kept their bytes piped; a newline in it still forged
+    a progress line either way. The line quotes the error now (``core.shared.text.quoted``), as control quotes an
+    id: JSON escapes, redirected or not, nothing left for a terminal to act on or draw."""
     script = tmp_path / "script.json"
     error = {"message": f"bad {ESCAPES}", "code": "E"}  # what a hostile or broken endpoint may answer
     script.write_bytes(orjson.dumps({"responses": [{"finish": "error", "error": error}]}))
@@ -65,7 +68,7 @@ def test_runs_progress_on_a_terminal_draws_the_escapes_of_a_models_error(
                  "--sessions-root", str(tmp_path / "root")])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 1 and "turn 1 ended: error" in out
-    assert (DRAWN in out and ESCAPES not in out) if tty else ESCAPES in out, out
+    assert "E: bad \\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J" in out and ESCAPES not in out and DRAWN not in out, out
 
 
 HOSTILE = "a\x1b]0;t\x07\nforged line\u202e"  # a directory's real name: an escape sequence, a newline, a BiDi override

@@ -505,3 +505,27 @@ def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
     [line] = [s for s in said if s.startswith("paused: ")]
     named = str(log).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
     assert line.endswith(f"nothing runs until `tapedeck control '{named}' resume`"), line
+
+
+def test_an_op_the_inbox_names_is_quoted_in_the_hosts_progress(tmp_path: Path) -> None:
+    """The host said 'control OP rejected: …' with the inbox line's op as it came (the refusal itself quotes it): an
+    op holding a newline and an escape sequence forged a line of run's progress and, piped, put the raw escape out."""
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    said: list[str] = []
+    host = AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
+                            HostOptions(workspace=tmp_path / "ws", progress=said.append), tasks=["t"])  # fmt: skip
+    try:
+        with host.inbox_path.open("ab") as out:
+            out.write(orjson.dumps({"id": "r-op", "op": "pa\nturn 9 ended: completed\x1b[2J", "args": {}}) + b"\n")
+        host.operator.poll()
+    finally:
+        host.close()
+    [line] = [s for s in said if s.startswith("control ")]
+    assert line.startswith("control pa\\nturn 9 ended: completed\\u001b[2J rejected: unknown control op "), line
+    assert "\n" not in line and "\x1b" not in line, line

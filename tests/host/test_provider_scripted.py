@@ -359,3 +359,27 @@ def test_a_missed_expectation_quotes_what_it_expected_cut_and_escaped(tmp_path: 
         assert miss.error is not None and miss.error["code"] == "SCRIPT_MISMATCH"
         message = miss.error["message"]
         assert len(message) < 300 and '"\\u001b]2;x\\u0007' in message and "(5,006 characters)" in message, message
+
+
+def test_what_a_model_s_failure_says_stays_on_its_line_of_the_progress(tmp_path: Path) -> None:
+    """The host's 'turn N ended: error …' line quoted the failure's message as the model's server gave it: a message
+    holding a newline forged a line of run's progress ('turn 2 ended: completed'), and an escape sequence went out
+    raw when piped, a page of HTML whole. The log keeps the message whole; the line quotes it, cut at 200."""
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+
+    (tmp_path / "ws").mkdir()
+    message = "boom\nturn 2 ended: completed\x1b[2J" + "k" * 1000
+    script = _script(tmp_path, {"model": "m", "responses": [{"finish": "error", "error": {"message": message, "code": "SERVER"}}]})
+    said: list[str] = []
+    host = AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
+                            HostOptions(workspace=tmp_path / "ws", progress=said.append), tasks=["t"])  # fmt: skip
+    try:
+        host.run()
+        logged = [e["data"]["reason"] for e in host.session.events if e["type"] == "turn/end"]
+    finally:
+        host.close()
+    [line] = [s for s in said if s.startswith("turn 1 ended: ")]
+    assert line.startswith("turn 1 ended: error after 1 step(s): SERVER: boom\\nturn 2 ended: completed\\u001b[2Jkkk"), line
+    assert line.endswith("k…") and "\n" not in line and "\x1b" not in line and len(line) < 300, line[:400]
+    assert logged[0]["error"]["message"] == message  # the log keeps what the server said
