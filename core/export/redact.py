@@ -1103,8 +1103,9 @@ def _echoed_end(data: bytes, m: Any, group: int) -> int:
     return end if fd is None else fd.start()
 
 
-# an ``echo`` (``printf``) and its options that a line break as JSON text writes it begins (``_echoed_lines``)
-_NEXT_ECHO = re.compile(rb"\\+n(?:echo|printf)(?:[ \t]+-[neE]+)*[ \t]+")
+# an ``echo`` (``printf``) and its options that a line break as JSON text writes it begins (``_echoed_lines``);
+# tried from the first backslash of a run only, not again from each of the run's (linear in a run of any length)
+_NEXT_ECHO = re.compile(rb"(?<!\\)\\+n(?:echo|printf)(?:[ \t]+-[neE]+)*[ \t]+")
 
 
 def _echoed_lines(data: bytes, start: int, end: int) -> list[tuple[int, int]]:

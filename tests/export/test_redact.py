@@ -2568,6 +2568,19 @@ def test_a_line_of_many_echoes_in_one_group_is_redacted_in_linear_time() -> None
     assert _printed_within_a_minute(code) == "100001 False True\n"
 
 
+def test_a_long_run_of_backslashes_in_an_echoed_password_is_redacted_in_linear_time() -> None:
+    """An echoed password is cut around each ``\\n`` of JSON text that an ``echo`` follows (00a852e): the pattern
+    that looks for one tried a run of backslashes again from each of them, time growing as the square of the run
+    (40,000 in ``echo -e a…b | passwd`` took 1.7 s, in JSON text 5.4 s; 200,000 over two minutes)."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "r = Redactor(environ={}, home='/home/ann')\n"
+        "print(r.text('echo -e a' + '\\\\' * 200000 + 'b | passwd'))\n"
+        "print(r.text('{\"c\": \"echo a' + '\\\\\\\\' * 200000 + 'b | passwd\"}'))\n"
+    )
+    assert _printed_within_a_minute(code) == 'echo -e [redacted key] | passwd\n{"c": "echo [redacted key] | passwd"}\n'
+
+
 @pytest.mark.parametrize(
     ("text", "out"),
     [
