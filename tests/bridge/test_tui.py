@@ -9,10 +9,12 @@ from typing import Any
 import orjson
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from tests.bridge.conftest import append_outcome, dsh_log, td_pair, write_bridge
 from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app, settle, until
+from tests.tui.screens_policy.harness import plain
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -146,11 +148,19 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         assert view.preview_for(None).preview.region.shadowed_seqs == (63, 67, 103)
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # the bridge rewinds at idle and writes a fixed note: no report, and not at the agent's next step
+        said = " ".join(plain(static.content) for static in app.screen.query(Static))
+        assert "DSH will replace 3 nodes" in said and "with one short note" in said and "once its turn ends" in said
+        assert "report" not in said and "next step" not in said
         await pilot.press("y")
         await until(pilot, lambda: len(_inbox(log)) == 1)
         rewind = _inbox(log)[0]
         assert rewind["op"] == "rewind" and rewind["args"]["markId"] == 1
         assert rewind["args"]["preview"]["nodes"] == 3
+        _answer(log, rewind, "pending", detail={"waitingFor": "idle"})
+        waiting = "acknowledged; DSH applies it once its turn ends (at idle)"
+        await until(pilot, lambda: requests_for(app.live).items()[-1].reason != "waiting for the host")
+        assert requests_for(app.live).items()[-1].reason == waiting
         detail = {
             "markId": 1,
             "start": 63,

@@ -180,11 +180,16 @@ def objective_line(view: CheckpointsView, selected: int | None) -> Text:
 
 def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Group:
     """The confirm dialog's body: what the rewind to ``chosen`` will replace, one row per node cut to the dialog's
-    width (the objective and the tools' names are the log's: drawn as ``printable`` makes them)."""
+    width (the objective and the tools' names are the log's: drawn as ``printable`` makes them), and when: our host
+    writes a report at its next step, the DSH bridge a fixed note once the turn ends."""
     mark = chosen.preview.mark
     goal = f" ({mark.objective})" if mark.objective else ""
     head = Text(printable(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n"))
-    head.append(printable(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq})."))
+    if mark.bridged:  # the bridge has no report writer and rewinds at idle
+        who, applier, by, when = "DSH", "DSH", "one short note", "once its turn ends (at idle)"
+    else:
+        who, applier, by, when = "The host", "the host", "one report", "at its next step"
+    head.append(printable(f"{who} will replace {chosen.covers()} with {by} (previewed at seq {view.seq})."))
     nodes = Table.grid(padding=(0, 2), expand=True)
     nodes.add_column(justify="right", no_wrap=True)
     nodes.add_column(no_wrap=True, overflow="ellipsis", max_width=18)
@@ -196,7 +201,7 @@ def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Group:
     parts: list[RenderableType] = [head, "", Padding(nodes, (0, 0, 0, 2))]
     if len(chosen.nodes) > 12:
         parts.append(Text(f"  … and {len(chosen.nodes) - 12} more node(s)"))
-    tail = "The agent may run on before the host applies it (at its next step); the outcome compares the two."
+    tail = f"The agent may run on before {applier} applies it ({when}); the outcome compares the two."
     return Group(*parts, "", Text(tail, style="dim"))
 
 

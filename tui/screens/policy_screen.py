@@ -97,6 +97,9 @@ class TrackedRequest:
             return f"{self.gone}; the request was withdrawn"
         if self.state == PENDING:
             if self.outcome is not None:
+                detail = self.outcome.get("detail")
+                if isinstance(detail, Mapping) and detail.get("waitingFor") == "idle":  # the DSH bridge's rewind, expand
+                    return "acknowledged; DSH applies it once its turn ends (at idle)"
                 return "acknowledged; the host applies it before its next model call"
             return "waiting for the host"
         assert self.outcome is not None
