@@ -38,6 +38,7 @@ from core.log.sessions import discover_sessions
 from core.log.store import BorrowedEvents, ValidatedEvents
 from core.log.tail import Tailer
 from core.shared.errors import LogFormatError, TapedeckError
+from core.shared.text import quoted_path
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
 # how long a reading that the host exited waits for the log's last bytes to be taken in (a torn line never is)
@@ -982,4 +983,4 @@ def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:
     try:
         watch.send_action(alert)
     except TapedeckError as exc:
-        warn(f"{watch.path}: the {alert.cause} action was not sent: {exc}")
+        warn(f"{quoted_path(watch.path)}: the {alert.cause} action was not sent: {exc}")

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 
 from core.alerts.engine import Alert
+from core.shared.text import quoted, quoted_path
 
 _DONE = None
 
@@ -43,7 +44,8 @@ class HookRunner:
         """Run the command for one alert and report how it failed, if it did. The command runs in a process group
         of its own: at its time limit the whole group is killed (what a compound command or a background job
         started too), and nothing left holding its output is waited for."""
-        what = f"--exec for the {alert.cause} alert of {alert.session or alert.path}"
+        named = quoted(alert.session) if alert.session else quoted_path(alert.path)  # the log's words: one line
+        what = f"--exec for the {alert.cause} alert of {named}"
         try:
             proc = subprocess.Popen(
                 ["/bin/sh", "-c", self.command],

@@ -85,3 +85,13 @@ def test_an_alert_of_a_path_that_is_not_utf8_reaches_the_command(tmp_path: Path)
     assert not worker.is_alive() and said == []
     assert orjson.loads(got.read_bytes())["path"] == "/x/proj\\xff/session.jsonl"
     assert b"\\u009b2J" in got.read_bytes()  # as every JSON output writes a C1 control
+
+
+def test_a_session_id_from_the_log_is_quoted_in_the_failure() -> None:
+    """--exec's failure named the session by its id as the log held it: an id holding a newline forged a line on
+    stderr (on a terminal too) and, piped, its escape sequences went out raw. It is quoted, as control quotes it."""
+    hostile = Alert(session="s\nforged: exit status 0\x1b[2J", path="/x/session.jsonl", cause="error-streak", seq=3,
+                    severity="warning", reason="3 tool errors in a row", at=0)  # fmt: skip
+    worker, said = _run("exit 3", 5, hostile)
+    assert not worker.is_alive()
+    assert said == ["--exec for the error-streak alert of s\\nforged: exit status 0\\u001b[2J: exit status 3"]

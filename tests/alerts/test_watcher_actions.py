@@ -205,3 +205,20 @@ def test_actions_on_a_dsh_session_read_the_start_of_its_log_once_per_file(
     finally:
         dsh.kill()
         dsh.wait()
+
+
+def test_an_action_that_cannot_be_sent_names_the_log_quoted(tmp_path: Path) -> None:
+    """A watcher that could not write an action said so naming the log as it was: a session directory whose name
+    held a newline and an escape sequence forged a line on stderr and, piped, put the raw escape out. The log is
+    named as every note names a path (quoted_path)."""
+    path, crossing = _session(tmp_path / "a\x1b[2J\nforged", None)
+    hold_host(path)
+    (path.parent / "control.jsonl").mkdir()  # no inbox can be written there
+    said: list[str] = []
+    follower = AlertFollower([path], ACTING, act=True, warn=said.append)
+    follower.poll()
+    crossing()
+    assert follower.poll()
+    notes = [s for s in said if "action was not sent" in s]
+    assert notes and all(s.startswith(f"{tmp_path}/a\\u001b[2J\\nforged/session.jsonl: the ") for s in notes), said
+    assert not any("\n" in s or "\x1b" in s for s in notes), notes

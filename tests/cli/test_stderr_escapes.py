@@ -1,5 +1,5 @@
-"""What tapedeck writes to stderr quotes the log too (a session's id in ``alerts --exec``'s failure): on a terminal its
-escapes are drawn, never run, as on stdout; redirected, the bytes stay. ``control``'s refusal quotes the id itself."""
+"""What tapedeck writes to stderr and in run's progress quotes the log (a session's id in ``alerts --exec``'s failure
+and ``control``'s refusal, a model's error): its escapes come out as JSON escapes, on a terminal or not."""
 
 from __future__ import annotations
 
@@ -38,9 +38,11 @@ def test_controls_refusal_quotes_the_ids_escapes_on_a_terminal_or_not(
 
 
 @pytest.mark.parametrize("tty", [False, True])
-def test_a_failed_exec_hook_on_a_terminal_draws_the_ids_escapes(
+def test_a_failed_exec_hook_quotes_the_ids_escapes_on_a_terminal_or_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
 ) -> None:
+    """The failure drew the id's escapes on a terminal and kept their bytes piped, where a newline in the id still
+    forged a line; it quotes the id now (``core.shared.text.quoted``), as control does."""
     log = _hostile(tmp_path)
     lines = log.read_bytes().splitlines()
     turn_open = [line for line in lines if orjson.loads(line).get("type") != "turn/end"]
@@ -49,7 +51,7 @@ def test_a_failed_exec_hook_on_a_terminal_draws_the_ids_escapes(
     assert main(["alerts", str(log), "--exec", "exit 3"]) == 1
     err = capsys.readouterr().err
     assert "exit status 3" in err
-    assert (DRAWN in err and ESCAPES not in err) if tty else ESCAPES in err, err
+    assert "s-\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J" in err and ESCAPES not in err and DRAWN not in err, err
 
 
 @pytest.mark.parametrize("tty", [False, True])
