@@ -119,3 +119,21 @@ def test_writing_a_logs_index_loads_no_tempfile(tmp_path: Path) -> None:
     assert "core.read.index" in modules and list((tmp_path / "index").glob("*.idx"))  # the index was written
     for name in ("tempfile", "random"):
         assert name not in modules, name
+
+
+@pytest.mark.parametrize(
+    ("argv", "unused"),
+    [
+        (["inspect", FIXTURE, "--json"], ("core.read.type_select",)),
+        (["surface", FIXTURE, "--json"], ("core.read.type_select",)),
+        (["cost", FIXTURE, "--json"], ("core.read.type_select", "core.read.timetravel")),
+    ],
+    ids=["inspect", "surface", "cost"],
+)
+def test_a_reading_command_imports_no_module_it_never_calls(argv: list[str], unused: tuple[str, ...]) -> None:
+    """What a command imports, each run pays for (the module, its dataclasses' methods compiled): ``decimal``
+    (``js_number``'s digits), the sessions root's layout note (``sessions``, ``alerts``), the ``--type`` parser
+    (``events``) and the request-at-a-moment view (the TUI's) stay out of the commands that never call them."""
+    modules = modules_after(argv)
+    for name in ("decimal", "core.log.sessions", *unused):
+        assert name not in modules, name

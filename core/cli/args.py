@@ -12,7 +12,6 @@ from pathlib import Path
 
 from core.control.config_values import INT_RANGE
 from core.log.layout import default_sessions_root, not_a_log, stat_or_none
-from core.read.type_select import TypeSelection
 from core.remote.target import bracket_problem, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.shared.text import path_text, quoted
@@ -136,6 +135,8 @@ def check_at_least(option: str, value: int | None, least: int) -> None:
 def check_types(values: Iterable[str] | None) -> None:
     """Refuse a ``--type`` value that names no event type (blank or only commas) or holds a ``!`` with no type
     after it: either would filter nothing, silently."""
+    from core.read.type_select import TypeSelection  # here: only the commands that take --type check it
+
     for value in values or ():
         items = TypeSelection.parse(value).items
         if not items:

@@ -28,13 +28,11 @@ from core.log.layout import default_sessions_root, is_sessions_root, resolve_log
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
-from core.log.sessions import layout_note
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import PassEnded, load_session
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
-from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
@@ -267,6 +265,8 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             take(session, lines.raw(seq), turn_at(session, seq))
 
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
+    from core.read.type_select import TypeSelection  # only the commands that take --type import it
+
     types = TypeSelection.parse(args.type) if args.type else None
     index = types is not None and _indexed(args)
     session = load_session(
@@ -310,6 +310,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
     from core.control.config import load_config
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, FleetRow, cells, twin
+    from core.log.sessions import layout_note
 
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet

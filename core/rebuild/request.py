@@ -41,7 +41,7 @@ from array import array
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -50,7 +50,6 @@ from core.log.store import KeepingEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
 from core.read.load import PassEnded, load_session
 from core.read.session import Session, ToolCall, derive_message, surface_view
-from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
 from core.shared.dsh_wire import (
     IMAGE_NOTE,
@@ -64,6 +63,9 @@ from core.shared.dsh_wire import (
 from core.shared.text import cp_len
 from core.shared.values import int_or_none, str_or_none
 from core.shared.wire import OpenAIMessages, request_body
+
+if TYPE_CHECKING:
+    from core.read.timetravel import SurfaceTimeline
 
 CHUNK = "assistant/chunk"
 OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})
@@ -1106,6 +1108,8 @@ def request_at(
     With ``marks`` (``request_marks`` of the session) it costs one surface lookup plus the request's own
     messages, whatever the log's size; without, three scans of the session's types.
     """
+    from core.read.timetravel import SessionAt  # the TUI's path: a streaming pass never needs it
+
     marks = request_marks(session) if marks is None else marks
     view = SessionAt(session, timeline, point.seq, marks["request/header"])
     host = bool(marks[HOST_EVENT]) and marks[HOST_EVENT][0] <= point.seq

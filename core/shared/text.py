@@ -6,7 +6,6 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -293,6 +292,8 @@ def js_number(value: float) -> str:
         return "Infinity" if value > 0 else "-Infinity"
     if value == 0:
         return "0"
+    from decimal import Decimal  # imported where a number is written: no reading command needs it
+
     _, digits_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
     digits = "".join(map(str, digits_tuple)).rstrip("0")
     k = len(digits)
