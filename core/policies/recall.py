@@ -463,7 +463,8 @@ def search(
     """Scored hits over the original events of sealed turns (the turn still open is left out)."""
     resolved = resolve_kinds(kinds, scope)
     slotted = not kinds and "tool_output" in resolved
-    cap = min(max(limit, 1), SEARCH_LIMIT_MAX) if limit else SEARCH_LIMIT_DEFAULT
+    # NaN (Python's parser reads a model's NaN), falsy in JavaScript as 0 is, is no limit: the default
+    cap = min(max(limit, 1), SEARCH_LIMIT_MAX) if limit and limit == limit else SEARCH_LIMIT_DEFAULT
     terms = search_terms(query)
     if not terms:
         return []

@@ -91,7 +91,10 @@ def test_tool_output_gets_at_most_three_slots_besides_the_limit() -> None:
     assert [h.kind for h in search(host.session, "melon", kinds=["tool_output"])].count("tool_output") == 5
 
 
-@pytest.mark.parametrize(("limit", "count"), [(None, 5), (0, 5), (1, 1), (2.5, 2), (-4, 1), (99, 20)])
+@pytest.mark.parametrize(
+    ("limit", "count"),
+    [(None, 5), (0, 5), (math.nan, 5), (1, 1), (2.5, 2), (-4, 1), (99, 20), (math.inf, 20), (-math.inf, 1)],
+)
 def test_limit_is_clamped(limit: float | None, count: int) -> None:
     host = Host()
     for n in range(25):

@@ -1,10 +1,13 @@
 """A model's tool arguments, hostile: whatever raw arguments string a model sends to a recall tool, ``checkpoint``,
-``rewind`` or a workspace tool (bad JSON, nesting past the parser's depth, numbers of thousands of digits, values
-of every type), the host gets a result the model can read or the policy's own error, never an exception."""
+``rewind`` or a workspace tool (bad JSON, nesting past the parser's depth, numbers of thousands of digits, NaN and
+the infinities Python's parser takes, values of every type), the host gets a result the model can read or the
+policy's own error, never an exception; a recall tool's error is one the spec words (seed-algorithms §1.e), and
+no error puts a control character of the model's back raw into its context."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from test_slice_support import Host
 from core.host.file_calls import file_before
 from core.host.toolbox import ToolBox
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME, parse_checkpoint_arguments, plan_checkpoint
-from core.policies.recall import RECALL_TOOLS, run_recall_tool
+from core.policies.recall import FORMAT_VERSION_REQUIRED, RECALL_TOOLS, RecallResult, run_recall_tool
 from core.policies.report import tool_arguments
 from core.policies.rewind import parse_rewind_arguments
 from core.shared.errors import TapedeckError
@@ -46,7 +49,33 @@ BASES = st.sampled_from([
     {"query": "line"}, {"path": "a.txt"},
 ])  # fmt: skip
 OBJECTS = st.builds(lambda base, over: json.dumps({**base, **over}), BASES, st.dictionaries(KEYS, VALUES, max_size=4))
-ARGUMENTS = st.one_of(RAW, st.text(max_size=30), OBJECTS)
+# numbers as a model may write them, which no encoder gives a value for: Python's parser reads NaN and the infinities
+NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "-0", "1e-999", "0.5", "1E+2", "-" + HUGE, "[NaN]"]
+
+
+def _with(base: dict[str, Any], key: str, literal: str) -> str:
+    """``base``'s JSON text with ``key`` set to ``literal`` as it is written (``NaN``, ``1e999``)."""
+    return json.dumps(base)[:-1] + (", " if base else "") + f'"{key}": {literal}}}'
+
+
+NUMBERED = st.builds(_with, BASES, KEYS, st.sampled_from(NUMBERS))
+ARGUMENTS = st.one_of(RAW, st.text(max_size=30), OBJECTS, NUMBERED)
+# every error a recall tool gives, as the spec words it (seed-algorithms §1.e), and the host's for unreadable arguments
+SPEC_ERRORS = re.compile("|".join([
+    r"(?:recall_turn|recall_step|recall_search|expand_result): arguments (?:are .+|must be a JSON object)",
+    re.escape('recall_turn needs {"turn": "slice-turn-N"} (or just "N")'),
+    r"no recorded turn \d+ in this session \((?:sealed turns: [\d, ]+|no sealed turns yet)\)",
+    re.escape('recall_step needs {"turn": "N", "step": "M"}'), r"no recorded tool calls for turn \d+ step \d+",
+    re.escape('recall_search needs {"query": "..."}'), re.escape(FORMAT_VERSION_REQUIRED),
+    r'expand_result: "(?:seq" must be a non-negative|block" must be a positive) integer',
+    r"expand_result: no session event at seq \d+", r"expand_result: seq \d+ is a .+ event, not a tool result",
+    r"expand_result: the (?:replacement|tool result) at seq \d+ names no (?:original tool result|turn and step)",
+    re.escape('expand_result needs {"seq": N, "formatVersion": 4} or {"turn": N, "step": M} (and optional "call": K), '
+              "all positive integers"),
+    r"no tool result recorded at turn \d+ step \d+ call \d+", r"expand_result: no result block \d+ \(result has 1 blocks\)",
+    r'expand_result: invalid regex ".+', r"expand_result: empty range \d+-\d+ \(result has \d+ lines\)",
+]))  # fmt: skip
+RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # what quoted() escapes
 WORKSPACE_TOOLS = ("read_file", "list_dir", "write_file", "edit_file", "glob", "grep")  # bash would run the text
 
 
@@ -86,9 +115,40 @@ def _run(host: Host, toolbox: ToolBox, name: str, arguments: str) -> Any:
 @settings(max_examples=400, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from([*RECALL_TOOLS, CHECKPOINT_TOOL_NAME, "rewind", *WORKSPACE_TOOLS]), arguments=ARGUMENTS)
 def test_no_tool_arguments_raise_out_of_the_host(host: Host, toolbox: ToolBox, name: str, arguments: str) -> None:
-    _run(host, toolbox, name, arguments)
+    _answered(name, _run(host, toolbox, name, arguments))
     assert isinstance(tool_arguments(arguments), dict)  # what the prolong and report sections read of a call
     file_before(toolbox, "write_file", arguments)
+
+
+def _answered(name: str, answer: Any) -> None:
+    """``answer`` is a result, or the error the spec words for ``name`` (a checkpoint's or rewind's names its tool),
+    with no control character of the model's in it raw."""
+    if isinstance(answer, RecallResult) and answer.is_error:
+        assert SPEC_ERRORS.fullmatch(answer.text), answer.text[:300]
+    if isinstance(answer, str):  # a checkpoint's or a rewind's refusal
+        assert answer.startswith(f"{name}: "), answer[:300]
+    error = answer.text if isinstance(answer, RecallResult) and answer.is_error else answer
+    assert not isinstance(error, str) or not RAW_CONTROL.search(error), error[:300]
+
+
+# each tool's argument that is a number (or text read as one), over the arguments that let a call reach it
+NUMERIC = [
+    ("recall_turn", {}, "turn"), ("recall_step", {"turn": 1}, "step"), ("recall_step", {"step": 1}, "turn"),
+    ("recall_search", {"query": "line"}, "limit"), ("expand_result", {"formatVersion": 4}, "seq"),
+    ("expand_result", {"seq": 6}, "formatVersion"), ("expand_result", {"step": 1}, "turn"),
+    ("expand_result", {"turn": 1}, "step"), ("expand_result", {"turn": 1, "step": 1}, "call"),
+    ("expand_result", {"turn": 1, "step": 1}, "block"), (CHECKPOINT_TOOL_NAME, {}, "objective"), ("rewind", {}, "markId"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "base", "key"), NUMERIC, ids=[f"{n}-{k}" for n, _, k in NUMERIC])
+def test_every_number_a_model_may_write_gets_an_answer(
+    host: Host, toolbox: ToolBox, name: str, base: dict[str, Any], key: str
+) -> None:
+    # recall_search's limit NaN, which JavaScript reads as no limit (it is falsy), ended in a ValueError out of the
+    # host: NaN is truthy to Python, and the clamp of NaN is NaN, which no int() takes
+    for literal in NUMBERS:
+        _answered(name, _run(host, toolbox, name, _with(base, key, literal)))
 
 
 @pytest.mark.parametrize(
