@@ -179,20 +179,24 @@ async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
 async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anything(
     tmp_path: Path, key: str
 ) -> None:
-    """No confirm (nor, for ``m``, a message typed for nothing): the reason at once, nothing written."""
+    """No confirm (nor, for ``m``, a message typed for nothing): the reason at once, nothing written. The reason
+    names the session as its row does: two sessions titled alike each by the head of its id (the toast named both
+    by their title alone)."""
     root = _root(tmp_path)
     exited = root / "p" / "gone-d" / "session.jsonl"
-    _session(root, "gone-d", "Rename the settings module", hosted="running")
+    _session(root, "gone-d", "Write the changelog", hosted="running")  # calm-a's title
     release_hosts()  # its host died: the state file still says running
     app = _app([root])
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _loaded(pilot, 4)
         table = screen.query_one(DataTable)
-        for log, reason in [(root / "p" / "calm-a" / "session.jsonl", "tapedeck bridge install"),
-                            (exited, "no live host")]:  # fmt: skip
+        for log, reason in [(root / "p" / "calm-a" / "session.jsonl", "changelog (calm-a): tapedeck bridge install"),
+                            (exited, "changelog (gone-d): no live host")]:  # fmt: skip
             table.move_cursor(row=screen.shown.index(str(log)))
             await pilot.press(key)
-            await until(pilot, lambda r=reason: any(r in str(n.message) for n in app._notifications))
+            name, why = reason.split(": ")
+            await until(pilot, lambda n=name, w=why: any(f"{n}: " in str(t.message) and w in str(t.message)
+                                                         for t in app._notifications))  # fmt: skip
             assert app.screen is screen
             assert not inbox_path(log).exists()
 

@@ -352,7 +352,7 @@ class FleetScreen(Screen[None]):
                 self._confirm(row, "message", {"text": text.strip()})
 
         self._when_live(row, "message", lambda: self._ask(
-            row, AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked))  # fmt: skip
+            row, AskScreen(f"Message {self._named(row)}", "The model reads it at its next step."), asked))  # fmt: skip
 
     def action_stop(self) -> None:
         """Stop the session's host (after a confirm)."""
@@ -372,19 +372,23 @@ class FleetScreen(Screen[None]):
         if why is None:
             self.app.call_from_thread(then)
         else:
-            self.app.call_from_thread(self.notify, f"{op} {row.label}: {why}", title="Not sent", severity="error",
+            self.app.call_from_thread(self.notify, f"{op} {self._named(row)}: {why}", title="Not sent", severity="error",
                                       markup=False)  # fmt: skip
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: object) -> None:
             if confirmed:
-                self._send(row.ref.path, op, args, row.label)
+                self._send(row.ref.path, op, args, name)
 
-        what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
-        body = Text(
-            f"Send {op} to {row.label} ({row.where}, {row.host.get('state')}) through its control inbox?"
-        )
+        name = self._named(row)
+        what = f"{op} {name}" + (f": {args['text']}" if "text" in args else "")
+        body = Text(f"Send {op} to {name} ({row.where}, {row.host.get('state')}) through its control inbox?")
         self._ask(row, ConfirmScreen(what[:70], body, op.capitalize()), decided)
+
+    def _named(self, row: FleetRow) -> str:
+        """The row's title as the table shows it: one other rows share followed by the head of its session id, so
+        that a confirm or an answer names the session it is about."""
+        return row.label + twin(row, self.labels)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
     def _send(self, path: Path, op: str, args: dict[str, str], label: str) -> None:
