@@ -388,9 +388,10 @@ _FTP_USER = re2.compile(
 _INTO_CHPASSWD = re.compile(rb"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b")
 _INDENTED = re.compile(_INDENT)
 # a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
-# bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
+# bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'`` (a command's
+# ``--password '…'`` is an option's value, which a shell ends at its next single quote: ``_OPTION``)
 _SQL_PASSWORD = re2.compile(
-    rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(" + _QUOTE + rb")((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
+    rb"(?i:(?:^|[^\w-])password|\bidentified[ \t]+by)[ \t]+(" + _QUOTE + rb")((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
 # a quoted value given to a quoted name for a secret (group 5; group 2 the name, group 3 what joins them, groups 1
 # and 4 their quotes): assigned to it as a subscript (``os.environ['DB_PASSWORD'] = '…'``, ``settings["api_key"] =
@@ -833,12 +834,12 @@ def _docker_value(data: bytes, m: Any) -> bool:
     return not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
-# the patterns whose value a quote may open (``_quoted_end``), and those of them whose value ``echo`` gives
-# (``_echoed_end``)
+# the patterns whose value a quote may open (``_quoted_end``), those of them that take a command's word as a shell
+# reads it (``_shell_end``), and those whose value ``echo`` gives (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
-_QUOTED = (
-    _PAIR, _AUTHORIZATION, _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _FTP_USER, _SQL_PASSWORD,
-    _NAMED_VALUE, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
+_QUOTED = (_PAIR, _AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE)
+_SHELL_WORDS = (
+    _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
 )
 
 
@@ -863,7 +864,7 @@ def _option_value(data: bytes, m: Any) -> bool:
     after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
     value = m.group(3)
     if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
-        value = data[m.start(3) : _quoted_end(data, m, 3)]
+        value = data[m.start(3) : _quoted_end(data, m, 3, shell=True)]
     elif len(value) < ENV_MIN_NAMED:  # unquoted, a shorter one is as likely code (``_secret_value``)
         return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
@@ -878,7 +879,7 @@ def _sql_password(data: bytes, m: Any) -> bool:
     from three characters, and no placeholder (``'$PASS'``, ``'<password>'``) nor a file a search tool is given
     (``grep password 'config.yml'``, ``_search_argument``)."""
     value = data[m.start(2) : _quoted_end(data, m, 2)]
-    return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start())
+    return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start(1))
 
 
 def _named_value(data: bytes, m: Any) -> bool:
@@ -1061,12 +1062,13 @@ def _closes(data: bytes, at: int, escapes: int) -> bool:
     return (at - run - escapes) % (2 * escapes + 2) == 0
 
 
-def _quoted_end(data: bytes, m: Any, group: int) -> int:
+def _quoted_end(data: bytes, m: Any, group: int, shell: bool = False) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
-    on, past any that a backslash escapes within the value (``_closes``); else, for a password of several words, at
-    its line's end (``_line_end``); else where the group ends. The quote may open before what the value follows in
-    its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
+    on, past any that a backslash escapes within the value (``_close``; in a ``shell``'s single quotes none does);
+    else, for a password of several words, at its line's end (``_line_end``); else where the group ends. The quote
+    may open before what the value follows in its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user
+    and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
     start, end = m.start(group), m.end(group)
     head = data[m.start() : start]
     word = max(head.rfind(b'"'), head.rfind(b"'")) + 1  # after the last quote of the match before the value
@@ -1077,16 +1079,48 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
         escaped = opens - 1  # the quote with its backslashes (``\\"``, ``\\\\\\"``), as JSON text writes it
         while escaped > m.start() and data[escaped - 1] == 0x5C:
             escaped -= 1
-        quote, at = data[escaped:opens], end
-        # linear in all: no other value this quote opens lies before its close (that quote would close this one)
-        while (close := data.find(quote, at)) >= 0 and data.find(b"\n", at, close) < 0 and data.find(
-            b"\\n", at, close
-        ) < 0:
-            at = close + len(quote)
-            if _closes(data, at - 1, len(quote) - 1):
-                return close
+        quote = data[escaped:opens]
+        close = _close(data, quote, end, shell and quote == b"'" and data[escaped - 1 : escaped] != b"$")
+        if close is not None:
+            return close
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line
+
+
+def _close(data: bytes, quote: bytes, at: int, literal: bool = False) -> int | None:
+    """Where the value that ``quote`` (as written: ``"``, ``\\"`` …) opened closes, from ``at`` on, on the same line,
+    past a quote a backslash escapes within it (``_closes``), or, ``literal`` (a shell's single quotes, bash's
+    ``$'…'`` aside), at the first; None when nothing closes it on its line."""
+    # linear in all: no other value this quote opens lies before its close (that quote would close this one)
+    while (close := data.find(quote, at)) >= 0 and data.find(b"\n", at, close) < 0 and data.find(b"\\n", at, close) < 0:
+        at = close + len(quote)
+        if literal or _closes(data, at - 1, len(quote) - 1):
+            return close
+    return None
+
+
+_QUOTE_AT = re.compile(_QUOTE)
+_WORD_ON = re.compile(rb"(?:" + _CLI_WORD + rb")?")  # the rest of a shell's word, if any
+
+
+def _shell_end(data: bytes, m: Any, group: int) -> int:
+    """Where a command's value (``m``'s ``group``) ends, as a shell reads its word: a quote closes at its close
+    (``_quoted_end``; a backslash escapes nothing in single quotes), and a quote that opens inside the unquoted word
+    (its line holding an even number of that quote before it) goes on with it: to its close on the line and the
+    word's rest after that (``Hunter'2 pw'x`` is one word), or, closed nowhere on the line, over the apostrophe it
+    is then and the word after it (``don't``). A bare ``"`` is left where it is: in JSON text it ends the string,
+    whose shell quotes are ``\\"``."""
+    start, end = m.start(group), _quoted_end(data, m, group, shell=True)
+    quote = _QUOTE_AT.match(data, end)
+    if quote is None or quote.group() == b'"' or end == start or data[start - 1] in b"\"'":
+        return end
+    lo = max(0, end - COMMAND_REACH)  # the line's start, looked for so far back at most
+    lo = max(data.rfind(b"\n", lo, end) + 1, data.rfind(b"\\n", lo, end) + 2, lo)
+    if data.count(quote.group(), lo, end) % 2:  # it closes a quote the line opened before
+        return end
+    close = _close(data, quote.group(), quote.end(), quote.group() == b"'")
+    after = quote.end() if close is None else close + len(quote.group())
+    return _WORD_ON.match(data, after).end()  # type: ignore[union-attr]  # it matches the empty string
 
 
 _FD = re.compile(_MAYBE_QUOTE + rb"[ \t]+[0-9]{1,9}\Z")  # a redirection's file descriptor after a value (``_echoed_end``)
@@ -1096,7 +1130,7 @@ def _echoed_end(data: bytes, m: Any, group: int) -> int:
     """Where the value ``echo`` (or ``printf``) gives ends (``_quoted_end``), before a last word of digits that a
     ``<`` or ``>`` follows: the file descriptor that redirection is of, no word echoed (``echo PW 2>/dev/null |
     passwd``)."""
-    start, end = m.start(group), _quoted_end(data, m, group)
+    start, end = m.start(group), _shell_end(data, m, group)
     if data[end : end + 1] not in (b"<", b">"):
         return end
     fd = _FD.search(data, max(start, end - 16), end)
@@ -1202,7 +1236,8 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
-    **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
+    **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
+    **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
     _HEREDOC: _heredoc_end,
 }
 

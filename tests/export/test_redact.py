@@ -128,7 +128,8 @@ CONFIG = st.one_of(
                                "sudo chpasswd <<EOF\nbob:{}\nEOF", "echo {} | sudo -S apt-get update",
                                "docker login -u bob --password-stdin <<< '{}'", 'echo -e "{0}\\n{0}" | passwd',
                                "(echo {0}; echo {0}) | sudo smbpasswd -a -s bob",
-                               "(echo {0}\necho {0}) | passwd", "(echo {0}\\necho {0}) | passwd", "doctl auth init -t {}",
+                               "(echo {0}\necho {0}) | passwd", "(echo {0}\\necho {0}) | passwd",
+                               "sshpass -p '{}\\' ssh h 'ls'", "(echo x; echo {}'t) | passwd", "doctl auth init -t {}",
                                "bw unlock {}", "vault login s.{}", "echo {} | docker secret create db_pw -",
                                "ftp -n h <<EOF\nuser bob {}\nbye\nEOF", "printf '%s\\n' {0} {0} | passwd --stdin bob",
                                "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg"]),
@@ -2881,3 +2882,42 @@ def test_every_positional_password_on_a_line_goes() -> None:
     name over ``net user bob PW`` to its own password, and ``PW`` was never looked for."""
     _redacts('{"c": "smbclient -L h\\nnet user bob Pw1234x /add\\nsmbclient //h/s Secret9x"}',
              '{"c": "smbclient -L h\\nnet user bob [redacted key] /add\\nsmbclient //h/s [redacted key]"}', keys=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("sshpass -p 'Hunter2pw\\' ssh h 'ls'", "sshpass -p '[redacted key]' ssh h 'ls'"),
+        ("mysql --password 'Hunter2pw\\' then 'x y'", "mysql --password '[redacted key]' then 'x y'"),
+        ("curl -u 'bob:Hunter2pw\\' https://x.io -d 'a b'", "curl -u 'bob:[redacted key]' https://x.io -d 'a b'"),
+        ("echo 'Hunter2pw\\' | passwd", "echo '[redacted key]' | passwd"),
+        ('{"c": "sshpass -p \'Hunter2pw\\\\\' ssh h \'ls\'"}', '{"c": "sshpass -p \'[redacted key]\' ssh h \'ls\'"}'),
+        ("echo $'Hunter\\'2pw x' | passwd", "echo $'[redacted key]' | passwd"),
+        ("password = 'Hunter\\'2pw' and more", "password = '[redacted key]' and more"),
+    ],
+)  # fmt: skip
+def test_a_backslash_in_a_shells_single_quotes_escapes_nothing(text: str, out: str) -> None:
+    """``sshpass -p 'PW\\' ssh h 'ls'`` hid `` ssh h `` too: a command's single-quoted value went on past a ``'``
+    after a backslash, though a shell ends it at the next ``'`` whatever comes before (and ``echo 'PW\\'`` left the
+    backslash, part of the password, in view). In bash's ``$'…'`` and in code (``password = 'a\\'b'``) a backslash
+    does escape the quote: those values go on past it, as before."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("(echo Hunter1pw; echo don't) | passwd", "(echo [redacted key]; echo [redacted key]) | passwd", 2),
+        ("echo it's4me | passwd", "echo [redacted key] | passwd", 1),
+        ("sshpass -p don't4me ssh h", "sshpass -p [redacted key] ssh h", 1),
+        ("echo Hunter'2 pw'x | passwd", "echo [redacted key] | passwd", 1),
+        ('{"c": "sshpass -p Hunter\\"2 pw\\"x ssh h"}', '{"c": "sshpass -p [redacted key] ssh h"}', 1),
+        ("echo a 'b c' | passwd", "echo [redacted key]' | passwd", 1),
+    ],
+)  # fmt: skip
+def test_a_quote_inside_a_commands_word_goes_with_it(text: str, out: str, keys: int) -> None:
+    """``(echo X; echo don't) | passwd`` gave ``[redacted key]'t``: a command's unquoted password ended at a quote
+    inside its word, which a shell reads as opening a quoted part of the same word (``Hunter'2 pw'x`` is one
+    word), and a reader as an apostrophe when nothing closes it on the line (``don't``). Either way it is the
+    password's: the word goes on to that quote's close and past it, or, unclosed, over the apostrophe."""
+    _redacts(text, out, keys)
