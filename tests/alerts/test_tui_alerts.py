@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable, Static
 
-from core.alerts.engine import AlertEngine
+from core.alerts.engine import Alert, AlertEngine
 from core.control.config import validate_config
 from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
 from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, settle, until
-from tui.alerts import HistoryRecalled
+from tests.tui.screens_policy.harness import AlertsHarness
+from tui.alerts import AlertBoard, HistoryRecalled
 from tui.app import TapedeckApp
-from tui.screens.alerts import AlertsScreen
+from tui.screens.alerts import COLUMNS, AlertsScreen
 
 
 def _write(path: Path, events: list[dict[str, Any]], mode: str = "w") -> None:
@@ -380,7 +382,6 @@ async def test_the_alerts_screen_shows_the_selected_alerts_reason_whole_at_80x24
     """At 80 columns the reason column begins at column 50 and was cut there ('cache broke at byte 12206 of'):
     what the alert says could not be read without going to its event. The selected alert's reason is now given
     whole, wrapped, under the table, and follows the cursor."""
-    from core.alerts.engine import Alert
     from tests.tui.logs import policy_log
     from tests.tui.pilot import make_app
 
@@ -452,3 +453,38 @@ async def test_a_log_waited_for_at_the_start_keeps_its_marks(tmp_path: Path) -> 
         await until(pilot, lambda: live.phase == "waiting")
         await pilot.pause(0.1)
         assert app.alert_marks == {3: ("⚑ error-streak",)}
+
+
+@pytest.mark.anyio
+async def test_a_new_alert_is_one_row_more_not_the_table_filled_again() -> None:
+    """The app asks the open Alerts screen to show the board again at every alert, and the screen cleared its table
+    and added every row again: O(n^2) over a long history. An alert newer than every row is one row appended now,
+    the cursor left where it was; one that goes between rows (a fleet reads its sessions' histories one session at
+    a time) fills the table again in time order, the cursor kept on the alert it was on."""
+    board = AlertBoard()
+    for n in range(300):
+        board.add(Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n))
+    app = AlertsHarness(board)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AlertsScreen)
+        table = screen.query_one("#alerts-table", DataTable)
+        await until(pilot, lambda: table.row_count == 300)
+        table.move_cursor(row=120)
+        calls: list[str] = []
+        clear, add_row = table.clear, table.add_row
+        table.clear = lambda *a, **kw: (calls.append("clear"), clear(*a, **kw))[1]  # type: ignore[method-assign]
+        table.add_row = lambda *a, **kw: (calls.append("add_row"), add_row(*a, **kw))[1]  # type: ignore[method-assign]
+        for n in range(300, 305):
+            board.add(Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n))
+            screen.show_alerts()
+        assert calls == ["add_row"] * 5
+        assert table.row_count == 305 and table.cursor_row == 120
+        assert "seq 120:" in str(screen.query_one("#alerts-selected", Static).render())
+        assert str(screen.query_one("#alerts-summary", Static).render()) == "305 alerts"
+        earlier = Alert("t-2", "/s/other.jsonl", "budget", 7, "critical", "older", 10_005)  # between seqs 0 and 1
+        board.add(earlier)
+        screen.show_alerts()
+        seqs = [str(table.get_row_at(i)[COLUMNS.index("seq")]) for i in range(table.row_count)]
+        assert seqs[:3] == ["0", "7", "1"] and seqs[-1] == "304"
+        assert "seq 120:" in str(screen.query_one("#alerts-selected", Static).render())

@@ -7,7 +7,7 @@ It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,10 +16,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from core.alerts.engine import Alert
 from core.shared.text import printable, short_session
 from tui.alerts import AlertBoard
 from tui.cells import cut, fitting, show_columns
-from tui.screens.policy_screen import column_widths, fill_table
+from tui.screens.policy_screen import add_rows, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.widgets.footer import PriorityFooter
@@ -47,7 +48,10 @@ class AlertsScreen(Screen[None]):
     def __init__(self, board: AlertBoard) -> None:
         super().__init__(classes="policy-screen")
         self.board = board
-        self._rows: dict[str, Any] = {}
+        self._rows: dict[str, Alert] = {}  # row key -> its alert, in the board's order
+        self._last: Alert | None = None  # the last row's alert
+        self._widths: dict[str, int] = {}  # each column's cells, padding included, over every row
+        self._layout: tuple[list[str], int] = ([], 0)  # the columns shown and the reason's cells
 
     def compose(self) -> ComposeResult:
         """Heading, the table, the selected alert's reason, a count and the footer."""
@@ -76,28 +80,46 @@ class AlertsScreen(Screen[None]):
         stack_under_labels(self, self.query_one("#alerts-table", DataTable), share=0.5)
 
     def show_alerts(self) -> None:
-        """Refill the table from the board (the app calls this when an alert arrives)."""
+        """Show what the board holds (the app calls this at every alert). The alerts after the last row's are rows
+        added under it; the table is filled again only when an alert went between rows, a column must widen or the
+        width changed, so a history of thousands of alerts is not drawn again whole at each new one."""
         alerts = self.board.alerts
-        self._rows = {str(k): a for k, a in enumerate(alerts)}
-        rows = [
-            {"time": alert_time(a.at), "severity": Text(a.severity, style=SEVERITY_STYLE.get(a.severity, "")),
-             "cause": printable(a.cause), "session": printable(short_session(a.session) or a.path), "seq": str(a.seq),
-             "reason": printable(a.reason)}
-            for a in alerts
-        ]  # fmt: skip
         table = self.query_one("#alerts-table", DataTable)
-        widths = {c: column_widths([c], [[row[c]] for row in rows]) for c in COLUMNS}
+        shown = len(self._rows)  # the alerts of the rows stay where they are when the last is still at its place
+        kept = shown if shown and shown <= len(alerts) and alerts[shown - 1] is self._last else 0
+        new = [(a, self._cells(a)) for a in alerts[kept:]]
+        widths = {c: max([self._widths[c] if kept else column_widths([c], []),
+                          *(column_widths([c], [[cells[c]]]) for _, cells in new)]) for c in COLUMNS}  # fmt: skip
         room = table.size.width - table.styles.scrollbar_size_vertical
-        shown = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
-        left = room - sum(widths[c] for c in shown if c != "reason") - 2  # the reason's padding (whole below)
-        show_columns(table, shown)
-        fill_table(table, [(str(k), [cut(row[c], left) if c == "reason" else row[c] for c in shown])
-                           for k, row in enumerate(rows)])  # fmt: skip
+        columns = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
+        layout = (columns, room - sum(widths[c] for c in columns if c != "reason") - 2)  # the reason's padding
+        if kept and layout != self._layout:  # the rows shown need other cells
+            kept, new = 0, [(a, self._cells(a)) for a in alerts]
+        self._widths, self._layout, self._last = widths, layout, alerts[-1] if alerts else None
+        left = layout[1]
+        rows = [(str(id(a)), [cut(cells[c], left) if c == "reason" else cells[c] for c in columns])
+                for a, cells in new]  # fmt: skip
+        if not kept:
+            self._rows = {}
+        self._rows.update((key, a) for (key, _), (a, _) in zip(rows, new, strict=True))
+        if kept:
+            add_rows(table, rows)
+        else:
+            show_columns(table, columns)
+            fill_table(table, rows)
         count = len(alerts)
         self.query_one("#alerts-summary", Static).update(
             Text(f"{count} alert{'' if count == 1 else 's'}" if count else "No alerts yet.", style="dim")
         )
         self._show_selected()
+
+    @staticmethod
+    def _cells(alert: Alert) -> dict[str, str | Text]:
+        """An alert's row: each column's cell, whole."""
+        severity = Text(alert.severity, style=SEVERITY_STYLE.get(alert.severity, ""))
+        return {"time": alert_time(alert.at), "severity": severity,
+                "cause": printable(alert.cause), "session": printable(short_session(alert.session) or alert.path),
+                "seq": str(alert.seq), "reason": printable(alert.reason)}  # fmt: skip
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The cursor moved: give that alert's reason whole."""

@@ -555,11 +555,19 @@ def fill_table(
         current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
     x, y = table.scroll_x, table.scroll_y
     table.clear()  # which scrolls to the top
-    for key, cells in rows:
-        table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), key=key, height=height)
+    add_rows(table, rows, height)
     table.scroll_to(x, y, animate=False, immediate=True)
     if current is not None and any(key == current for key, _ in rows):
         table.move_cursor(row=table.get_row_index(current))
+
+
+def add_rows(
+    table: DataTable[Any], rows: Sequence[tuple[str, Sequence[RenderableType]]], height: int | None = 1
+) -> None:
+    """Add rows under a table's others, their plain strings shown as ``fill_table`` shows them (the cursor and the
+    view stay where they are)."""
+    for key, cells in rows:
+        table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), key=key, height=height)
 
 
 def logged(session: Session, event_type: str) -> Iterator[tuple[int, Mapping[str, Any]]]:

@@ -27,7 +27,9 @@ from textual.worker import WorkerCancelled
 
 from core.read.session import Session
 from tests.tui.logs import hold_host
+from tui.alerts import AlertBoard
 from tui.live import LiveSession, SessionUpdated
+from tui.screens.alerts import AlertsScreen
 from tui.screens.policy_screen import OutcomePanel
 
 HEADER = {
@@ -265,6 +267,18 @@ class PolicyHarness(App[None]):
     def on_unmount(self) -> None:
         """Stop the follower thread."""
         self.live.stop()
+
+
+class AlertsHarness(App[None]):
+    """The Alerts screen alone, on a board the test fills."""
+
+    def __init__(self, board: AlertBoard) -> None:
+        super().__init__()
+        self.board = board
+
+    def on_mount(self) -> None:
+        """Open the Alerts screen."""
+        self.push_screen(AlertsScreen(self.board))
 
 
 async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, timeout: float = 60.0) -> None:

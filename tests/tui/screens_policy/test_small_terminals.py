@@ -15,11 +15,10 @@ from textual.widgets import DataTable, Static
 from core.alerts.engine import Alert
 from core.policies.checkpoint import plan_checkpoint
 from tests.conftest import FIXTURES
-from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, tab_to, text
+from tests.tui.screens_policy.harness import AlertsHarness, LogBuilder, PolicyHarness, settle, tab_to, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
 from tui.alerts import AlertBoard
-from tui.screens.alerts import AlertsScreen
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.folds import FoldsScreen
@@ -198,15 +197,6 @@ async def test_the_marks_table_takes_its_rows_in_the_narrow_layout(tmp_path: Pat
         assert len(_rows(app, region)) >= min(region.row_count, 3), screen
 
 
-class _Alerts(App[None]):
-    def __init__(self, board: AlertBoard) -> None:
-        super().__init__()
-        self.board = board
-
-    def on_mount(self) -> None:
-        self.push_screen(AlertsScreen(self.board))
-
-
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_a_long_alert_leaves_the_alerts_list_in_sight(tmp_path: Path, size: tuple[int, int]) -> None:
     """The Alerts screen gives the selected alert's reason whole under the table, with no bound: a reason of a few
@@ -216,7 +206,7 @@ async def test_a_long_alert_leaves_the_alerts_list_in_sight(tmp_path: Path, size
     for n in range(5):
         reason = f"the same call {n} times: " + "x" * 3000 + " END" if n == 4 else f"reason {n}"
         board.add(Alert("t-1", str(tmp_path / "session.jsonl"), "loop", n, "warning", reason, 1_000 + n))
-    app = _Alerts(board)
+    app = AlertsHarness(board)
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one("#alerts-table", DataTable)
         while table.row_count < 5:
