@@ -740,7 +740,7 @@ def _line_end(data: bytes, m: Any) -> int | None:
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
     `` = ``, a condition, ``password = pwd or ''``: ``_condition``) nor, after ``=`` alone, as a command's options: a
     shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank, as an
-    option's does (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
+    option's does (a program that reads the variable or a path needs no option: ``PGPASSWORD=… psql``, ``_RUN_WITH``) (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
     however far on (``_rest_of_line``), without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
@@ -751,7 +751,7 @@ def _line_end(data: bytes, m: Any) -> int | None:
     if _MORE_WORDS.match(data, at) is None:
         return None
     end, (code, word, option) = _rest_of_line(data, at)
-    if code >= at or sep == b"=" and option >= at:
+    if code >= at or sep == b"=" and (option >= at or _RUN_WITH.match(data, at) is not None):
         return None
     if word >= at and sep[:1] in (b" ", b"\t") and b"=" in sep and _condition(data, m, end):
         return None
@@ -787,6 +787,13 @@ def _condition(data: bytes, m: Any, end: int) -> bool:
     return code
 
 
+# a program a shell's variable is set for (``_line_end``), the word after the value: one that reads a password from
+# the environment (``PGPASSWORD=… psql``, ``MYSQL_PWD=… mysqldump``, ``SSHPASS=… sshpass``), or a path to one
+# (``./run.sh``, ``/usr/bin/psql``)
+_RUN_WITH = re.compile(
+    rb"[ \t]+(?:(?:psql|pg_[a-z]+|pgbench|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb|mysql"
+    rb"|mysqldump|mysqladmin|mariadb(?:-dump|-admin)?|redis-cli|sshpass)|\.{0,2}/[\w.-][^\s\"'\\]*)(?=[ \t]|\Z|[\r\n\"]|\\+[nr\"])"
+)
 # what ``_line_end`` looks for in the rest of a line: code, a condition's word, a command's option
 _LINE_MARKS = (_CODE_AFTER, _CODE_WORDS, re.compile(rb"[ \t]--?[A-Za-z]"))
 # ``_rest_of_line``'s last answer, and where it was asked from

@@ -116,7 +116,7 @@ CONFIG = st.one_of(
                                "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
                                "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
-                               "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
+                               "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb", "PGPASSWORD={} psql", "DB_PASSWORD={} ./run.sh app",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
@@ -1658,6 +1658,27 @@ def test_a_shell_s_variable_before_a_command_hides_its_value_not_the_command(tex
     ends at the first blank; the command stays."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out and r.summary()["key"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("PGPASSWORD=Hunter2pw psql", "PGPASSWORD=[redacted key] psql"),
+        ("PGPASSWORD=Hunter2pw pg_dump app", "PGPASSWORD=[redacted key] pg_dump app"),
+        ("MYSQL_PWD=Hunter2pw mysqldump app", "MYSQL_PWD=[redacted key] mysqldump app"),
+        ("DB_PASSWORD=Hunter2pw ./run.sh", "DB_PASSWORD=[redacted key] ./run.sh"),
+        ("PGPASSWORD=Hunter2pw /usr/bin/psql app", "PGPASSWORD=[redacted key] /usr/bin/psql app"),
+        ('{"c": "PGPASSWORD=Hunter2pw psql\\nls"}', '{"c": "PGPASSWORD=[redacted key] psql\\nls"}'),
+        ("DB_PASSWORD=Purple psqlx Dishwasher", "DB_PASSWORD=[redacted key]"),
+        ("password = Hunter2pw psql", "password = [redacted key]"),
+    ],
+)  # fmt: skip
+def test_a_shell_s_variable_before_a_command_with_no_option_keeps_the_command(text: str, out: str) -> None:
+    """``PGPASSWORD=x psql`` lost ``psql``: only a command with options after it ended a password's line at the
+    value's first blank. A program that reads such a variable (psql and PostgreSQL's other clients, mysql's,
+    redis-cli, sshpass) or a path to one run (``./run.sh``), right after the value with no blank around ``=``, is
+    that command too; any other word is still the passphrase's (``Purple psqlx Dishwasher``)."""
+    _redacts(text, out)
 
 
 @pytest.mark.parametrize(
