@@ -136,7 +136,12 @@ def _wait_outcome(
             return event
         if event is None and (event := _withdrawn(watch, host, withdraw)) is None:
             said = f"no outcome for request {request['id']}" if watch.pending is None else _pending(watch.pending)
-            raise ControlError(f"{said} after {timeout:g} s; it was withdrawn, so the host will never apply it")
+            state = host()
+            if watch.pending is not None and state.kind != KIND_DSH and state.state == "paused":  # held at its step
+                said += f" after {timeout:g} s while the host is paused: it applies it once resumed"
+            else:
+                said += f" after {timeout:g} s"
+            raise ControlError(f"{said}; it was withdrawn, so the host will never apply it")
     return event
 
 

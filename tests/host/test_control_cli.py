@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from core.cli import build_parser
 from core.cli import control as cli_control
+from core.control.host_state import write_state
 from core.control.inbox import InboxReader, outcome_event
 from core.log.tail import Tailer
 from core.log.writer import SessionWriter, make_header
@@ -36,9 +39,10 @@ def writer(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[SessionWr
 class FakeHost:
     """Answers inbox requests by appending outcome events, as the reference host does at a safe point."""
 
-    def __init__(self, writer: SessionWriter, reject: set[str] = frozenset()) -> None:
+    def __init__(self, writer: SessionWriter, reject: set[str] = frozenset(), hold: set[str] = frozenset()) -> None:
         self.writer = writer
         self.reject = reject
+        self.hold = hold  # ops only acknowledged ``pending``, as a paused host leaves them
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -46,8 +50,14 @@ class FakeHost:
         reader = InboxReader(self.writer.path.parent / "control.jsonl")
         while not self.stop.wait(0.02):
             for entry in reader.read():
+                if entry.withdraw is not None:  # a held request its sender gave up on
+                    withdrawn = {"id": entry.withdraw, "op": None}
+                    self.writer.append([outcome_event(withdrawn, "cancelled", error="withdrawn by its sender")])
+                    continue
                 assert entry.request is not None
-                if entry.request["op"] in self.reject:
+                if entry.request["op"] in self.hold:
+                    event = outcome_event(entry.request, "pending", None, {"until": "next step"})
+                elif entry.request["op"] in self.reject:
                     event = outcome_event(
                         entry.request, "rejected", error=f"{entry.request['op']} is not possible now"
                     )
@@ -159,6 +169,21 @@ def test_a_wait_that_times_out_withdraws_its_request(
     assert "no outcome for request req-" in err and "it was withdrawn" in err
     request, withdrawal = (json.loads(line) for line in (writer.path.parent / "control.jsonl").read_text().splitlines())
     assert withdrawal["withdraw"] == request["id"]
+
+
+def test_a_wait_for_a_request_a_paused_host_holds_says_the_host_is_paused(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A paused host acknowledges a rewind, an expand or a config.set and applies it only at its next step, which
+    the pause holds: the wait timed out saying 'still pending (until: next step)' and nothing of the pause, so the
+    operator who had paused the agent waited for a step that never came (found in qa2's walkthrough of the demo)."""
+    write_state(writer.path, "paused", os.getpid(), int(time.time() * 1000))
+    with FakeHost(writer, hold={"config.set"}):
+        code = _run(["control", str(writer.path), "config.set", "--arg", "key=slice.fold.pinSteps", "--arg", "value=2",
+                     "--wait", "--timeout", "0.5"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "still pending (until: next step) after 0.5 s while the host is paused: it applies it once resumed" in err
 
 
 @pytest.mark.parametrize(
