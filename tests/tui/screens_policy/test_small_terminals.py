@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from textual.app import App
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from core.alerts.engine import Alert
 from core.policies.checkpoint import plan_checkpoint
@@ -58,6 +58,26 @@ async def test_the_logged_changes_get_rows_at_60x20(tmp_path: Path, count: int) 
         screen = "\n".join(drawn(app, app.screen))
         assert len([row for row in _rows(app, history) if "→" in row]) >= min(count, 3), screen
         assert len(_rows(app, keys)) >= 3, screen
+
+
+async def test_a_long_key_and_a_long_check_leave_the_logged_changes_rows_at_80x24(tmp_path: Path) -> None:
+    """From 70 columns the Config screen's side pane stands beside the key table, and the selected key's box and
+    the check's box could each take half of it: a long dotted key (typed with 'a') and a long value's refusal took
+    the whole pane between them, and the logged changes, their title with them, were not drawn at all. Each box now
+    takes at most a quarter of the pane (both scroll), and the changes keep the rest."""
+    app = PolicyHarness(_many_changes(tmp_path / "s", 12), ConfigScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        keys = app.screen.query_one("#config-keys", DataTable)
+        history = app.screen.query_one("#config-history", DataTable)
+        await settle(pilot, lambda: keys.row_count > 0 and history.row_count == 12)
+        app.screen._select("slice." + ".".join(f"segment{n}" for n in range(40)))  # type: ignore[attr-defined]
+        app.screen.query_one("#config-value", Input).value = '"' + "x" * 900 + '"'
+        check = app.screen.query_one("#config-check", Static)
+        await settle(pilot, lambda: "Unknown" in text(check))
+        await pilot.pause(0.1)
+        screen = "\n".join(drawn(app, app.screen))
+        assert "Logged changes" in screen, screen
+        assert len([row for row in _rows(app, history) if "→" in row]) >= 3, screen
 
 
 async def test_a_read_only_logs_value_is_in_sight_at_60x20() -> None:
