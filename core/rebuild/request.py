@@ -50,7 +50,6 @@ from core.log.store import KeepingEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
 from core.read.load import PassEnded, load_session
 from core.read.session import Session, ToolCall, derive_message, surface_view
-from core.shared.chat import ModelRequest
 from core.shared.dsh_wire import (
     IMAGE_NOTE,
     DshMessages,
@@ -713,6 +712,7 @@ def build_request(
     if host:
         from core.policies import phase_notes  # our host's logs alone: its import is the policies'
         from core.policies.adaptive import FINALIZATION
+        from core.shared.chat import ModelRequest
 
         keyed = phase_notes.keyed_request_messages(view)
         keys: list[int | str] = [k for k, _ in keyed]

@@ -17,10 +17,12 @@ calls, which is where the API needs it; elsewhere they are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.shared.chat import ModelRequest
 from core.shared.values import int_or_none
+
+if TYPE_CHECKING:
+    from core.shared.chat import ModelRequest
 
 UNANSWERED_CALL = "Error: this tool call has no recorded result."
 
