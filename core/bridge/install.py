@@ -37,6 +37,7 @@ from core.shared.fdwrite import write_all
 from core.shared.text import quoted, quoted_path
 
 PATCH_FILE = "cordis.patch.yml"
+DSH_CONFIG_FILE = "cordis.yml"  # the config DSH writes into a profile the first time it runs with it
 ROW_ID = "tapedeck-bridge"
 DEFAULT_PROFILE = "web"
 BEGIN = "# >>> tapedeck-bridge (added by `tapedeck bridge install`; `tapedeck bridge remove` takes it out)"
@@ -274,6 +275,8 @@ class Change:
     profile_dir: Path
     plugin: str  # "copied", "updated", "unchanged", "removed", "absent"
     patch: str  # "added", "updated", "unchanged", "removed", "absent"
+    # install made the profile's directory, in a home where DSH ran these other profiles (a mistyped --profile?)
+    others_ran: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form."""
@@ -339,7 +342,14 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
             notes += ADDED_NEWLINE
         lines = [*before, BEGIN + notes, *block, END, *after]
         _write(fd, PATCH_FILE, "\n".join(lines).encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
-    return Change(where_dir, plugin, "added")
+    return Change(where_dir, plugin, "added", _profiles_ran(home) if profile in created else ())
+
+
+def _profiles_ran(home: Path) -> tuple[str, ...]:
+    """The profiles DSH has run with in ``home``: those it wrote its ``cordis.yml`` into."""
+    with contextlib.suppress(OSError):
+        return tuple(sorted(d.name for d in (home / "profiles").iterdir() if (d / DSH_CONFIG_FILE).is_file()))
+    return ()
 
 
 def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> Change:

@@ -346,6 +346,25 @@ def test_cli_install_status_remove_and_print_patch(tmp_path: Path, capsys, monke
     assert f'name: "{packaged_plugin().resolve()}"' in patch and "- id: tapedeck-bridge" in patch
 
 
+def test_install_into_a_profile_dsh_never_ran_beside_ones_it_did_says_so(tmp_path: Path, capsys) -> None:
+    """'bridge install --profile webb' (a typo for web) made profiles/webb and said only that a DSH with this
+    profile loads it, so no DSH ever did and nothing said why (found in qa2's walkthrough). Installing into a
+    profile whose directory it makes, in a home where DSH has run other profiles (their cordis.yml), notes which;
+    a profile DSH ran, or a home DSH never ran, gets no note."""
+    for ran in ("web", "headless"):
+        _profile(tmp_path, ran).mkdir(parents=True)
+        (_profile(tmp_path, ran) / "cordis.yml").write_text("plugins: {}\n")
+    assert main(["bridge", "install", str(tmp_path), "--profile", "webb"]) == 0
+    assert ('note: DSH has never run with profile webb in this home (it ran headless, web): only a DSH started '
+            "with --profile webb loads the bridge") in capsys.readouterr().out  # fmt: skip
+    assert main(["bridge", "install", str(tmp_path), "--profile", "webb"]) == 0  # the directory was there
+    assert main(["bridge", "install", str(tmp_path)]) == 0
+    assert main(["bridge", "install", str(tmp_path / "x"), "--profile", "web"]) == 2  # no such home
+    (tmp_path / "never").mkdir()
+    assert main(["bridge", "install", str(tmp_path / "never")]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 ITEM = st.sampled_from(
     ["- id: a\n  config: {x: 1}\n", "- insert:\n    - id: b\n      name: ./b.mjs\n", "# a comment\n", "\n",
      "- id: c  # trailing\n", "- !!js 'x'\n"]
