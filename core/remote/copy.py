@@ -14,6 +14,7 @@ from typing import Any
 from core.control.host_state import HostState
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
         log = resolve_remote_log(link, target)
         st = link.stat(log.path)
         if st is None or st.kind != "file":
-            raise TapedeckError(f"{log}: no such file")
+            raise TapedeckError(f"{quoted_path(str(log))}: no such file")
         with tempfile.TemporaryDirectory(prefix="tapedeck-remote-") as tmp:
             copy = Path(tmp) / posixpath.basename(log.path)
             with open(copy, "wb") as out:

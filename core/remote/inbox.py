@@ -128,7 +128,7 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
         link.append(inbox, data, INBOX_MODE)
         return not live
     if status == _GONE:
-        raise RemoteHostExited(f"{log}: its host exited just now; nothing was sent")
+        raise RemoteHostExited(f"{quoted_path(str(log))}: its host exited just now; nothing was sent")
     where, err = quoted_path(str(log.at(inbox))), quoted(err, 200)  # the machine's stderr, its path: its words
     if status == _NOT_A_FILE:
         raise ControlError(f"{where}: {err}")

@@ -21,6 +21,7 @@ from core.remote.sessions import remote_header, remote_host_state, remote_logs, 
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.text import quoted_path
 
 REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll is a round trip)
 
@@ -29,7 +30,7 @@ def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     """The one session log ``target`` names (a log or a session directory)."""
     log = session_log_of(target, remote_logs(link, target))
     if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
-        raise LogNotFoundError(f"{target}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
     return log
 
 

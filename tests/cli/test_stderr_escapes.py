@@ -87,8 +87,9 @@ ESCAPED = "a\\u001b]0;t\\u0007\\nforged line\\u202e"
         (["route", "t", "--evidence", "{file}x"], "--evidence {file}x: cannot read (No such file or directory)"),
         (["bridge", "install", "{file}x"], "the DSH home {file}x does not exist;"),
         (["bridge", "install", "{file}"], "the DSH home {file} is not a directory"),
+        (["sessions", "{dir}/gone"], "{dir}/gone: no such file or directory (give a sessions root,"),
     ],
-    ids=["run-workspace", "run-resume", "demo", "status", "route", "bridge-missing", "bridge-file"],
+    ids=["run-workspace", "run-resume", "demo", "status", "route", "bridge-missing", "bridge-file", "missing-root"],
 )
 def test_a_path_a_message_names_neither_forges_a_line_nor_acts_on_the_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str

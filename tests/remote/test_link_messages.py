@@ -78,3 +78,48 @@ def test_what_the_ssh_library_says_at_connect_is_quoted(monkeypatch: pytest.Monk
     assert ESCAPED in said and "k…" in said
     if refusal == "host-key":
         assert said.endswith("record it by running: ssh me@box true"), said
+
+
+HOSTILE = "/srv/a\x1b]0;t\x07\nforged"  # a directory on the far side whose name forges a line and retitles a terminal
+NAMED = "me@box:/srv/a\\u001b]0;t\\u0007\\nforged"
+
+
+def test_a_remote_path_a_refusal_names_is_quoted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three refusals named a remote log or directory as it is (a sessions root where one log was wanted, a log gone
+    between two looks, a host that exited as a request went out), where the others name one through quoted_path: a
+    name holding a newline forged a line on stderr and its escape sequence went out raw."""
+    import argparse
+
+    from core.remote import copy, live
+    from core.remote.inbox import _GONE
+
+    class Machine:  # a sessions root of two sessions, no stat answers (the log is gone), a host that exits
+        def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+            return [("p", "dir")]
+
+        def listdir_many(self, paths: list[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+            sessions = paths[0].endswith("/s1")
+            return [[("session.jsonl", "file")] if sessions else [("s1", "dir"), ("s2", "dir")] for _ in paths]
+
+        def stat_many(self, paths: list[str], follow: bool = True) -> list[None]:
+            return [None for _ in paths]
+
+        def stat(self, path: str, follow: bool = True) -> None:
+            return None
+
+        def run(self, command: str, stdin: bytes) -> tuple[int, str]:
+            return _GONE, ""
+
+    target = RemoteTarget("me", "box", HOSTILE)
+    with pytest.raises(TapedeckError) as root:
+        live.resolve_remote_log(Machine(), target)  # type: ignore[arg-type]
+    with pytest.raises(ControlError) as exited:
+        inbox._append(Machine(), target.join("s", "session.jsonl"), {"op": "pause"}, True)  # type: ignore[arg-type]
+    monkeypatch.setattr("core.remote.link.link_for", lambda _target: Machine())
+    monkeypatch.setattr(live, "resolve_remote_log", lambda _link, t: t)
+    with pytest.raises(TapedeckError) as gone:
+        copy.with_remote_copy(lambda _args: 0)(argparse.Namespace(path=f"me@box:{HOSTILE}/session.jsonl"))
+    for refused, said in [(root, f"{NAMED}: no session.jsonl"), (exited, f"{NAMED}/s/session.jsonl: its host exited"),
+                          (gone, f"{NAMED}/session.jsonl: no such file")]:  # fmt: skip
+        text = str(refused.value)
+        assert text.startswith(said) and not {"\x1b", "\x07", "\n"} & set(text), text
