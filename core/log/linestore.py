@@ -51,11 +51,14 @@ HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decodin
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
 FIELDS = 6  # the fields of one ``RecordNote``
 TYPE_IDS = 0xFFFF  # type names a 16-bit type column numbers (a log of more widens it to 32 bits)
-# Placeholders the notes list holds ahead of the notes: taking the notes out leaves it at least half its size, so
-# CPython keeps its storage instead of freeing it and growing it again a note at a time (a reallocation and a
-# copy of the list every few notes: +7.5 M instructions on 100 MB dsh-plain). A pass takes its notes about every
-# 2,600 fields (``core.read.load.NOTES_HELD`` and a 1 MiB read): room for batches up to about 9,500 (96 KiB).
+# Placeholders the notes list holds ahead of the notes once a take brought in ``SPARE_FROM`` fields or more (a long
+# pass's: a small log's table, one of the many a fleet follows, holds none): taking the notes out leaves the list at
+# least half its size, so CPython keeps its storage instead of freeing it and growing it again a note at a time (a
+# reallocation and a copy of the list every few notes: +7.5 M instructions on 100 MB dsh-plain). A pass takes its
+# notes about every 2,600 fields (``core.read.load.NOTES_HELD`` and a 1 MiB read): room for batches up to about
+# 9,500 (96 KiB).
 SPARE = FIELDS << 11
+SPARE_FROM = FIELDS << 8
 # The turn and step a line's head gives when they lead ``data`` in DSH's key order (after type, seq and time).
 _HEAD_TURN_STEP = re.compile(
     rb'\{"type":"[^"\\\n]{1,80}"(?:,"seq0?":\d+)?(?:,"time0?":-?\d+)?(?:,"data":\{"turn":(\d+)(?:,"step":(\d+))?)?'
@@ -88,9 +91,10 @@ class LineFacts:
 
 
 class _Column:
-    """One column of the line table: numbers of one machine type in blocks allocated once at full size, so a
-    table of millions of lines grows without reallocating one big array (each reallocation leaves a hole in the
-    heap: +20 MB of RSS on a 500 MB log)."""
+    """One column of the line table: numbers of one machine type in blocks of 2**SHIFT lines, each after the first
+    allocated once at full size, so a table of millions of lines grows without reallocating one big array (each
+    reallocation leaves a hole in the heap: +20 MB of RSS on a 500 MB log); the first grows with the lines to that
+    size (a small log's table, one of the many a fleet follows, stays small)."""
 
     __slots__ = ("code", "blocks")
 
@@ -104,16 +108,21 @@ class _Column:
         while done < len(values):
             k, i = divmod(start + done, 1 << SHIFT)
             if k == len(self.blocks):
-                self.blocks.append(array(self.code, bytes(values.itemsize << SHIFT)))
+                self.blocks.append(array(self.code, bytes(values.itemsize << SHIFT)) if k else array(self.code))
             take = min((1 << SHIFT) - i, len(values) - done)
-            self.blocks[k][i : i + take] = values[done : done + take]
+            block = self.blocks[k]
+            if len(block) < i + take:  # the first block, twice as big or as needed: a copy, not resized in place,
+                grown = array(self.code, block)  # so that the views ``table`` gave of it stay valid
+                grown.frombytes(bytes(block.itemsize * (min(max(i + take, 2 * len(block)), 1 << SHIFT) - len(block))))
+                self.blocks[k] = block = grown
+            block[i : i + take] = values[done : done + take]
             done += take
 
     def __getitem__(self, k: int) -> int:
         return self.blocks[k >> SHIFT][k & ((1 << SHIFT) - 1)]
 
     def __len__(self) -> int:
-        return len(self.blocks) << SHIFT
+        return sum(map(len, self.blocks))
 
     def widen(self, code: str) -> None:
         """Hold values of the wider machine type ``code`` from now on, the values so far kept."""
@@ -139,8 +148,9 @@ class LineStore(KeepingEvents):
         self._seq0, self._offset, self._pos, self._type = _Column("Q"), _Column("Q"), _Column("I"), _Column("H")
         self._length = _Column("I")
         self._lines_seen = 0
-        # ``SPARE`` placeholders, then the fields of each ``RecordNote`` not taken in yet, one after another
-        self.noted: list[Any] = [None] * SPARE
+        # ``_spare`` placeholders (``SPARE``), then the fields of each ``RecordNote`` not taken in yet, one after another
+        self.noted: list[Any] = []
+        self._spare = 0
         self._type_ids: dict[str, int] = {}
         self.type_names: list[str] = []
         self._end = 0
@@ -166,27 +176,30 @@ class LineStore(KeepingEvents):
 
     def pending(self) -> int:
         """Fields of the lines noted and not taken in yet."""
-        return len(self.noted) - SPARE
+        return len(self.noted) - self._spare
 
     def take_notes(self) -> None:
         """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back
         calls it now and then, so that notes do not pile up)."""
-        if len(self.noted) > SPARE:
+        if len(self.noted) > self._spare:
             with self._lock:
                 self._take_notes()
 
     def _take_notes(self) -> None:
         """Move the noted lines into the table, a column at a time (the caller holds the lock). The decoder may
         append notes meanwhile: those after the ones taken stay for the next time."""
-        noted = self.noted
+        noted, spare = self.noted, self._spare
         taken = len(noted)  # whole notes only: each extend adds one note's fields at once
-        if taken == SPARE:
+        if taken == spare:
             return
-        seq0, offsets = noted[SPARE:taken:FIELDS], noted[SPARE + 2 : taken : FIELDS]
-        lengths, types = noted[SPARE + 4 : taken : FIELDS], noted[SPARE + 5 : taken : FIELDS]
+        seq0, offsets = noted[spare:taken:FIELDS], noted[spare + 2 : taken : FIELDS]
+        lengths, types = noted[spare + 4 : taken : FIELDS], noted[spare + 5 : taken : FIELDS]
         count = noted[taken - 5]  # the last note's
-        pos = noted[SPARE + 3 : taken : FIELDS] if self.compressed else None
-        del noted[SPARE:taken]
+        pos = noted[spare + 3 : taken : FIELDS] if self.compressed else None
+        del noted[spare:taken]
+        if not spare and taken >= SPARE_FROM:  # a long pass's take: its list keeps its storage from now on
+            noted[:0] = [None] * SPARE
+            self._spare = SPARE
         try:
             tids = itemgetter(*types)(self._type_ids)
         except KeyError:  # a type not seen before: numbered in the order of its first line (not a set's hash order)
