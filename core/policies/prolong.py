@@ -76,7 +76,15 @@ from core.read.session import Session, op_span
 from core.shared import beneath
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json, shown, text_of_blocks, tool_result_block, tool_result_is_error
+from core.shared.text import (
+    js_json,
+    quoted,
+    quoted_path,
+    shown,
+    text_of_blocks,
+    tool_result_block,
+    tool_result_is_error,
+)
 from core.shared.values import int_or_none, whole_digits
 
 log = logging.getLogger(__name__)
@@ -657,14 +665,15 @@ def render_status(report: StatusReport) -> str:
     for status in report.sessions:
         last = "-" if status.last_seq is None else status.last_seq
         lines += [
-            f"session {status.session_id}",
-            f"path: {status.path}",
+            f"session {quoted(status.session_id)}",  # the log's words (its id, its workspace), quoted: one line each
+            f"path: {quoted_path(status.path)}",
             f"writable={_yes_no(status, report.config)} sections={status.sections} lastSeq={last}",
             f"denied tool calls referencing the log: {status.denied}",
         ]
         for denied in status.recent_denied:
-            reason = f" ({denied.reason})" if denied.reason else ""
-            lines.append(f"  seq {denied.seq} {denied.tool} {denied.call_id}: {denied.arguments}{reason}")
+            reason = f" ({quoted(denied.reason, DENIED_ARGUMENT_CHARS)})" if denied.reason else ""
+            call = f"{quoted(denied.tool)} {quoted(denied.call_id)}: {quoted(denied.arguments, None)}"  # cut already
+            lines.append(f"  seq {denied.seq} {call}{reason}")
         if status.overflowed:
             lines.append(f"queue overflow: {status.overflowed} section(s) waited in memory")
         if status.note:

@@ -306,3 +306,21 @@ def test_status_reads_the_log_file_of_the_workspace_the_session_was_last_run_in(
     assert main(["status", str(path), "--json"]) == 0
     (status,) = json.loads(capsys.readouterr().out)["sessions"]
     assert (status["path"], status["writable"]) == (str(new / "log.txt"), True)
+
+
+def test_what_the_log_names_stays_on_its_line_of_the_report(tmp_path: Path) -> None:
+    """The report wrote a denied call's arguments, tool and call id, its refusal and the session's id as the log held
+    them: arguments a model sent as indented JSON broke one denial over several lines, and a newline or an escape
+    sequence in an id forged a line of the report ('writable=yes') and, piped, acted on the terminal. Each is quoted
+    (core.shared.text.quoted), an ordinary one as it is (test_live_status_text)."""
+    arguments = '{\n  "command": "grep -n KeyError log.txt"\n}'
+    log = Log("sess\nwritable=yes\x1b[2J")
+    log.turn_start()
+    log.assistant(tool_call("c\n1", "ba\x1bsh", arguments))
+    log.call("c\n1", "ba\x1bsh", arguments)
+    log.result("c\n1", "Error: \x1b]0;t\x07 refused", is_error=True)
+    log.turn_end()
+    text = render_status(status_from_log(log.session, tmp_path, ProlongConfig()))
+    assert "session sess\\nwritable=yes\\u001b[2J\n" in text
+    assert '  seq 3 ba\\u001bsh c\\n1: {\\n  "command": "grep -n KeyError log.txt"\\n} (Error: \\u001b]0;t\\u0007 refused)\n' in text
+    assert "\x1b" not in text and "\x07" not in text and "\nwritable=yes\n" not in text, text
