@@ -662,7 +662,7 @@ class AgentHost:
                 before = (self.session.events[call.call_seq].get("data") or {}).get(FILE_BEFORE)
                 settled = settle(self.toolbox, call.name, call.arguments, before)
                 for name in settled.removed:
-                    self.say(f"removed {name}, left by the {call.name} the crash cut off")
+                    self.say(f"removed {quoted_path(name)}, left by the {call.name} the crash cut off")
                 if settled.landed is not None:
                     self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan,
                                    ran=call_result(settled.landed))  # fmt: skip

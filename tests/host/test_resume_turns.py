@@ -550,3 +550,27 @@ def test_a_resume_queued_for_a_paused_session_lifts_the_pause_before_the_host_sa
 
     assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
     assert not [line for line in said if line.startswith("paused")], said
+
+
+def test_a_temporary_file_a_resume_removes_is_named_quoted(tmp_path: Path) -> None:
+    """The resumed host said 'removed NAME, left by the write_file the crash cut off' with the name as the model
+    chose it: a file named with a newline and an escape sequence forged a line of run's progress and, piped, put
+    the raw escape out. It is named as every note names a path (quoted_path)."""
+    name = "b\nturn 9 ended: completed\x1b[2J.txt"
+    provider = _script(tmp_path, [
+        {"toolCalls": [{"name": "write_file", "arguments": {"path": name, "content": "one\n"}}]}, {"text": "done"},
+    ])  # fmt: skip
+    host = _host(tmp_path, provider, ["write it"])
+    _finish(host)
+    log = host.writer.path
+    call = next(e for e in read_log(log).events if e["type"] == "tool/call")
+    _cut(log, call["seq"] + 1)
+    workspace = tmp_path / "ws"
+    (workspace / name).unlink()
+    (workspace / f".{name}.0123456789ab.tmp").write_text("on")  # the kill came mid-write
+    said: list[str] = []
+    resumed = AgentHost.resume(log, make_provider(provider), load_config(None),
+                               HostOptions(workspace=workspace, progress=said.append))  # fmt: skip
+    _finish(resumed)
+    [line] = [s for s in said if s.startswith("removed ")]
+    assert line == "removed .b\\nturn 9 ended: completed\\u001b[2J.txt.0123456789ab.tmp, left by the write_file the crash cut off"
