@@ -99,7 +99,7 @@ async def test_requests_pending_when_the_bridge_exits_are_withdrawn_and_keys_say
     async with app.run_test(size=SIZE) as pilot:
         await _paused_by_key(pilot, log, "DSH idle")
         write_bridge(log.parent, None, "exited")
-        await until(pilot, lambda: "DSH bridge exited" in _header(app))
+        await until(pilot, lambda: "DSH exited" in _header(app))
         await until(pilot, lambda: requests_for(app.live).items()[0].state == "cancelled")
         assert "the DSH bridge exited" in requests_for(app.live).items()[0].reason
         assert _inbox(log)[1] == {"withdraw": _inbox(log)[0]["id"], "at": _inbox(log)[1]["at"]}
@@ -115,7 +115,7 @@ async def test_a_request_the_dead_bridge_had_begun_to_run_reads_unknown_not_canc
         await _paused_by_key(pilot, log, "DSH idle")
         sent = _inbox(log)[0]
         write_bridge(log.parent, None, "exited", inFlight=[{"id": sent["id"], "op": "pause"}])
-        await until(pilot, lambda: "DSH bridge exited" in _header(app))
+        await until(pilot, lambda: "DSH exited" in _header(app))
         await until(pilot, lambda: requests_for(app.live).items()[0].state == "unknown")
         assert "may or may not have taken effect" in requests_for(app.live).items()[0].reason
         assert len(_inbox(log)) == 1  # nothing to withdraw: it ran

@@ -132,6 +132,21 @@ def test_a_host_log_still_loading_is_not_called_read_only(tmp_path: Path, fixtur
     assert host_label(dsh)[0] == "read-only (no bridge)"
 
 
+def test_the_header_says_a_dsh_that_exited_left_its_session_paused(tmp_path: Path) -> None:
+    """A DSH that exited while the operator's pause held reads 'DSH exited, left paused' in the fleet table and
+    'sessions' (its next start holds the session until a resume), but the header said 'DSH bridge exited' and no
+    word of the pause (found in qa2's walkthrough: a real DSH stopped after an alert's pause); it reads as the
+    lists read it (README: the header and the fleet table read `DSH exited`)."""
+    from tests.bridge.conftest import dsh_log, write_bridge
+
+    log = dsh_log(tmp_path / "s")
+    for paused, label in ((True, "DSH exited, left paused"), (False, "DSH exited")):
+        write_bridge(log.parent, None, "exited", paused=paused)
+        live = LiveSession(log, follow=False)
+        live.check_host()
+        assert host_label(live)[0] == label
+
+
 def test_detail_columns(tmp_path: Path) -> None:
     live = loaded(tmp_path)
     left, right, hidden = describe(live, 6, 100)

@@ -64,14 +64,13 @@ _HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "p
 def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
     bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one,
-    ``(newer bridge)`` a newer one), ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
+    ``(newer bridge)`` a newer one), ``DSH exited`` (``DSH exited, left paused`` when its next start holds), or
+    ``read-only`` (a DSH session without the bridge): as the fleet table reads it."""
     host = live.host
     style = _HOST_STYLE.get(host.state, "bold red")
     if host.kind == KIND_DSH and live.facts.host is None:
         if host.state == "none":
             return "read-only (no bridge)", "yellow"
-        if host.state == "exited":
-            return "DSH bridge exited", "bold red"
         return state_label(host.state, KIND_DSH, host.bridge), style
     if host.state != "none":  # our host's own files: the header says so before the load reaches the log's host event
         return f"host {host.state}", style
