@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -17,6 +18,7 @@ from tests.tui.logs import policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.screens.policy_screen import PolicyScreen
+from tui.screens.toasts import stack_toasts, toast_rack
 from tui.widgets.chart import ContextChart
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
@@ -271,3 +273,21 @@ async def test_the_history_toast_leaves_the_only_alert_on_the_alerts_screen(tmp_
                              ("count", screen.query_one("#alerts-summary").region),
                              ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
             assert not toast.region.overlaps(widget), (name, toast.region, widget)
+
+
+async def test_an_emptied_holder_leaves_the_older_toasts_shown() -> None:
+    """A toast whose notification is gone before its timer fires (expired, or unnotified) is taken out of its holder
+    at the next refresh, and Textual leaves the holder empty. ``stack_toasts`` counted an empty holder as one that
+    did not fit, and hid every older toast behind it, however much room there was; it now takes no room."""
+    app: App[None] = App()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        for text in ("older", "gone", "newest"):
+            app.notify(text, timeout=60)
+        await until(pilot, lambda: len(app.screen.query(Toast)) == 3)
+        app._unnotify(list(app._notifications)[1])  # as Textual does when a notification expired
+        await until(pilot, lambda: len(app.screen.query(Toast)) == 2)
+        await pilot.pause()
+        rack = toast_rack(app.screen)
+        assert rack is not None and [len(holder.children) for holder in rack.children] == [1, 0, 1]
+        stack_toasts(app.screen, top=True, edge=0, room=20, keep_newest=True)
+        assert [holder.display for holder in rack.children] == [True, False, True]

@@ -51,15 +51,24 @@ def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, kee
     holders = list(rack.children)
     heights = holder_heights(rack)
     if keep_newest:
-        room = max(room, heights[-1])
+        room = max(room, newest_height(rack))
     # no max-height on the rack: a toast is measured whole, and the ones that do not fit are hidden instead
     rack.styles.dock = "top" if top else "bottom"
     rack.styles.align_vertical = "top" if top else "bottom"
     rack.styles.margin = (edge, 0, 0, 0) if top else (0, 0, edge, 0)
     for holder, height in zip(reversed(holders), reversed(heights), strict=True):  # the newest first
-        # an empty holder is what Textual leaves of a cleared toast; a new one (height 0) is measured at its layout
-        holder.display = bool(holder.children) and height <= room
-        room -= height if holder.display else room
+        if not holder.children:  # what Textual leaves of a cleared toast: nothing to show, no room taken
+            holder.display = False
+            continue
+        holder.display = height <= room  # a new one (height 0) is measured at its layout
+        room -= height if holder.display else room  # once one waits, the older ones wait too
+
+
+def newest_height(rack: Widget) -> int:
+    """The rows the newest toast in ``rack`` takes (0 when it holds none): an empty holder, what Textual leaves of a
+    cleared toast, is no toast."""
+    return next((h for holder, h in zip(reversed(rack.children), reversed(holder_heights(rack)), strict=True)
+                 if holder.children), 0)  # fmt: skip
 
 
 def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
@@ -69,7 +78,7 @@ def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: 
     edge = table.region.y + table.header_height
     rack = toast_rack(screen)
     blank = table.region.y + max(table.header_height, table.virtual_size.height - round(table.scroll_y))
-    if rack is not None and rack.children and holder_heights(rack)[-1] <= table.region.bottom - blank:
+    if rack is not None and rack.children and newest_height(rack) <= table.region.bottom - blank:
         stack_toasts(screen, top=True, edge=blank, room=table.region.bottom - blank)
         return
     stack_toasts(screen, top=True, edge=edge, room=int((table.region.bottom - edge) * share), keep_newest=True)
