@@ -126,8 +126,13 @@ def _number(where: str, value: object, low: float, high: float, whole: bool) -> 
     if whole and not float(value).is_integer():
         raise ConfigError(f"{where} must be a whole number (got {shown(value)})")
     if not low <= value <= high:
-        raise ConfigError(f"{where} must be from {low:g} to {high:g} (got {shown(value)})")
+        raise ConfigError(f"{where} must be from {_bound(low)} to {_bound(high)} (got {shown(value)})")
     return int(value) if whole else value
+
+
+def _bound(limit: float) -> str:
+    """A range's end as a person reads it: ``1,000,000``, not ``1e+06``."""
+    return f"{int(limit):,}" if float(limit).is_integer() else f"{limit:g}"
 
 
 def _rule(key: str, raw: object) -> RuleConfig:

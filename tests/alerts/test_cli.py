@@ -47,7 +47,11 @@ def test_bad_arguments_get_one_clear_line(tmp_path: Path, capsys) -> None:  # ty
     assert "nope.jsonl" in capsys.readouterr().err
     log = FIXTURES / "multi-turn.session.jsonl"
     assert main(["alerts", str(log), "--set", "alerts.loop.count=1"]) == 2
-    assert "alerts.loop.count must be from 2 to" in capsys.readouterr().err
+    assert "alerts.loop.count must be from 2 to 1,000,000 (got 1)" in capsys.readouterr().err  # not 1e+06
+    assert main(["alerts", str(log), "--set", "alerts.budget.usd=-1"]) == 2
+    assert "alerts.budget.usd must be from 0 to 1,000,000,000 (got -1)" in capsys.readouterr().err
+    assert main(["alerts", str(log), "--set", "alerts.cacheBreak.usd=-0.5"]) == 2
+    assert "alerts.cacheBreak.usd must be from 0 to 1,000,000,000 (got -0.5)" in capsys.readouterr().err
     assert main(["alerts", str(log), "--set", "alerts.budget"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
 
