@@ -129,26 +129,33 @@ def _answered(name: str, answer: Any) -> None:
         assert answer.startswith(f"{name}: "), answer[:300]
     error = answer.text if isinstance(answer, RecallResult) and answer.is_error else answer
     assert not isinstance(error, str) or not RAW_CONTROL.search(error), error[:300]
+    if isinstance(answer, RecallResult):  # a page's lines: the fixture's log holds no control character
+        assert not RAW_CONTROL.search(answer.text.replace("\n", "")), answer.text[:300]
 
 
-# each tool's argument that is a number (or text read as one), over the arguments that let a call reach it
-NUMERIC = [
-    ("recall_turn", {}, "turn"), ("recall_step", {"turn": 1}, "step"), ("recall_step", {"step": 1}, "turn"),
-    ("recall_search", {"query": "line"}, "limit"), ("expand_result", {"formatVersion": 4}, "seq"),
-    ("expand_result", {"seq": 6}, "formatVersion"), ("expand_result", {"step": 1}, "turn"),
-    ("expand_result", {"turn": 1}, "step"), ("expand_result", {"turn": 1, "step": 1}, "call"),
-    ("expand_result", {"turn": 1, "step": 1}, "block"), (CHECKPOINT_TOOL_NAME, {}, "objective"), ("rewind", {}, "markId"),
+# each argument of each tool, over the arguments that let a call reach it
+ARGUMENT_OF = [
+    ("recall_turn", {}, "turn"), ("recall_turn", {"turn": 1}, "view"), ("recall_step", {"turn": 1}, "step"),
+    ("recall_step", {"step": 1}, "turn"), ("recall_search", {}, "query"), ("recall_search", {"query": "line"}, "kinds"),
+    ("recall_search", {"query": "line"}, "scope"), ("recall_search", {"query": "line"}, "limit"),
+    ("expand_result", {"formatVersion": 4}, "seq"), ("expand_result", {"seq": 6}, "formatVersion"),
+    ("expand_result", {"step": 1}, "turn"), ("expand_result", {"turn": 1}, "step"),
+    ("expand_result", {"turn": 1, "step": 1}, "call"), ("expand_result", {"turn": 1, "step": 1}, "block"),
+    ("expand_result", {"turn": 1, "step": 1}, "grep"), ("expand_result", {"turn": 1, "step": 1}, "lines"),
+    (CHECKPOINT_TOOL_NAME, {}, "objective"), ("rewind", {}, "markId"),
 ]  # fmt: skip
+FORGED = "line\n## forged\x1b]0;t\x07\u202e"  # a text that finds the fixture's lines, forges one, acts on a terminal
+HOSTILE_VALUES = [*NUMBERS, json.dumps(FORGED), json.dumps([FORGED]), json.dumps({"line": FORGED}), "[[[[[]]]]]"]
 
 
-@pytest.mark.parametrize(("name", "base", "key"), NUMERIC, ids=[f"{n}-{k}" for n, _, k in NUMERIC])
-def test_every_number_a_model_may_write_gets_an_answer(
+@pytest.mark.parametrize(("name", "base", "key"), ARGUMENT_OF, ids=[f"{n}-{k}" for n, _, k in ARGUMENT_OF])
+def test_every_hostile_value_in_every_argument_gets_an_answer(
     host: Host, toolbox: ToolBox, name: str, base: dict[str, Any], key: str
 ) -> None:
     # recall_search's limit NaN, which JavaScript reads as no limit (it is falsy), ended in a ValueError out of the
     # host: NaN is truthy to Python, and the clamp of NaN is NaN, which no int() takes
-    for literal in NUMBERS:
-        _answered(name, _run(host, toolbox, name, _with(base, key, literal)))
+    for value in HOSTILE_VALUES:
+        _answered(name, _run(host, toolbox, name, _with(base, key, value)))
 
 
 @pytest.mark.parametrize(
