@@ -173,9 +173,9 @@ _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` and MariaDB's (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``/``--pass …``,
-# ``curl -u user:…`` (``-su``), ``docker login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set
-# aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's ``sqlplus user/…`` (rman, expdp, impdp, sqlldr,
-# dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
+# ``curl -u user:…`` (``-su``; the proxy's ``-U``, ``--proxy-user``), ``docker login -p …`` (and podman's, and
+# Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``, openssl's ``enc -k …``, Oracle's
+# ``sqlplus user/…`` (rman, expdp, impdp, sqlldr, dgmgrl), nmcli's ``password …`` and ``wifi-sec.psk …``, ``wpa_passphrase SSID …``,
 # RAR's ``-p…``, ``lftp -u user,…``, the ``-p …`` of twine, ``cf login``, snowsql, rabbitmqadmin, ncftp, cqlsh,
 # psexec and rdesktop, FreeRDP's ``/p:…``, cmdkey's ``/pass:…``, doctl's ``-t …``, an old Vault token's ``vault login
 # s.…`` (``b.…``; the ``s.`` stays: ``hvs.…`` is a token format), the
@@ -235,7 +235,8 @@ _BW_OPTION = _option(_BW_VALUED)
 _BW_VALUE = re.compile(rb"--(?:" + _BW_VALUED + rb")[ \t]+" + _MAYBE_QUOTE + rb"\Z")
 _BW_OPTIONS = rb"(?:[ \t]+" + _BW_OPTION + rb")*"
 _CLI_VALUE = _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"  # a command's argument, quoted or not
-_CURL_FLAGS = rb"[0-9#aBfgGIijJklLMnNOpqRsSvZ]"  # curl's one-letter options that take no value, run together before ``u``
+# curl's one-letter options that take no value, run together before ``u`` (``U``: the proxy's user)
+_CURL_FLAGS = rb"[0-9#aBfgGIijJklLMnNOpqRsSvZ]"
 _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))" + _MAYBE_QUOTE  # httpie's credentials
 # each its own pattern, so that one command's match, from its name to its password, never hides another's password
 # that comes between them on the line (``nmcli … mc alias set … KEY … password PW``)
@@ -259,7 +260,8 @@ _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for c
     rb"(?:(?:target|catalog|auxiliary|userid)[ \t]*=?[ \t]*)?" + _MAYBE_QUOTE + rb"[A-Za-z0-9_$#]+/",
     rb"wpa_passphrase[ \t]+" + _CLI_ARGUMENT, _HTPASSWD,
     rb"rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT,
-    rb"curl\b[^\n|;&]*?[ \t](?:-" + _CURL_FLAGS + rb"*u[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s:\"'\\$]*:",
+    rb"curl\b[^\n|;&]*?[ \t](?:-" + _CURL_FLAGS + rb"*[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=))" + _MAYBE_QUOTE
+    + rb"[^\s:\"'\\$]*:",
     _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:",
     rb"influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)", rb"(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*",
     rb"neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+",

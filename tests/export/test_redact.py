@@ -2842,6 +2842,21 @@ def test_curls_flags_that_take_a_value_are_no_user() -> None:
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("curl -U bob:Hunter2pw -x proxy:3128 x.io", "curl -U bob:[redacted key] -x proxy:3128 x.io"),
+        ("curl -sU 'bob:two words' x.io", "curl -sU 'bob:[redacted key]' x.io"),
+        ("curl --proxy-user bob:Hunter2pw x.io", "curl --proxy-user bob:[redacted key] x.io"),
+        ('{"c": "curl --proxy-user=bob:Hunter2pw x.io"}', '{"c": "curl --proxy-user=bob:[redacted key] x.io"}'),
+    ],
+)  # fmt: skip
+def test_curls_proxy_user_gives_its_password(text: str, out: str) -> None:
+    """``curl -U bob:PW`` and ``--proxy-user bob:PW`` (the proxy's credentials, written as ``-u`` writes the
+    server's) let the password out: only ``-u`` and ``--user`` were read."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("echo 2>/dev/null Hunter2pw | passwd", "echo 2>/dev/null [redacted key] | passwd"),
         ("echo -n 2> err.log 'Hunter2pw' | docker login -u bob --password-stdin",
          "echo -n 2> err.log '[redacted key]' | docker login -u bob --password-stdin"),
