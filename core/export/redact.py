@@ -162,12 +162,14 @@ _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budge
 # dash in any case, as PowerShell's cmdlets, nuget and Java tools write them (``-Password …``, ``-ApiKey …``,
 # ``-token …``), where a word starts (``reset-your-password`` is none; two dashes anywhere: group 1 is then the name
 # after the first), also in a Markdown code span (`` `-ApiKey …` ``, ``--token `…` ``: a backquote ends the value, as
-# a redirection does, ``--with-token 2>/dev/null``)
+# a redirection does, ``--with-token 2>/dev/null``); a comma, ``]`` or ``}`` inside the value is the shell's word's
+# (``--password hunter2,xyzzy``), one at its end is not (``--password hunter2, then``, ``[--token TOKEN]``)
+_OPTION_CHAR = rb"(?:[^\s\"',;\\)\]}`<>]|" + _ESCAPED + rb")"
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?((?:[^\s\"',;\\)\]}`<>]|" + _ESCAPED
-    + rb")+)"
+    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?(" + _OPTION_CHAR + rb"+(?:[,\]}]+"
+    + _OPTION_CHAR + rb"+)*)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one

@@ -117,6 +117,7 @@ CONFIG = st.one_of(
                                "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb", "PGPASSWORD={} psql", "DB_PASSWORD={} ./run.sh app",
+                               "mysql --password x9,{} db", "gh auth login --with-token ab]{}",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
@@ -2957,3 +2958,25 @@ def test_a_quote_inside_a_commands_word_goes_with_it(text: str, out: str, keys: 
     word), and a reader as an apostrophe when nothing closes it on the line (``don't``). Either way it is the
     password's: the word goes on to that quote's close and past it, or, unclosed, over the apostrophe."""
     _redacts(text, out, keys)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mysql --password hunter2,xyzzy db", "mysql --password [redacted key] db"),
+        ("gh auth login --with-token abc,defghij", "gh auth login --with-token [redacted key]"),
+        ("Connect-X -Password abc,defghi -Force", "Connect-X -Password [redacted key] -Force"),
+        ("tool --api-key aB3]dE5}xY9 run", "tool --api-key [redacted key] run"),
+        ('{"c": "mysql --password hunter2,xyzzy db"}', '{"c": "mysql --password [redacted key] db"}'),
+        ("--password hunter2, then", "--password [redacted key], then"),
+    ],
+)  # fmt: skip
+def test_a_comma_or_bracket_inside_an_options_value_ends_nothing(text: str, out: str) -> None:
+    """``mysql --password hunter2,xyzzy db`` let ``,xyzzy`` out, and ``--with-token abc,defghij`` all of it (``abc``
+    alone is too short to judge): an option's value ended at a comma, ``]`` or ``}``, which a shell's word holds.
+    One at the value's end stays outside it (``--password hunter2, then``, a help text's ``[--token TOKEN]``)."""
+    _redacts(text, out)
+
+
+def test_an_options_placeholder_before_a_comma_or_bracket_stays() -> None:
+    _stays("usage: tool [--token TOKEN] [-k API_KEY]\n  -t TOKEN, --token TOKEN, --api-key API_KEY,  the key\n")
