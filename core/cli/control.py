@@ -110,8 +110,7 @@ def _wait_outcome(
             return str(began["error"])
         answered = "before it answered" if watch.pending is None else f"while {_pending(watch.pending)}"
         if state.kind == KIND_DSH or log is None:
-            who = "DSH bridge" if state.kind == KIND_DSH else "host"
-            return f"the {who} exited {exited_at(state.since)} {answered}; the request was withdrawn"
+            return f"the {_who(state)} exited {exited_at(state.since)} {answered}; the request was withdrawn"
         return f"the host went away {answered}: {how_it_ended(log, state)}; the request was withdrawn"
 
     with stops.taken():  # a second signal while the request is withdrawn is only noted: the withdrawal is written
@@ -129,8 +128,8 @@ def _wait_outcome(
                 raise
             how, code = stopped_by(exc)
             if (event := _withdrawn(watch, host, withdraw)) is None:
-                stopped = ControlError(f"{how} while waiting; request {request['id']} was withdrawn, so the host "
-                                       "will never apply it")  # fmt: skip
+                stopped = ControlError(f"{how} while waiting; request {request['id']} was withdrawn, so the "
+                                       f"{_who(host())} will never apply it")  # fmt: skip
                 stopped.exit_code = code
                 raise stopped from None
             return event
@@ -141,8 +140,13 @@ def _wait_outcome(
                 said += f" after {timeout:g} s while the host is paused: it applies it once resumed"
             else:
                 said += f" after {timeout:g} s"
-            raise ControlError(f"{said}; it was withdrawn, so the host will never apply it")
+            raise ControlError(f"{said}; it was withdrawn, so the {_who(state)} will never apply it")
     return event
+
+
+def _who(state: HostState) -> str:
+    """What answers the session's requests: ``DSH bridge`` or ``host``."""
+    return "DSH bridge" if state.kind == KIND_DSH else "host"
 
 
 @contextlib.contextmanager
@@ -264,8 +268,7 @@ def _run(args: argparse.Namespace) -> int:
         if not args.wait:
             if state.live:
                 pid = f" ({pid_text(state.pid)})" if state.pid is not None else ""
-                host = "DSH bridge" if state.kind == KIND_DSH else "host"
-                said = f"to the live {host} of session {session_id}{pid}"
+                said = f"to the live {_who(state)} of session {session_id}{pid}"
             else:
                 said = f"for the next resume of session {session_id} ({inbox})"
             verb = "sent" if state.live else "queued"
@@ -321,7 +324,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
             raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
         if not args.wait:
             verb = "sent" if state.live else "queued"
-            host = "DSH bridge" if state.kind == KIND_DSH else "host"
+            host = _who(state)
             emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session "
                                                f"{session_id} on {log.where}")  # fmt: skip
             return 0

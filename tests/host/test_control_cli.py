@@ -166,7 +166,7 @@ def test_a_wait_that_times_out_withdraws_its_request(
     code = _run(["control", str(writer.path), "pause", "--wait", "--timeout", "0.3"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "no outcome for request req-" in err and "it was withdrawn" in err
+    assert "no outcome for request req-" in err and "it was withdrawn, so the host will never apply it" in err
     request, withdrawal = (json.loads(line) for line in (writer.path.parent / "control.jsonl").read_text().splitlines())
     assert withdrawal["withdraw"] == request["id"]
 
