@@ -279,8 +279,9 @@ class Change:
     others_ran: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` form."""
-        return {"profileDir": str(self.profile_dir), "plugin": self.plugin, "patch": self.patch}
+        """The ``--json`` form (``othersRan``: what the text's note names, empty when it gives none)."""
+        return {"profileDir": str(self.profile_dir), "plugin": self.plugin, "patch": self.patch,
+                "othersRan": list(self.others_ran)}  # fmt: skip
 
 
 def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, force: bool = False) -> Change:

@@ -331,6 +331,7 @@ def test_cli_install_status_remove_and_print_patch(tmp_path: Path, capsys, monke
     assert main(["bridge", "install", str(tmp_path), "--profile", "headless", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {
         "profileDir": str(tmp_path.resolve() / "profiles" / "headless"), "plugin": "copied", "patch": "added",
+        "othersRan": [],
     }  # fmt: skip
     monkeypatch.setenv("DSH_HOME", str(tmp_path))
     assert main(["bridge", "status"]) == 0
@@ -363,6 +364,8 @@ def test_install_into_a_profile_dsh_never_ran_beside_ones_it_did_says_so(tmp_pat
     (tmp_path / "never").mkdir()
     assert main(["bridge", "install", str(tmp_path / "never")]) == 0
     assert "note:" not in capsys.readouterr().out
+    assert main(["bridge", "install", str(tmp_path), "--profile", "wbe", "--json"]) == 0  # a script is told too
+    assert json.loads(capsys.readouterr().out)["othersRan"] == ["headless", "web"]
 
 
 ITEM = st.sampled_from(
