@@ -345,7 +345,7 @@ class SshLink:
             except asyncssh.SFTPNoSuchFile:
                 attrs = None
             if attrs is not None and _kind(attrs) != "file":
-                raise TapedeckError(f"{self.target.at(path)}: the control inbox is not a regular file "
+                raise TapedeckError(f"{quoted_path(str(self.target.at(path)))}: the control inbox is not a regular file "
                                     f"(a {_kind(attrs)}); refusing to write through it")  # fmt: skip
             body = data
             flags = asyncssh.FXF_READ | asyncssh.FXF_WRITE | asyncssh.FXF_APPEND | asyncssh.FXF_CREAT

@@ -123,3 +123,22 @@ def test_a_remote_path_a_refusal_names_is_quoted(monkeypatch: pytest.MonkeyPatch
                           (gone, f"{NAMED}/session.jsonl: no such file")]:  # fmt: skip
         text = str(refused.value)
         assert text.startswith(said) and not {"\x1b", "\x07", "\n"} & set(text), text
+
+
+def test_an_inbox_that_is_no_file_is_named_quoted() -> None:
+    """append refused an inbox that is no regular file naming it as the target prints, raw: a remote directory whose
+    name forged a line and retitled the terminal did both. It is named through quoted_path, as the link's others."""
+    import stat
+    from types import SimpleNamespace
+
+    class Sftp:
+        async def lstat(self, path: str) -> SimpleNamespace:
+            return SimpleNamespace(permissions=stat.S_IFDIR | 0o755)
+
+    link = SshLink(RemoteTarget("me", "box", f"{HOSTILE}/session.jsonl"))
+    link._sftp = Sftp()
+    with pytest.raises(TapedeckError) as refused:
+        link.append(f"{HOSTILE}/control.jsonl", b"{}\n", 0o600)
+    text = str(refused.value)
+    assert text.startswith(f"{NAMED}/control.jsonl: the control inbox is not a regular file (a dir)"), text
+    assert not {"\x1b", "\x07", "\n"} & set(text), text
