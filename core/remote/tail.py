@@ -5,11 +5,12 @@ A file that shrank or disappeared is read again from the start and reported with
 and whole-second mtimes, so a rewrite in place at the same size or larger is caught from a few bytes instead of
 reading back what was read: the bytes that name the session (``HEAD_CHECK`` of its header, around its id; for a
 zstd log the end of the header's frame, which holds its checksum) and the last consumed bytes must still be
-there. Each read of appended bytes fetches ``OVERLAP`` consumed bytes and the head's in the same round trip; a
-file whose mtime moved without growing has them compared at once; and since a rewrite within the second of the
-last write leaves size and mtime alone, a log read from the start has them compared once more after it was
-quiet for ``SETTLE_SECONDS``. A mismatch resets the log with ``log-reset``. Left unseen: a rewrite to exactly the
-size just appended within the second of that append, with the head and those last bytes unchanged.
+there (a log followed from a point, ``follow_from_end``, reads them when it starts). Each read of appended bytes
+fetches ``OVERLAP`` consumed bytes and the head's in the same round trip; a file whose mtime moved without growing
+has them compared at once; and since a rewrite within the second of the last write leaves size and mtime alone,
+a log read from the start has them compared once more after it was quiet for ``SETTLE_SECONDS``. A mismatch
+resets the log with ``log-reset``. Left unseen: a rewrite to exactly the size just appended within the second of
+that append, with the head and those last bytes unchanged.
 
 A dropped connection ends the poll with what was read before it (``unreachable`` says why) and leaves the offset
 and decoder after the last byte decoded, so the next successful poll goes on from there: nothing is lost or read
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterator
 
 from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameError, frame_end
-from core.log.tail import FileState, Tailer, TailUpdate
+from core.log.tail import FINGERPRINT, FileState, Tailer, TailUpdate
 from core.remote.link import READ_CHUNK, RemoteStat, SshLink, Unreachable
 from core.remote.target import RemoteTarget
 
@@ -63,8 +64,15 @@ class RemoteTailer(Tailer):
         return self.link.read(self.target.path, offset, min(size, READ_CHUNK))
 
     def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
-        self._decoder, self._offset, self._early = decoder, offset, data
-        self._identity, self._seen = st.identity, (st.size, st.changed_ns)
+        self.resume(decoder, offset)
+        self._early, self._identity, self._seen = data, st.identity, (st.size, st.changed_ns)
+
+    def resume(self, decoder: LogDecoder, offset: int) -> None:
+        """As ``Tailer.resume``: the bytes the rewrite checks compare with (the head's, the last ones before
+        ``offset``) are read in one round trip, so that a log followed from a point is not taken for rewritten."""
+        kept = min(offset, TAIL_CHECK)
+        head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)])
+        self._decoder, self._offset, self._head, self._tail = decoder, offset, head, tail
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (up to a dropped connection: see ``unreachable``)."""

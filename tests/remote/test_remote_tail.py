@@ -56,6 +56,31 @@ def test_a_growing_remote_log_is_decoded_from_its_new_bytes_only(sshd: Sshd, tmp
     assert tailer.link.bytes_read - before == len(grown) - len(first) + checked
 
 
+def test_a_remote_log_followed_from_its_end_is_never_read_from_its_start(sshd: Sshd, tmp_path: Path) -> None:
+    """A control wait follows the log from its end (``follow_from_end``). The tailer kept the first bytes it consumed
+    there as the log's head, and the next poll that saw the log grow compared them with the file's first bytes:
+    they differed, so a log merely appended to was taken for rewritten, reset and read again whole (a flaky bound
+    in test_remote_fleet.py's control test, whose wait polled more than once under load)."""
+    sshd.trust()
+    path = tmp_path / "session.jsonl"
+    texts = ["one", "two", "three", "four", "five"]
+    logs = [_log("a", texts[:n]) for n in (2, 3, 5)]
+    path.write_bytes(logs[0])
+    tailer = _tailer(path)
+    tailer.follow_from_end({**HEADER, "id": "a"})
+    assert not tailer.poll()
+    with open(path, "ab") as f:
+        f.write(logs[1][len(logs[0]) :])
+    assert _texts(tailer.poll().events) == ["three"]
+    with open(path, "ab") as f:
+        f.write(logs[2][len(logs[1]) :])
+    before = tailer.link.bytes_read
+    update = tailer.poll()
+    assert _texts(update.events) == ["four", "five"] and not update.reset and not update.diagnostics
+    checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # the consumed bytes compared, not read again
+    assert tailer.link.bytes_read - before == len(logs[2]) - len(logs[1]) + checked
+
+
 @pytest.mark.parametrize("same_second", [False, True])
 def test_a_remote_log_rewritten_in_place_at_the_same_size_is_re_read(
     sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_second: bool
