@@ -87,14 +87,17 @@ def run_demo(args: argparse.Namespace) -> int:
     scratch, workspace, script = _prepare(args)
     session_id = f"demo-{uuid.uuid4().hex[:12]}"
     log = log_path(Path(args.sessions_root), str(workspace), session_id, args.zstd)
+    stopped = False  # a signal ended the host, which named the `tapedeck run --resume` that continues it
     try:
         if args.no_tui:
             print(f"workspace {quoted_path(workspace)}\nlog {quoted_path(log)}", flush=True)
-            return _play(host_command(args, workspace, script, session_id, linger=False))
+            code = _play(host_command(args, workspace, script, session_id, linger=False))
+            stopped = code in (128 + signal.SIGINT, 128 + signal.SIGTERM)
+            return code
         _watch(args, workspace, script, session_id, log, lambda: _cleanup(args, scratch, workspace, log))
         return 0
     finally:
-        _cleanup(args, scratch, workspace, log)
+        _cleanup(args, scratch, workspace, log, stopped)
 
 
 def _play(command: list[str]) -> int:
@@ -153,13 +156,18 @@ def _watch(
         _stop(host, log)
 
 
-def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path) -> None:
+def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path, stopped: bool = False) -> None:
+    """Remove the scratch files (unless --keep) and say what is left; ``stopped``: the host, stopped by a signal,
+    named a resume that needs the demo's script."""
     lines = [f"demo log kept at {quoted_path(log)}" if log.exists() else "no demo log was written"]
     if args.keep:
         lines.append(f"workspace kept at {quoted_path(workspace)} (--keep)")
     else:
         shutil.rmtree(scratch, ignore_errors=True)
         lines.append(f"workspace {quoted_path(workspace)} " + ("kept (yours)" if args.workspace else "removed"))
+        if stopped:
+            lines.append("the demo's script is removed too (--keep keeps it), so the `tapedeck run --resume` above "
+                         "cannot continue it")  # fmt: skip
     if others := unowned_scratches(scratch):
         named = ", ".join(map(quoted_path, others[:NAMED_SCRATCHES]))
         more = f" and {len(others) - NAMED_SCRATCHES} more beside them" if len(others) > NAMED_SCRATCHES else ""

@@ -149,6 +149,8 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
         assert code == 128 + sig
         assert _recorded_state(log) == "exited"
         assert not workspace.exists()
+        # the host's last line names `tapedeck run --resume … --provider scripted:SCRIPT`, a script the demo removes
+        assert "so the `tapedeck run --resume` above cannot continue it" in demo.stdout.read()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
