@@ -12,11 +12,16 @@ from core.shared.text import clip
 _SURROGATE = re.compile("[\ud800-\udfff]")
 WHY_CHARS = 120  # of RE2's reason, which quotes the rest of the pattern from where it went wrong
 NO_BACKTRACKING = " (lookarounds and backreferences are not supported: matching runs in linear time)"
+PAST_LIMITS = (  # a pattern a backtracking engine takes, too big for RE2's
+    " (past the limits of matching in linear time: a counted repetition goes to 1000 at most, and a pattern's "
+    "compiled size is bounded)"
+)
 
 
 class RegexRefused(ValueError):
     """A pattern RE2 cannot take: ``why`` is RE2's reason (cut at ``WHY_CHARS``), ``hint`` is ``NO_BACKTRACKING`` when it asks for a
-    feature only a backtracking engine has, else empty."""
+    feature only a backtracking engine has, ``PAST_LIMITS`` when it is too big for RE2 (a repetition counted past
+    1000, a program past RE2's size), else empty."""
 
     def __init__(self, why: str, hint: str) -> None:
         super().__init__(f"{why}{hint}")
@@ -35,7 +40,10 @@ def linear_regex(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
         return re2.compile(pattern, options)
     except re2.error as exc:
         why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        hint = NO_BACKTRACKING if "perl operator" in why or "escape sequence" in why else ""
+        if "perl operator" in why or "escape sequence" in why:
+            hint = NO_BACKTRACKING
+        else:
+            hint = PAST_LIMITS if "repetition size" in why or "pattern too large" in why else ""
         raise RegexRefused(clip(why, WHY_CHARS), hint) from exc
 
 

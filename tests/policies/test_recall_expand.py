@@ -169,6 +169,21 @@ def test_a_grep_with_a_lookaround_says_why_it_is_refused(host: Host) -> None:
         expand(host, turn=1, step=1, grep="(?=ERROR)")
 
 
+@pytest.mark.parametrize(
+    ("pattern", "shown"), [("ERROR{1001}", '"ERROR{1001}"'), ("\\pL{1000}", '"\\\\pL{1000}"')], ids=["count", "size"]
+)
+def test_a_grep_past_the_engines_limits_says_why_it_is_refused(host: Host, pattern: str, shown: str) -> None:
+    """A pattern the model's JavaScript takes but RE2 does not (a counted repetition past 1000, a program past RE2's
+    size) was refused as only 'invalid regex "…"', as if it were malformed; it says which limit it met, as a
+    lookaround's refusal says why."""
+    with pytest.raises(RecallError) as refused:
+        expand(host, turn=1, step=1, grep=pattern)
+    assert str(refused.value) == (
+        f"expand_result: invalid regex {shown} (past the limits of matching in linear time: a counted repetition "
+        "goes to 1000 at most, and a pattern's compiled size is bounded)"
+    )
+
+
 def test_grep_caps_very_many_hits() -> None:
     host = Host()
     host.begin("go")
