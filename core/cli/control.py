@@ -210,8 +210,8 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
         problem = (state.bridge or {}).get("problem")
         raise ControlError(
             f"{quoted_path(str(log))}: a DeepSeek Harness session that no tapedeck bridge runs, so nobody would read the "
-            "request; nothing was sent. "
-            + (problem if problem else "`tapedeck bridge install DSH_HOME` adds the bridge to DSH")
+            "request; nothing was sent"
+            + (f": {problem}" if problem else ". `tapedeck bridge install DSH_HOME` adds the bridge to DSH")
             if state.kind == KIND_DSH
             else f"{quoted_path(str(log))}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
             "was sent"
