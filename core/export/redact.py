@@ -182,7 +182,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # psexec and rdesktop, FreeRDP's ``/p:…``, cmdkey's ``/pass:…``, doctl's ``-t …``, an old Vault token's ``vault login
 # s.…`` (``b.…``; the ``s.`` stays: ``hvs.…`` is a token format), the
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
-# ``-password …``, the ``-p …`` of useradd and usermod, ``neo4j-admin set-initial-password …``, the secret key of
+# ``-password …``, the ``-p …`` of useradd and usermod, the credential ``npm config set`` gives an npm config key
+# (``//registry/:_authToken …``, ``_auth``, ``_password``; ``npm set``, pnpm's, yarn's ``npmAuthToken``), ``neo4j-admin set-initial-password …``, the secret key of
 # ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``),
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
@@ -266,6 +267,8 @@ _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for c
     + rb"[^\s:\"'\\$]*:",
     _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:",
     rb"influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)", rb"(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*",
+    rb"\b(?:p?npm|yarn)[ \t]+(?:config[ \t]+)?set\b[^\n|;&]*?[ \t](?:[^\s=\"'|;&]*:)?"
+    rb"(?:_auth(?:Token)?|_password|npmAuth(?:Token|Ident))[ \t]+",
     rb"neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+",
     rb"mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
     + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT,

@@ -2858,6 +2858,32 @@ def test_curls_proxy_user_gives_its_password(text: str, out: str) -> None:
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("npm config set //registry.npmjs.org/:_authToken 5f8a3c2e-1b4d-4e6f-9a7c-2d3e4f5a6b7c",
+         "npm config set //registry.npmjs.org/:_authToken [redacted key]"),
+        ("npm set //npm.pkg.github.com/:_authToken 'abcdef123456' --location project",
+         "npm set //npm.pkg.github.com/:_authToken '[redacted key]' --location project"),
+        ("npm config set _auth YWxpY2U6c2VjcmV0", "npm config set _auth [redacted key]"),
+        ("pnpm config set //r.example.com/:_password SGVsbG8x", "pnpm config set //r.example.com/:_password [redacted key]"),
+        ("yarn config set npmAuthToken 5f8a3c2e1b4d4e6f", "yarn config set npmAuthToken [redacted key]"),
+        ('{"c": "npm config set //registry.npmjs.org/:_authToken abcdef123456 && npm publish"}',
+         '{"c": "npm config set //registry.npmjs.org/:_authToken [redacted key] && npm publish"}'),
+    ],
+)  # fmt: skip
+def test_an_npm_credential_set_on_the_command_line_goes(text: str, out: str) -> None:
+    """``npm config set //registry/:_authToken TOKEN`` (``npm set``, pnpm's, ``_auth``, ``_password``, yarn's
+    ``npmAuthToken``), how CI scripts give npm a token, kept the token: an npm config line's key was read only
+    before its ``=`` (``.npmrc``'s ``_authToken=…``), and a token of no known format has no shape of its own."""
+    _redacts(text, out)
+
+
+def test_an_npm_setting_or_a_reference_set_on_the_command_line_stays() -> None:
+    _stays("npm config set //registry.npmjs.org/:_authToken $NPM_TOKEN\nnpm config set registry https://r.example.com\n"
+           "yarn config set npmAuthToken ${NPM_TOKEN}\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("echo 2>/dev/null Hunter2pw | passwd", "echo 2>/dev/null [redacted key] | passwd"),
         ("echo -n 2> err.log 'Hunter2pw' | docker login -u bob --password-stdin",
          "echo -n 2> err.log '[redacted key]' | docker login -u bob --password-stdin"),
