@@ -142,9 +142,9 @@ function terminalSafe(json) {
 const UNQUOTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/gu;
 
 // Text from outside (a request id, a key) as a message names it, as it is, in the words of text.py's quoted: cut
-// to QUOTED characters with …, each character a terminal acts on or draws out of order as its JSON escape.
-export function quoted(text) {
-  return clip(String(text), QUOTED).replace(UNQUOTABLE, (ch) => terminalSafe(JSON.stringify(ch)).slice(1, -1));
+// to `limit` characters with …, each character a terminal acts on or draws out of order as its JSON escape.
+export function quoted(text, limit = QUOTED) {
+  return clip(String(text), limit).replace(UNQUOTABLE, (ch) => terminalSafe(JSON.stringify(ch)).slice(1, -1));
 }
 
 function codePoints(text) {
@@ -313,7 +313,8 @@ export function decodeLine(lineNo, raw) {
   try {
     obj = parseJson(utf8.decode(raw));
   } catch (err) {
-    return unreadable(lineNo, raw, `is not valid JSON (${err instanceof Error ? err.message : err})`);
+    // JSON.parse's message cites the line ('Unexpected token …, "…" is not valid JSON'): quoted, as an exception's
+    return unreadable(lineNo, raw, `is not valid JSON (${quoted(err instanceof Error ? err.message : err, 200)})`);
   }
   if (hasLoneSurrogate(obj)) return unreadable(lineNo, raw, "is not valid JSON (a lone surrogate in a string)");
   if (obj === null || typeof obj !== "object" || Array.isArray(obj) || isFloat(obj))

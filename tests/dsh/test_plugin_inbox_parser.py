@@ -147,6 +147,19 @@ def test_the_plugin_rejects_a_float_where_an_object_belongs(
     assert node == _python(tmp_path, line) and node["error"]
 
 
+@pytest.mark.parametrize(
+    "line", [b'{"id":"r1","op":\x1b]0;pwned\x07}', "\x1b[2J\u202egarbage".encode(), b"[1,\x1b]2;x\x07]"]
+)
+def test_the_plugins_json_refusal_quotes_the_line_it_cites(decoder: subprocess.Popen[str], line: bytes) -> None:
+    """Node's JSON.parse cites the line it refuses ('Unexpected token ..., "…" is not valid JSON'), and the plugin
+    put that message as it came into the outcome's error, the warning it logs and what control --wait prints: an
+    inbox line holding an escape sequence (a title set, a screen clear) or a BiDi override sent it out raw. The
+    message is quoted as the host quotes an exception's text (quoted: its controls as JSON escapes, cut at 200)."""
+    error = str(_node(decoder, line)["error"])
+    assert error.startswith("control inbox line 1 is not valid JSON (") and "\\u001b" in error, error
+    assert not any(c in error for c in "\x1b\x07\u202e"), error
+
+
 _LONG = "k" * 100_000
 
 
