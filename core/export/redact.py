@@ -646,6 +646,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return len(value) >= SHORTEST and _literal_secret(value)
     if _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
         return not _placeholder(value)
+    if (joined := _joined_end(data, m)) > m.end(3):  # an env or config file's value with punctuation inside it
+        value = data[m.start(3) : joined]
+        return not _placeholder(value) and not _setting(value.decode(errors="replace"))
     if len(value) < SHORTEST or _placeholder(value):
         return False
     sep = data[m.end(1) : m.start(3)]
@@ -724,12 +727,13 @@ def _number_key(name: str) -> bool:
     return _secret_key(name) and _COUNT_WORDS.isdisjoint(w.lower() for w in _NAME_WORDS.findall(name))
 
 
-def _config_line(data: bytes, m: Any) -> bool:
+def _config_line(data: bytes, m: Any, end: int | None = None) -> bool:
     """True when the key word of ``m`` ends an unquoted key (one word, camelCase, snake_case or kebab-case) that
     starts its line and its value (group 3) ends that line: a YAML, INI or properties file's ``password:
     ChangeMe``, ``apiKey: MyApiKey``, ``aws_secret_access_key = abc12``, not an annotation (``{ apiKey: ApiKey;
     }``) nor a JSON object's quoted key (``"token": tok``). A line starts after a line break, its escape in JSON
-    text, or the quote that opens JSON text's string (``"content": "password: pass1\\n…"``)."""
+    text, or the quote that opens JSON text's string (``"content": "password: pass1\\n…"``). ``end``: where the value
+    ends, if not at group 3's end."""
     at = m.start(1)
     lo = max(0, at - CONFIG_KEY_MAX)  # not back to the text's start at each key word: the text may hold thousands
     escaped = data.rfind(b"\\n", lo, at)
@@ -738,7 +742,37 @@ def _config_line(data: bytes, m: Any) -> bool:
         return False
     return (data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\")
             and _CONFIG_KEY.fullmatch(data, start, m.end(1)) is not None
-            and _LINE_END.match(data, m.end(3)) is not None)  # fmt: skip
+            and _LINE_END.match(data, m.end(3) if end is None else end) is not None)  # fmt: skip
+
+
+# punctuation inside an unquoted value after a key word and the rest of its token (``_joined_end``), and the same
+# punctuation before a next key (``;PORT=``, a mount's ``,uid=``, ``{password:e,user:t}``)
+_JOINED = re.compile(rb"[,;)\]}]+(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+")
+_NEXT_KEY = re.compile(rb"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
+JOINED_REACH = 256  # how far past a key word's value its token is followed over punctuation (``_joined_end``)
+
+
+def _joined_end(data: bytes, m: Any) -> int:
+    """Where the unquoted value of ``m`` (group 3) ends on an env file's line (``DB_PASSWORD=aB3)dE5``) or a config
+    file's (``password: aB3;dE5``): past ``,;)]}`` inside it, the value's own characters there, where in code they
+    close or part what holds it, but not past one a next key follows (``DB_PASSWORD=pw;PORT=5432``), nor after a
+    call or an index (``token = response.json()["token"]``); at most ``JOINED_REACH`` bytes on. Elsewhere at the
+    group's end."""
+    end = stop = m.end(3)
+    limit = min(len(data), end + JOINED_REACH)
+    while (joined := _JOINED.match(data, end, limit)) is not None and _NEXT_KEY.match(data, end, limit) is None:
+        end = joined.end()
+    if end == stop or (code := _CODE.match(m.group(3))) is not None and code.group(2):
+        return stop
+    env = data[m.end(1) : m.start(3)] == b"=" and m.group(1).isupper()
+    return end if env or _config_line(data, m, end) else stop
+
+
+def _pair_end(data: bytes, m: Any, group: int) -> int:
+    """Where the value after a key word ends (``_PAIR``): at its closing quote or the end of a password's line
+    (``_quoted_end``), else past punctuation inside it on an env or config file's line (``_joined_end``)."""
+    end = _quoted_end(data, m, group)
+    return _joined_end(data, m) if end == m.end(group) else end
 
 
 def _line_end(data: bytes, m: Any) -> int | None:
@@ -848,10 +882,11 @@ def _docker_value(data: bytes, m: Any) -> bool:
     return not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
-# the patterns whose value a quote may open (``_quoted_end``), those of them that take a command's word as a shell
-# reads it (``_shell_end``), and those whose value ``echo`` gives (``_echoed_end``)
+# the patterns whose value a quote may open (``_quoted_end``; ``_PAIR``'s also past punctuation: ``_pair_end``), those
+# of them that take a command's word as a shell reads it (``_shell_end``), and those whose value ``echo`` gives
+# (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
-_QUOTED = (_PAIR, _AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE)
+_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE)
 _SHELL_WORDS = (
     _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
 )
@@ -1250,7 +1285,7 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
-    **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
+    _PAIR: _pair_end, **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
     **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
     _HEREDOC: _heredoc_end,
 }

@@ -118,6 +118,7 @@ CONFIG = st.one_of(
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb", "PGPASSWORD={} psql", "DB_PASSWORD={} ./run.sh app",
                                "mysql --password x9,{} db", "gh auth login --with-token ab]{}",
+                               "DB_PASSWORD=x9){}", "password: ab;{}", "  api_key: ab,{}",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
@@ -3006,3 +3007,32 @@ def test_a_comma_or_bracket_inside_an_options_value_ends_nothing(text: str, out:
 
 def test_an_options_placeholder_before_a_comma_or_bracket_stays() -> None:
     _stays("usage: tool [--token TOKEN] [-k API_KEY]\n  -t TOKEN, --token TOKEN, --api-key API_KEY,  the key\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("DB_PASSWORD=aB3)dE5xx", "DB_PASSWORD=[redacted key]"),
+        ("DB_PASSWORD=aB3,dE5xx\nPORT=5432", "DB_PASSWORD=[redacted key]\nPORT=5432"),
+        ("export API_TOKEN=abcdef;ghijklmn", "export API_TOKEN=[redacted key]"),
+        ("password: aB3;dE5xzzz", "password: [redacted key]"),
+        ("  api_key: aB3,dE5xzzz", "  api_key: [redacted key]"),
+        ("psk=aB3]dE5xx", "psk=[redacted key]"),
+        ('{"c": "DB_PASSWORD=aB3)dE5xx\\nls"}', '{"c": "DB_PASSWORD=[redacted key]\\nls"}'),
+        ("DB_PASSWORD=aB3cdef;PORT=5432", "DB_PASSWORD=[redacted key];PORT=5432"),
+        ("mount -o username=bob,password=hunter2pw,uid=1000 //h/s /mnt",
+         "mount -o username=bob,password=[redacted key],uid=1000 //h/s /mnt"),
+        ("Server=db;Uid=sa;Pwd=aB3cdef;Database=app", "Server=db;Uid=sa;Pwd=[redacted key];Database=app"),
+    ],
+)  # fmt: skip
+def test_punctuation_inside_an_env_or_config_value_ends_nothing(text: str, out: str) -> None:
+    """``DB_PASSWORD=aB3)dE5xx`` let ``)dE5xx`` out, and ``password: aB3;dE5xzzz`` all of it (``aB3`` alone too short
+    to judge): a value after a key word ended at ``,;)]}``, which in code close or part what holds it, but on an env
+    file's or a config file's line are the value's own characters. There the value goes on past them, but to the
+    next key (``;PORT=5432``, a mount's ``,uid=1000``)."""
+    _redacts(text, out)
+
+
+def test_punctuation_after_a_key_words_value_in_code_stays() -> None:
+    _stays("x={password:e,username:t}\nr = login(password=password_hash).json()\nf(token=tok,x)\n"
+           "  password: pw,\n  token: getToken(),\n")
