@@ -12,7 +12,7 @@ from typing import Any
 import re2
 
 from core.log.validate import readable
-from core.read.rows import is_error_event
+from core.read.facts import is_error_event
 from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span

@@ -11,12 +11,39 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.log.decoder import CHUNK
-from core.log.validate import is_invalid
+from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
-from core.read.rows import is_error_event
+from core.shared.text import tool_block_failed, tool_result_failed
 
 if TYPE_CHECKING:
     from core.read.session import Session
+
+
+def is_error_event(event: dict[str, Any]) -> bool:
+    """True for failed tool results and code-mode sub-calls, error turn ends, failed stream attempts, retries and rejected requests."""
+    data = event.get("data")
+    return is_error(event, event.get("type"), data if isinstance(data, dict) else {})
+
+
+def is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
+    """``is_error_event`` of ``event``, whose type is ``etype`` and data ``data`` (``{}`` when not an object), for a
+    caller that has read both already."""
+    if INVALID in event:  # ``is_invalid``, without a call
+        return False
+    if etype == "tool/result":
+        return tool_result_failed(data.get("message") if isinstance(data.get("message"), dict) else None)
+    if etype == "tool/code-dispatch":  # a ``run_code`` sub-call: its data holds a tool-result block's fields
+        return tool_block_failed(data)
+    if etype == "turn/end":
+        return (data.get("reason") or {}).get("kind") == "error"
+    if etype == "assistant/chunk":
+        chunk = data.get("chunk") or {}
+        return chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error"
+    if etype == CONTROL_EVENT:
+        return data.get("outcome") == "rejected"
+    if etype == "compaction/end":
+        return bool(data.get("error"))
+    return etype == "llm/retry"
 
 
 @dataclass

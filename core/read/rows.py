@@ -8,13 +8,12 @@ from typing import Any
 
 import orjson
 
-from core.log.validate import INVALID
-from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
+from core.log.vocabulary import SURFACE_TYPES
+from core.read.facts import is_error
 from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
 from core.read.streams import Block
 from core.read.summary import GLYPHS, summarize
 from core.shared.jsonout import dumps
-from core.shared.text import tool_block_failed, tool_result_failed
 
 SUMMARY_LIMIT = 240
 SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
@@ -160,7 +159,7 @@ def build_row(event: dict[str, Any], measured: int | None = None, head: bool = F
             event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT
         )
         row.size = _size(event, surface)
-    row.error = _is_error(event, etype, data)
+    row.error = is_error(event, etype, data)
     row.replacement = replacement
     row.surface_type = surface
     row.unit = "ch" if surface else "B"
@@ -186,31 +185,5 @@ def block_row(head: Row, block: Block, streaming: bool, error: bool, interrupted
     row.replacement, row.surface_type, row.unit = head.replacement, head.surface_type, "ch"
     row.interrupted, row.time = interrupted, head.time
     return row
-
-
-def is_error_event(event: dict[str, Any]) -> bool:
-    """True for failed tool results and code-mode sub-calls, error turn ends, failed stream attempts, retries and rejected requests."""
-    data = event.get("data")
-    return _is_error(event, event.get("type"), data if isinstance(data, dict) else {})
-
-
-def _is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
-    """``is_error_event`` of ``event``, whose type is ``etype`` and data ``data`` (``{}`` when not an object)."""
-    if INVALID in event:  # ``is_invalid``, without a call
-        return False
-    if etype == "tool/result":
-        return tool_result_failed(data.get("message") if isinstance(data.get("message"), dict) else None)
-    if etype == "tool/code-dispatch":  # a ``run_code`` sub-call: its data holds a tool-result block's fields
-        return tool_block_failed(data)
-    if etype == "turn/end":
-        return (data.get("reason") or {}).get("kind") == "error"
-    if etype == "assistant/chunk":
-        chunk = data.get("chunk") or {}
-        return chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error"
-    if etype == CONTROL_EVENT:
-        return data.get("outcome") == "rejected"
-    if etype == "compaction/end":
-        return bool(data.get("error"))
-    return etype == "llm/retry"
 
 

@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.log.decoder import Consumer
 from core.log.validate import mark
-from core.read.facts import SessionFacts
+from core.read.facts import SessionFacts, is_error_event
 from core.read.index import restore
 from core.read.load import load_session
-from core.read.rows import is_error_event
 from core.read.session import Session
 from core.read.summary import summarize
 from tests.log.helpers import HEADER

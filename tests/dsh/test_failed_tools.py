@@ -12,10 +12,9 @@ import pytest
 
 from core.cli import main
 from core.log.decoder import Consumer
-from core.read.facts import SessionFacts
+from core.read.facts import SessionFacts, is_error_event
 from core.read.index import restore
 from core.read.load import load_session
-from core.read.rows import is_error_event
 from tests.dsh.harness import DshHome, DshInstall, ScriptedModel, log_events, run_headless
 
 

@@ -15,8 +15,8 @@ from textual.message import Message
 
 import tui.live as live_module
 from bench.gen_session import generate
+from core.read.facts import is_error_event
 from core.read.load import load_session
-from core.read.rows import is_error_event
 from core.read.session import Session
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
