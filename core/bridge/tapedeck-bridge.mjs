@@ -445,6 +445,12 @@ function oneLine(text) {
   return String(text).replace(/\s+/g, " ").trim();
 }
 
+// What an error DSH threw says, as a message quotes it: on one line, quoted at 200 characters as the host quotes an
+// exception's text (DSH's reasons cite the value they refuse as it came, escape sequences and all).
+function reasonOf(err) {
+  return quoted(oneLine(err?.message ?? err), 200);
+}
+
 // --- one bridged session ---------------------------------------------------------------------------------------
 
 class SessionBridge {
@@ -1349,7 +1355,7 @@ async function maintain(plugin, bridge, task) {
     });
   } catch (err) {
     if (err instanceof Rejected) throw err;
-    throw new Rejected(`the agent is busy (${oneLine(err?.message ?? err)}); try again once it is idle`);
+    throw new Rejected(`the agent is busy (${reasonOf(err)}); try again once it is idle`);
   }
 }
 
@@ -1523,7 +1529,7 @@ const HANDLERS = {
         try {
           await llm.resolveCallConfig(config);
         } catch (err) {
-          throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${oneLine(err?.message ?? err)}`);
+          throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${reasonOf(err)}`);
         }
       }
       bridge.overrides = proposed;
@@ -1541,7 +1547,7 @@ const HANDLERS = {
     try {
       await settings.mutate(ns, [op]);
     } catch (err) {
-      throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${oneLine(err?.message ?? err)}`);
+      throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${reasonOf(err)}`);
     }
     return { key, value, applies: "DSH setting (live)" };
   },
@@ -1663,7 +1669,7 @@ class Bridge {
       const detail = await HANDLERS[request.op](this, bridge, request.args, request);
       data = bridge.claim(request, "applied", undefined, detail);
     } catch (err) {
-      const error = err instanceof Rejected ? err.message : `${request.op} failed: ${oneLine(err?.message ?? err)}`;
+      const error = err instanceof Rejected ? err.message : `${request.op} failed: ${reasonOf(err)}`;
       data = bridge.claim(request, "rejected", error);
     } finally {
       bridge.running.delete(request.id);

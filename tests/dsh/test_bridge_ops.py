@@ -250,9 +250,14 @@ def test_config_set_changes_the_next_request_and_refuses_unknown_keys(
     timeout = send(d, "config.set", {"key": "shell.timeoutMs", "value": 45000})
     assert final_outcome(d, timeout["id"])["outcome"] == "applied"
     # values DSH refuses are rejected with DSH's reason, and change nothing
-    for key, value in (("reasoningEffort", "extreme"), ("model", "no-such-model"), ("shell.timeoutMs", "soon")):
+    # DSH's reason quotes the value as it came ('does not support reasoning effort "x<ESC>[2J forged"'): the
+    # plugin quotes that reason as the host quotes an exception's text, so no escape sequence goes out raw
+    for key, value in (("reasoningEffort", "extreme"), ("model", "no-such-model"), ("shell.timeoutMs", "soon"),
+                       ("reasoningEffort", "x\x1b[2J\nforged"), ("shell.timeoutMs", "x\x1b[2J\nforged")):  # fmt: skip
         bad = send(d, "config.set", {"key": key, "value": value})
-        assert f"config.set {key}: DSH refused" in final_outcome(d, bad["id"])["error"]
+        error = final_outcome(d, bad["id"])["error"]
+        assert f"config.set {key}: DSH refused" in error and "\x1b" not in error and "\n" not in error, error
+        assert "forged" not in value or error.count("x\\u001b[2J") == 2, error  # the value shown, DSH's reason quoted
     _idle(d, 1)
     events = log_events(d)
     after = done_seq(events, effort["id"])
