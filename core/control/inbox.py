@@ -69,7 +69,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json, quoted, quoted_path, shown
+from core.shared.text import js_json, nearest, quoted, quoted_path, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
@@ -127,7 +127,9 @@ def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
     if op is None:
         raise ControlError(f"the request names no op; valid ops: {', '.join(table)}")
     if not isinstance(op, str) or op not in table:
-        raise ControlError(f"unknown control op {shown(op)}; valid ops: {', '.join(table)}")
+        near = nearest(op, table) if isinstance(op, str) else None
+        hint = f" (did you mean {near}?)" if near else ""
+        raise ControlError(f"unknown control op {shown(op)}{hint}; valid ops: {', '.join(table)}")
     return {s.name: s for s in table[op].args}
 
 

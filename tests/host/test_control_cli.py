@@ -190,6 +190,9 @@ def test_a_wait_for_a_request_a_paused_host_holds_says_the_host_is_paused(
     ("extra", "message"),
     [
         (["explode"], 'unknown control op "explode"; valid ops: checkpoint, rewind'),
+        # a typo named the valid ops and left the operator to find the one meant
+        (["chekpoint"], 'unknown control op "chekpoint" (did you mean checkpoint?); valid ops: checkpoint, rewind'),
+        (["config-set"], 'unknown control op "config-set" (did you mean config.set?); valid ops: '),
         (["expand", "--arg", "seq=abc"], "expand: 'seq' must be an integer (got \"abc\")"),
         # int() took other scripts' digits, '_' and spaces, and quoted 5000 digits whole
         (["expand", "--arg", "seq=١٢"], "expand: 'seq' must be an integer (got \"١٢\")"),
