@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from core.alerts.engine import Alert
+from core.read.event_filter import EventFilter
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle
 from tui.alerts import HistoryRecalled
@@ -139,7 +140,8 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
     keymap = tmp_path / "keymap.toml"
     keymap.write_text('"app.alerts" = "f5,ctrl+l"\n"main.detail" = "f6"\n"main.time_travel" = "ctrl+t"\n'
                       '"main.surface" = "f9"\n"main.more" = "f10"\n"policy.config.edit" = "f7"\n'
-                      '"policy.config.other" = "f8"\n')  # fmt: skip
+                      '"policy.config.other" = "f8"\n"main.follow" = "f11"\n"main.clear_filter" = "f12"\n'
+                      '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -168,6 +170,24 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         assert "more chars (press f10 to show more)" in pane, pane
         screen.mode = "surface"
         assert screen._hiding() == "on the surface: f9 shows the full log"
+        # the status line's hints, and the toast of a search key pressed with nothing searched
+        screen.mode = "full"
+        app.clear_notifications()
+        screen.action_match(1)
+        await pilot.pause()
+        assert [t.message for t in app._notifications] == ["No search matches; ^f searches."]
+        monkeypatch.setattr(type(screen), "_problems", lambda _self: 2)
+        screen.filter = EventFilter(regex="a" * 300)  # too long to describe: the status says the filter is on
+        monkeypatch.setattr(screen.live, "follow", True)
+        screen.events.following = False
+        screen._update_status()
+        status = str(screen.query_one("#status", Static).render())
+        assert "filter on (f12 clears)" in status and "scroll lock (f11 follows)" in status, status
+        assert "2 problems in the log (^d)" in status, status
+        app.action_policy("folds")
+        await settle(pilot)
+        assert "(f1 explains the columns)" in str(app.screen.query_one("#folds-totals", Static).render())
+        app.pop_screen()
         monkeypatch.setattr(ConfigScreen, "_select", lambda *_: None)  # the hint stays until a key is selected
         app.action_policy("config")
         await settle(pilot)

@@ -29,6 +29,7 @@ from core.read.summary import human_chars
 from core.shared.text import printable, tool_result_text
 from tui.cells import cut_start
 from tui.failures import reads_log
+from tui.keymap import key_of
 from tui.live import SessionUpdated
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
@@ -315,7 +316,7 @@ class FoldsScreen(PolicyScreen):
         self.query_one("#folds-totals", Static).update(
             Text(
                 f"{by_state} · {human_chars(raw)} raw chars, {human_chars(surface)} on the surface\n"
-                f"{backoff} (? explains the columns)"
+                f"{backoff} ({key_of(self.app, 'app.help')} explains the columns)"
             )
         )
 

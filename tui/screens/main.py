@@ -368,22 +368,23 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         parts = [part("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse", KEEP)]
         if self.stop is not None:
             parts.insert(0, part(f"◷ {self.stop.moment.label()}", "bold reverse magenta", KEEP))
-        shortest = part("filter on (x clears)", "yellow", KEEP)
         if self.filter.active:
+            shortest = part(f"filter on ({key_of(self.app, 'main.clear_filter')} clears)", "yellow", KEEP)
             parts.append(shortest)
         if not self.live.follow:
             parts.append(part("not following (--no-follow)", "dim", 2))
         elif ev.following:
             parts.append(part("following", "green", 2))
         else:  # the list stopped at the operator's row; the agent itself runs on
-            lock = f"scroll lock +{ev.new_rows} new (F follows)" if ev.new_rows else "scroll lock (F follows)"
-            parts.append(part(lock, "bold yellow", 3))
+            news = f" +{ev.new_rows} new" if ev.new_rows else ""
+            parts.append(part(f"scroll lock{news} ({key_of(self.app, 'main.follow')} follows)", "bold yellow", 3))
         if self.search_query:
             parts.append(part(self._search_label(), "cyan", 5))
         parts.append(part(f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", "", 6))
         problems = self._problems()
         if problems:
-            parts.append(part(f"{problems} problem{'s' if problems > 1 else ''} in the log (D)", "yellow", 3))
+            said = f"{problems} problem{'s' if problems > 1 else ''} in the log ({key_of(self.app, 'app.diagnostics')})"
+            parts.append(part(said, "yellow", 3))
         resynced = part("re-synced", "bold red", KEEP)
         if self._notice:
             parts.append(resynced)
@@ -502,7 +503,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         scanner = self.search_scan
         if scanner is None or not scanner.seqs:
             if not quiet:
-                self.notify("No search matches; press / to search.", timeout=3)
+                self.notify(f"No search matches; {key_of(self.app, 'main.search')} searches.", timeout=3)
             return
         if not self.events.go_match(scanner.seqs, direction > 0):
             count = len(scanner.seqs)

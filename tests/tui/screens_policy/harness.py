@@ -13,12 +13,13 @@ import io
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.app import App
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widget import Widget
@@ -245,7 +246,10 @@ def panel(app: App[Any]) -> str:
 
 
 class PolicyHarness(App[None]):
-    """One live session and one policy screen on top of an empty base screen."""
+    """One live session and one policy screen on top of an empty base screen; help's binding, which a screen's hint
+    names (the app's own, unshown: the footers are the screen's)."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("question_mark", "help", "Help", show=False, id="app.help")]
 
     def __init__(self, path: Path, screen: Callable[[], Screen[Any]], *, follow: bool = False) -> None:
         super().__init__()
