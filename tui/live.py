@@ -258,9 +258,10 @@ class LiveSession:
         """What became of the log when its epoch last moved, in words: deleted, or truncated or replaced."""
         return "deleted" if self.log_deleted else "truncated or replaced"
 
-    def host_gone(self) -> str | None:
-        """Why no live host will answer requests (its exit), or None while one runs."""
-        state = self.check_host()
+    def host_gone(self, state: HostState | None = None) -> str | None:
+        """Why no live host will answer requests (its exit), or None while one runs; ``state``: the host's state as
+        last read (``host``), else it is read now."""
+        state = self.check_host() if state is None else state
         if state.live or (self.facts.host is None and state.state == "none"):
             return None
         if state.kind == KIND_DSH:

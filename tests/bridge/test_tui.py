@@ -35,6 +35,11 @@ def _header(app: Any) -> str:
     return str(app.screen.query_one(SessionHeader).render())
 
 
+def _message(app: Any) -> str:
+    """The policy screen's message line (why a request was not sent)."""
+    return plain(app.screen.query_one("#policy-message", Static).content)
+
+
 def _answer(log: Path, request: dict[str, Any], outcome: str = "applied", **extra: Any) -> None:
     append_outcome(log.parent, {"requestId": request["id"], "op": request["op"], "outcome": outcome, **extra})
 
@@ -175,6 +180,12 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         assert requests_for(app.live).items()[-1].reason == (
             f"previewed 3 nodes / {preview['chars']} chars at seq {preview['seq']}; applied 3 at seq 120"
         )
+        # DSH exited: w says so at once, where the whole dialog came up and only y said 'not sent'
+        write_bridge(log.parent, None, "exited")
+        await until(pilot, lambda: app.live.host.state == "exited")
+        await pilot.press("w")
+        await until(pilot, lambda: "Not sent: the DSH bridge exited" in _message(app))
+        assert isinstance(app.screen, CheckpointsScreen) and len(_inbox(log)) == 1
 
 
 def _pruned_result() -> str:

@@ -453,7 +453,11 @@ class PolicyScreen(Screen[None]):
         """Push ``dialog`` and ``send`` on yes, unless the log was truncated, replaced or deleted while it was up: the
         seqs and marks it described are another session's events now (or none), so nothing is sent and the message
         says so. While it is up, each view derived again is handed to ``revise``, which brings the dialog up to date
-        (``ConfirmScreen.revise``); a log changed so says so in the dialog itself."""
+        (``ConfirmScreen.revise``); a log changed so says so in the dialog itself. No dialog comes up while the
+        session's host (or DSH bridge) is known to have exited: the message says so at once."""
+        if (gone := self.live.host_gone(self.live.host)) is not None:
+            self.say(f"Not sent: {gone}.", error=True)
+            return
         confirming = Confirming(dialog, self.live.epoch, revise)
 
         def decided(confirmed: bool | None) -> None:
