@@ -6,7 +6,7 @@ result. Page layouts, locators, scoring and error texts follow the seed, because
 
 ``run_recall_tool`` is the single entry point for the host and the CLI alike, so the text a model receives and
 the text ``tapedeck recall``/``tapedeck expand`` prints are the same. Spilled results are read back from their
-stored files (``core.policies.spill``).
+stored files, in this session's own spill stores only (``core.policies.spill``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMILY, step_call
-from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
+from core.policies.spill import LoggedPart, SpillStores, SpillUnavailable, hydrate, logged_text_parts
 from core.read.session import Session
 from core.read.summary import source_label
 from core.shared.arguments import loads_arguments
@@ -274,7 +274,7 @@ def render_step_page(session: Session, turn: int, step: int, *, hydrate_spills: 
     """The verbatim tool record of one step (spilled text read back when it can be), or None when empty."""
     calls: list[str] = []
     results: list[_StepResult] = []
-    base = session_dir(session.path)
+    stores = SpillStores.of(session.path, session.header)
     for seq in _step_range(session, turn, step):
         event = session.events[seq]
         data = _data(session, seq)
@@ -290,7 +290,7 @@ def render_step_page(session: Session, turn: int, step: int, *, hydrate_spills: 
                 item = _StepPart(part.text, part)
                 if part.preview is not None and hydrate_spills:
                     try:
-                        item.text, item.hydrated = hydrate(part, base), True
+                        item.text, item.hydrated = hydrate(part, stores), True
                     except SpillUnavailable as exc:
                         item.error = str(exc)
                 result.parts.append(item)
@@ -597,11 +597,11 @@ def _line_range(text: str, match: re.Match[str], head: str) -> str:
 
 
 def _full_text(session: Session, seq: int, head: str) -> str:
-    base = session_dir(session.path)
+    stores = SpillStores.of(session.path, session.header)
     texts = []
     for number, part in enumerate(logged_text_parts(result_content(_data(session, seq).get("message"))), 1):
         try:
-            texts.append(hydrate(part, base))
+            texts.append(hydrate(part, stores))
         except SpillUnavailable as exc:
             raise RecallError(
                 f"{EXPAND_TOOL}: the full text of {head} (text part {number}) was stored outside the log and "

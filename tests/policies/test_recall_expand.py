@@ -229,31 +229,32 @@ def spilled(tmp_path: Path, locator: str) -> Session:
 
 
 def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> None:
-    (tmp_path / "full.txt").write_text("THE WHOLE OUTPUT\nsecond line", encoding="utf-8")
-    session = spilled(tmp_path, "full.txt")
+    (tmp_path / "spill").mkdir()
+    (tmp_path / "spill" / "full.txt").write_text("THE WHOLE OUTPUT\nsecond line", encoding="utf-8")
+    session = spilled(tmp_path, "spill/full.txt")
     assert (
         expand_result(session, {"turn": 1, "step": 1})
         == "[full result of bash · turn 1 step 1 call 1]\nTHE WHOLE OUTPUT\nsecond line"
     )
     assert expand_result(session, {"turn": 1, "step": 1, "grep": "second"}).endswith("2: second line")
-    (tmp_path / "full.txt").unlink()
+    (tmp_path / "spill" / "full.txt").unlink()
     with pytest.raises(RecallError) as caught:
         expand_result(session, {"turn": 1, "step": 1})
     assert str(caught.value).startswith(
         "expand_result: the full text of bash · turn 1 step 1 call 1 (text part 1) was stored outside the log"
     )
-    assert "cannot read full.txt: No such file or directory" in str(caught.value)
+    assert "cannot read spill/full.txt: No such file or directory" in str(caught.value)
 
 
 def test_an_unreadable_stored_texts_locator_is_quoted_cut(tmp_path: Path) -> None:
     """The refusal of a stored full text that cannot be read named the locator as the log holds it, so a log whose
     locator held an escape sequence and 100,000 characters more put them whole into the model's context; the reason
     is quoted at 200 characters (cut, escaped), as a tool's unexpected failure is."""
-    session = spilled(tmp_path, "f\x1b[2J" + "k" * 100_000)
+    session = spilled(tmp_path, "spill/f\x1b[2J" + "k" * 100_000)
     with pytest.raises(RecallError) as caught:
         expand_result(session, {"turn": 1, "step": 1})
     said = str(caught.value)
-    assert "(cannot read f\\u001b[2Jkkk" in said and "k…); read that file" in said, said[:300]
+    assert "(cannot read spill/f\\u001b[2Jkkk" in said and "k…); read that file" in said, said[:300]
     assert "\x1b" not in said and len(said) < 500, said[:500]
 
 
