@@ -1,13 +1,16 @@
 """The HTML export: one self-contained page (inline CSS and SVG, no network), readable without JavaScript.
 
 A Content-Security-Policy meta tag forbids every fetch, so the page cannot reach the network even if a log's text
-tried to. Long texts sit in ``<details>`` (collapsed, open with a click, no script needed); a small inline script
+tried to, and lets only the page's own script run (by its hash): no script or event handler a log's text could
+make runs, whatever its escaping. Long texts sit in ``<details>`` (collapsed, open with a click, no script needed); a small inline script
 adds a search box that hides the rows that do not match.
 """
 
 from __future__ import annotations
 
+import base64
 import bisect
+import hashlib
 from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
@@ -21,7 +24,6 @@ from core.shared.diagnostics import Diagnostic
 from core.shared.text import counted, model_label, usd
 from core.shared.wire import call_text
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 REQUEST_CLIP = 4000  # code points of a request message's text (and tool calls) the page shows
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
 STYLE = """
@@ -51,6 +53,11 @@ const q=document.getElementById('q');q.hidden=false;
 q.addEventListener('input',()=>{const t=q.value.toLowerCase();
 for(const li of document.querySelectorAll('ol.events>li')){li.hidden=t!==''&&!li.textContent.toLowerCase().includes(t);}});
 """
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; "
+    f"script-src 'sha256-{base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()}'; img-src data:"
+)
 
 
 def _e(value: Any) -> str:

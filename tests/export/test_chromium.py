@@ -4,6 +4,8 @@ network request, and the DOM it dumps holds every row, the final answer, the not
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import os
@@ -51,6 +53,16 @@ def _chromium(page: Path, *args: str) -> subprocess.CompletedProcess[str]:
             f"--user-data-dir={page.parent / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND", *args,
             page.as_uri()]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)  # type: ignore[arg-type]
+
+
+def _probe(page: Path, probe: str, unlisted: str = "") -> None:
+    """Put ``probe`` (a ``<script>`` and the ``</body>`` it ends) at the end of ``page``'s body, with ``unlisted``
+    before it, and the probe's hash in the page's Content-Security-Policy, which lets only the page's own script
+    run: the probe runs, ``unlisted`` is what a log's text would be if it slipped past escaping."""
+    script = probe.split("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    text = page.read_text(encoding="utf-8").replace("script-src ", f"script-src 'sha256-{digest}' ", 1)
+    page.write_text(text.replace("</body>", unlisted + probe), encoding="utf-8")
 
 
 def _final_answer(doc: dict[str, object]) -> str:
@@ -111,7 +123,9 @@ def test_the_search_box_hides_the_rows_that_do_not_match(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Typing in the search box takes the rows that do not match off the page, as Chromium lays it out (a row only
-    flagged ``hidden`` but still drawn is no search), and clearing it brings them back."""
+    flagged ``hidden`` but still drawn is no search), and clearing it brings them back. The page's script runs
+    under its Content-Security-Policy, and a script or an event handler that a log's text made, had it slipped past
+    escaping, does not."""
     log = FIXTURES / "multi-turn.session.jsonl"
     page = tmp_path / "export.html"
     assert main(["export", str(log), "-o", str(page), "--no-redact"]) == 0
@@ -121,8 +135,10 @@ const shown=()=>rows.filter(li=>li.getClientRects().length>0).length;const seen=
 for(const t of ["tool","zz-matches-nothing",""]){q.value=t;q.dispatchEvent(new Event("input"));
 seen.push(shown(),rows.filter(li=>li.textContent.toLowerCase().includes(t)).length);}
 document.body.dataset.probe=seen.join(" ");}</script></body>"""
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    _probe(page, probe, """<script>document.body.dataset.ran="script"</script>
+<img src="data:," onerror="document.body.dataset.ran='handler'">""")
     dom = _chromium(page, "--dump-dom").stdout
+    assert "data-ran" not in dom
     total, shown, matching, *rest = map(int, dom.split('data-probe="')[1].split('"')[0].split())
     assert 0 < matching < total
     assert [shown, *rest] == [matching, 0, 0, total, total]
@@ -143,7 +159,7 @@ def test_a_note_of_several_lines_shows_them_on_the_page(
     capsys.readouterr()
     probe = """<script>document.body.dataset.probe=JSON.stringify([...document.querySelectorAll(".note")]
 .map(n=>[n.innerText,n.querySelectorAll("b").length]));</script></body>"""
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    _probe(page, probe)
     dom = _chromium(page, "--dump-dom").stdout
     shown = json.loads(html.unescape(dom.split('data-probe="')[1].split('"')[0]))
     assert shown == [["✎ " + note, 0], [note, 0]]
@@ -166,7 +182,7 @@ def test_a_long_word_wraps_instead_of_widening_the_page(
     capsys.readouterr()
     probe = """<script>document.body.dataset.probe=[document.documentElement.scrollWidth,window.innerWidth].join(" ");
 </script></body>"""
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    _probe(page, probe)
     dom = _chromium(page, "--dump-dom", "--window-size=1000,800").stdout
     wide, window = map(int, dom.split('data-probe="')[1].split('"')[0].split())
     assert wide <= window
@@ -196,7 +212,7 @@ def test_the_page_s_title_names_the_session_and_the_moment(
     for log, argv in ((titled, ["--at", "70"]), (untitled, []), (renamed, [])):
         page = tmp_path / f"{log.stem}.html"
         assert main(["export", str(log), "-o", str(page), *argv]) == 0
-        page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+        _probe(page, probe)
         dom = _chromium(page, "--dump-dom").stdout
         seen.append(html.unescape(dom.split('data-title="')[1].split('"')[0]))
     capsys.readouterr()
@@ -222,7 +238,7 @@ def test_a_filtered_export_shows_only_the_matching_rows(
     probe = """<script>{const rows=[...document.querySelectorAll("ol.events>li")].filter(li=>li.getClientRects().length);
 const dead=[...document.querySelectorAll('a[href^="#"]')].filter(a=>!document.getElementById(a.hash.slice(1)));
 document.body.dataset.probe=JSON.stringify([rows.map(li=>li.dataset.type),dead.length]);}</script></body>"""
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    _probe(page, probe)
     run = _chromium(page, "--dump-dom")
     assert [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Refused" in line] == []
     types, dead = json.loads(html.unescape(run.stdout.split('data-probe="')[1].split('"')[0]))

@@ -4,6 +4,8 @@ fixtures is pinned byte for byte (``TAPEDECK_UPDATE_GOLDEN=1`` rewrites it; revi
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -699,3 +701,17 @@ def test_an_export_never_takes_a_name_the_cache_keeps_for_the_log_or_writes_unde
     err = capsys.readouterr().err
     assert "the session keeps" in err and what in err, err
     assert target.read_bytes() == b'{"kept":true}\n' and not list(target.parent.glob(".*.part"))
+
+
+def test_the_page_lets_only_its_own_script_run() -> None:
+    """The page's Content-Security-Policy let any inline script run (``script-src 'unsafe-inline'``), so the page
+    was inert only as long as every text of the log was escaped: one slip, and a log's ``<script>`` or ``onerror=``
+    ran. It now names the one script the page has by its hash, which no other script or event handler matches."""
+    page = _run("export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--no-redact")
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert policy is not None and len(scripts) == 1
+    directives = dict(d.strip().split(" ", 1) for d in policy.group(1).split(";"))
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert directives["script-src"] == f"'sha256-{digest}'"
+    assert directives["default-src"] == "'none'"
