@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from core.alerts.engine import Alert
 from core.read.event_filter import EventFilter
@@ -18,6 +18,7 @@ from tui.alerts import HistoryRecalled
 from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import binding_owners, keymap_path, load_keymap
 from tui.screens.config import ConfigScreen
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.help import help_entries
 from tui.settings import load_theme
 from tui.widgets.detail import TextView
@@ -141,7 +142,8 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
     keymap.write_text('"app.alerts" = "f5,ctrl+l"\n"main.detail" = "f6"\n"main.time_travel" = "ctrl+t"\n'
                       '"main.surface" = "f9"\n"main.more" = "f10"\n"policy.config.edit" = "f7"\n'
                       '"policy.config.other" = "f8"\n"main.follow" = "f11"\n"main.clear_filter" = "f12"\n'
-                      '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n')  # fmt: skip
+                      '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n'
+                      '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -187,6 +189,10 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         app.action_policy("folds")
         await settle(pilot)
         assert "(f1 explains the columns)" in str(app.screen.query_one("#folds-totals", Static).render())
+        app.pop_screen()
+        app.push_screen(ConfirmScreen("Send it?", "what it sends"))
+        await pilot.pause()
+        assert [str(b.label) for b in app.screen.query(Button)] == ["Send (f2)", "Cancel (f3)"]
         app.pop_screen()
         monkeypatch.setattr(ConfigScreen, "_select", lambda *_: None)  # the hint stays until a key is selected
         app.action_policy("config")

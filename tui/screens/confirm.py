@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
+from tui.keymap import key_of
 from tui.screens.dialog import Dialog, warning_line
 from tui.screens.stacked import while_stacked
 
@@ -43,8 +44,9 @@ class ConfirmScreen(Dialog[bool]):
             with VerticalScroll(classes="policy-dialog-body"):
                 yield Static(self.body, id="confirm-body")
             with Horizontal(classes="policy-dialog-buttons"):
-                yield Button(f"{self.confirm_label} (y)", variant="warning", id="confirm-yes")
-                yield Button("Cancel (n)", id="confirm-no")
+                yes, no = (key_of(self.app, i) for i in ("policy.confirm.yes", "policy.confirm.no"))
+                yield Button(f"{self.confirm_label} ({yes})", variant="warning", id="confirm-yes")
+                yield Button(f"Cancel ({no})", id="confirm-no")
 
     @while_stacked
     def on_mount(self) -> None:
