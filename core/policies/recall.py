@@ -15,6 +15,7 @@ import bisect
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,9 @@ GREP_CONTEXT = 2
 GREP_MAX_HITS = 200
 SEARCH_LIMIT_DEFAULT = 5
 SEARCH_LIMIT_MAX = 20
+# Each distinct query term is counted in every document searched; the seed sets no bound, and a query of 17,000
+# distinct terms took 14.5 s on a 30-turn session. Past this many the query is refused (README, D12).
+MAX_SEARCH_TERMS = 128
 
 FORMAT_VERSION_REQUIRED = (
     f"{EXPAND_TOOL}: numeric seq requires formatVersion {LOCATOR_FORMAT_VERSION} from a fresh locator; sequence "
@@ -460,7 +464,8 @@ def search(
     scope: str = "auto",
     limit: float | None = None,
 ) -> list[SearchHit]:
-    """Scored hits over the original events of sealed turns (the turn still open is left out)."""
+    """Scored hits over the original events of sealed turns (the turn still open is left out); ``RecallError``
+    for a query of more than ``MAX_SEARCH_TERMS`` distinct terms."""
     resolved = resolve_kinds(kinds, scope)
     slotted = not kinds and "tool_output" in resolved
     # NaN (Python's parser reads a model's NaN), falsy in JavaScript as 0 is, is no limit: the default
@@ -468,19 +473,27 @@ def search(
     terms = search_terms(query)
     if not terms:
         return []
+    # Each distinct term is counted once per document and weighs as often as the query names it: the seed's
+    # matched count and term frequency exactly, at the cost of the distinct terms only.
+    weights = Counter(terms)
+    if len(weights) > MAX_SEARCH_TERMS:
+        raise RecallError(
+            f"{RECALL_SEARCH_TOOL}: the query has {len(weights)} distinct terms; at most {MAX_SEARCH_TERMS} are "
+            "searched, so ask again with the few words the fact you want would contain"
+        )
     # Only the best hits are held: (sort key, order found, hit) in each list, sorted and cut to its length.
     wanted = {"tool_output": TOOL_OUTPUT_SLOTS, "other": math.ceil(cap)} if slotted else {"other": int(cap)}
     best: dict[str, list[tuple[float, int, int, SearchHit]]] = {slot: [] for slot in wanted}
     for found, doc in enumerate(_search_docs(session, set(resolved))):
         lower = doc.text.lower()
-        counts = [lower.count(term) for term in terms]
-        matched = sum(1 for c in counts if c)
+        counts = [(lower.count(term), weight) for term, weight in weights.items()]
+        matched = sum(weight for c, weight in counts if c)
         if not matched:
             continue
         brevity = 1 / math.log2(4 + cp_len(doc.text) / 200)
-        score = matched / len(terms) * 1000 + min(sum(counts), 10) * brevity
+        score = matched / len(terms) * 1000 + min(sum(c * weight for c, weight in counts), 10) * brevity
         is_tool = doc.kind in ("tool_output", "tool_error")
-        snippet = snippet_around(doc.text, terms, TOOL_SNIPPET_CHARS if is_tool else SNIPPET_CHARS)
+        snippet = snippet_around(doc.text, list(weights), TOOL_SNIPPET_CHARS if is_tool else SNIPPET_CHARS)
         if is_tool:
             locator = expand_locator(doc.seq)
         else:

@@ -174,3 +174,46 @@ def test_kinds_the_model_named_are_quoted_in_the_header(host: Host) -> None:
     page = recall_search(host.session, {"query": "zzz", "kinds": ["user\n## Calls\x1b[2J", *["k" * 50] * 10_000]})
     assert page.startswith('[recall_search "zzz" · 0 hits over kinds user\\n## Calls\\u001b[2J/kkk')
     assert "\n" not in page and "\x1b" not in page and len(page) < 400, page[:500]
+
+
+def test_repeated_terms_count_as_often_as_the_query_names_them() -> None:
+    """Each distinct term is counted once per document and weighted by how often the query names it: the seed's
+    score, where every term of the query is counted, to the last bit."""
+    host = Host()
+    host.simple_turn("disk error on disk two", "the disk is full")
+    host.simple_turn("q", "error error error and more")
+    for query in ("disk disk error", "error disk error error zzz", "disk " * 50 + "full"):
+        terms = search_terms(query)
+        expected = {}
+        for hit in search(host.session, query, limit=20):
+            text = next(d for d in ("disk error on disk two", "the disk is full", "error error error and more")
+                        if snippet_around(d, terms) == hit.snippet)  # fmt: skip
+            counts = [text.lower().count(t) for t in terms]  # every term, as the seed counts them
+            matched = sum(1 for c in counts if c)
+            expected[hit.snippet] = matched / len(terms) * 1000 + min(sum(counts), 10) / math.log2(4 + len(text) / 200)
+            assert hit.score == expected[hit.snippet], (query, hit)
+        assert expected, query
+
+
+def test_a_query_of_too_many_distinct_terms_is_refused_before_any_document_is_read(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each distinct term is counted in every document: a 68 KB query of 17,000 distinct terms took 14.5 s on a
+    30-turn session and held up the host. Past MAX_SEARCH_TERMS distinct terms the query is refused before a
+    document is read; a query naming its few terms many times over is answered."""
+    import core.policies.recall as recall
+
+    read: list[str] = []
+    docs = recall._search_docs
+    monkeypatch.setattr(recall, "_search_docs", lambda *a: read.append("docs") or docs(*a))
+    many = " ".join(f"w{i}" for i in range(17_000))
+    with pytest.raises(RecallError) as caught:
+        recall_search(host.session, {"query": many})
+    assert str(caught.value) == (
+        f"recall_search: the query has 17000 distinct terms; at most {recall.MAX_SEARCH_TERMS} are searched, so "
+        "ask again with the few words the fact you want would contain"
+    )
+    assert read == []
+    at_cap = " ".join(f"w{i}" for i in range(recall.MAX_SEARCH_TERMS - 1))
+    assert recall_search(host.session, {"query": f"{at_cap} kiwi " * 100}).startswith('[recall_search "w0 w1')
+    assert read == ["docs"]
