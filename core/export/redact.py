@@ -73,7 +73,9 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|whsec_[A-Za-z0-9+/=]{20,}"  # SendGrid, a webhook's secret
     rb"|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"  # a Telegram bot's token
     rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
-    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:[^/\s@\"']+@"  # a URL's password (``_URL_HEAD`` stays)
+    # a URL's password (``_URL_HEAD`` stays), to the last ``@`` before the path, query or fragment as URL readers take
+    # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:[^/?#\s\"']+|[^/\s@\"']+)@"
 )
 # a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an
 # LDAP-style ``{SHA}…``: anywhere when its last field is a hash's length (``_CRYPT``; a shell's ``$1$2`` is none), and
@@ -1456,7 +1458,7 @@ class Redactor:
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
         if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
-            at = found.find("@", url.end())  # and the host after it, when the password read as an e-mail's name
+            at = found.rfind("@", url.end())  # and the host after it, when the password read as an e-mail's name
             return url.group(0) + "[redacted key]" + (found[at:] if at >= 0 else "")
         return f"[redacted {kind}]"
 

@@ -118,7 +118,7 @@ CONFIG = st.one_of(
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb", "PGPASSWORD={} psql", "DB_PASSWORD={} ./run.sh app",
                                "mysql --password x9,{} db", "gh auth login --with-token ab]{}",
-                               "DB_PASSWORD=x9){}", "password: ab;{}", "  api_key: ab,{}",
+                               "DB_PASSWORD=x9){}", "password: ab;{}", "  api_key: ab,{}", "postgres://app:x@{}@db/app",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
@@ -3036,3 +3036,22 @@ def test_punctuation_inside_an_env_or_config_value_ends_nothing(text: str, out: 
 def test_punctuation_after_a_key_words_value_in_code_stays() -> None:
     _stays("x={password:e,username:t}\nr = login(password=password_hash).json()\nf(token=tok,x)\n"
            "  password: pw,\n  token: getToken(),\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("postgres://app:p@ss@db/app", "postgres://app:[redacted key]@db/app"),
+        ("mongodb://bob:a@b.com@db.example.com:27017/x", "mongodb://bob:[redacted key]@db.example.com:27017/x"),
+        ('{"url": "redis://:Pa@ss@w0rd@cache:6379"}', '{"url": "redis://:[redacted key]@cache:6379"}'),
+        ("https://u:pw@api.example.com?email=bob@example.com",
+         "https://u:[redacted key]@api.example.com?email=[redacted email]"),
+        ("https://u:p#ss@h.io/x", "https://u:[redacted key]@h.io/x"),
+    ],
+)  # fmt: skip
+def test_a_urls_password_goes_to_the_last_at_sign_before_its_host(text: str, out: str) -> None:
+    """``postgres://app:p@ss@db/app`` let ``ss`` out: a URL's password ended at its first ``@``, where a URL reader
+    (urllib, libpq) ends the user's part at the last one before the path, query or fragment, so an ``@`` a password
+    holds unencoded is the password's."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out, r.text(text)
