@@ -235,3 +235,11 @@ async def test_config_screen_offers_the_dsh_settings_and_sends_one(bridged) -> N
         await pilot.press("y")
         await until(pilot, lambda: len(_inbox(log)) == 1)
         assert _inbox(log)[0]["args"] == {"key": "reasoningEffort", "value": "low"}
+        # DSH exited: the next change says so at once instead of bringing up its review
+        write_bridge(log.parent, None, "exited")
+        await until(pilot, lambda: app.live.host.state == "exited")
+        box.value = "high"
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await until(pilot, lambda: "Not sent: the DSH bridge exited" in _message(app))
+        assert isinstance(app.screen, ConfigScreen) and len([r for r in _inbox(log) if "op" in r]) == 1

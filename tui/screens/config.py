@@ -507,13 +507,9 @@ class ConfigScreen(PolicyScreen):
             self.say("Nothing to send: the value is unchanged.")
             return
 
-        def decided(confirmed: bool | None) -> None:
-            if confirmed:
-                self.say("")
-                self.send_request(
-                    "config.set",
-                    {"key": check.key, "value": check.value},
-                    f"config.set {check.key} = {show_value(check.value)}",
-                )
+        def send() -> None:
+            self.send_request(
+                "config.set", {"key": check.key, "value": check.value}, f"config.set {check.key} = {show_value(check.value)}"
+            )
 
-        self.app.push_screen(ConfirmScreen(f"Change {check.key}?", diff_text(check)), decided)
+        self.confirm_then(ConfirmScreen(f"Change {check.key}?", diff_text(check)), send)
