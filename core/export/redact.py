@@ -338,9 +338,9 @@ _REDIRECT_AMP = rb"[<>]&|&>"
 _TO_PIPE = rb"(?:[^\n|;&]|" + _REDIRECT_AMP + rb")*"  # a command's rest up to its pipe: its words, its redirections
 _GROUP_END = rb"[)}]" + _TO_PIPE  # a group's closing bracket and its redirections (``) 2>/dev/null``) up to its pipe
 # a group's commands from an ``echo``'s value to its closing bracket, over its lines too: first the rest of a quoted
-# value (``"Pa)ss"``), then words, quoted ones whole (a bracket in them closes nothing), redirections and ``&&``
+# value (``"Pa)ss"``), then words, quoted ones whole (a bracket in them closes nothing), redirections, ``&&`` and ``||``
 _GROUP_REST_OF = (
-    rb"(?:[^\n\"'|;&]*[\"'])?(?:" + _QUOTE + rb"[^\"'\n]*" + _QUOTE + rb"|[^|&(){}]|&&|" + _REDIRECT_AMP + rb")*"
+    rb"(?:[^\n\"'|;&]*[\"'])?(?:" + _QUOTE + rb"[^\"'\n]*" + _QUOTE + rb"|[^|&(){}]|&&|\|\||" + _REDIRECT_AMP + rb")*"
 )
 _PIPED = _ECHOED_VALUE + rb"(?:" + _TO_PIPE + rb"|" + _GROUP_REST_OF + _GROUP_END + rb")" + _INTO
 # plain ``passwd``, given a user or nothing, where its command ends or a redirection follows (``passwd -S`` reads none)
@@ -361,7 +361,8 @@ _CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd r
 _CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
 # each ``echo`` of a group after its first (group 1), after a ``;``, ``&&`` or line break: every line the group gives its reader is a password, when the
 # group is piped whole into one (``_grouped``: the group's end and its pipe are looked for past the match)
-_AGAIN = rb"(?:;|&&|\n|\\+n)[ \t]*"  # what ends the command before: ``;``, ``&&`` or a line break (as JSON writes it too)
+# what ends the command before: ``;``, ``&&``, ``||`` or a line break (as JSON writes it too)
+_AGAIN = rb"(?:;|&&|\|\||\n|\\+n)[ \t]*"
 _STDIN_AGAIN = re2.compile(_AGAIN + _ECHOED + _ECHOED_VALUE)
 _CHPASSWD_AGAIN = re2.compile(_AGAIN + _ECHOED + _CHPASSWD_USER + _ECHOED_VALUE)
 _GROUP_REST = re.compile(_GROUP_REST_OF)

@@ -2576,6 +2576,22 @@ def test_the_next_echo_after_a_line_break_json_text_writes_stays_in_view(text: s
     _redacts(text, out, keys)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("(echo Hunter1pw || true; echo Hunter2pw) | passwd", "(echo [redacted key] || true; echo [redacted key]) | passwd"),
+        ("(false || echo Hunter1pw; echo Hunter2pw) | passwd", "(false || echo [redacted key]; echo [redacted key]) | passwd"),
+        ('{"c": "(echo Hunter1pw||echo Hunter3pw; echo Hunter2pw) | sudo -S ls"}',
+         '{"c": "(echo [redacted key]||echo [redacted key]; echo [redacted key]) | sudo -S ls"}'),
+    ],
+)  # fmt: skip
+def test_an_or_in_a_group_piped_into_a_reader_ends_an_echo(text: str, out: str) -> None:
+    """``(echo PW || true; echo PW) | passwd`` let the first password out, and ``(false || echo PW; …)`` the one
+    after ``||``: a group's rest went on over ``;`` and ``&&`` alone, so ``||`` ended it before its bracket, and only
+    those began a next ``echo``. ``||`` joins a group's commands as ``&&`` does."""
+    _redacts(text, out, text.count("Hunter"))
+
+
 def test_echoes_on_separate_lines_piped_nowhere_stay() -> None:
     _stays("echo Hunter1pw\necho Hunter2pw\nls | passwd\n(echo Hunter1pw\necho Hunter2pw) | tee out.txt\n")
 
