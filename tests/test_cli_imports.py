@@ -133,8 +133,9 @@ def test_writing_a_logs_index_loads_no_tempfile(tmp_path: Path) -> None:
 def test_a_reading_command_imports_no_module_it_never_calls(argv: list[str], unused: tuple[str, ...]) -> None:
     """What a command imports, each run pays for (the module, its dataclasses' methods compiled): ``decimal``
     (``js_number``'s digits), the sessions root's layout note (``sessions``, ``alerts``), the event list's rows
-    (the TUI's and the exports'), the ``--type`` parser (``events``), the request-at-a-moment view (the TUI's) and
-    the model client's request and answer (our host's requests) stay out of the commands that never call them."""
+    (the TUI's and the exports'), a zstd log's frames (on a raw log), the ``--type`` parser (``events``), the
+    request-at-a-moment view (the TUI's) and the model client's request and answer (our host's requests) stay out
+    of the commands that never call them."""
     modules = modules_after(argv)
-    for name in ("decimal", "core.log.sessions", "core.read.rows", *unused):
+    for name in ("decimal", "core.log.sessions", "core.read.rows", "core.log.frames", *unused):
         assert name not in modules, name

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from core.log import bigjson
-from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
 from core.log.records import (
     PackedRow,
@@ -35,6 +34,9 @@ from core.log.vocabulary import (
 )
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import quoted_path, shown
+
+if TYPE_CHECKING:
+    from core.log.frames import FrameStream
 
 RecordNote = tuple[int, int, int, int, int, str]
 """One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it
@@ -174,7 +176,11 @@ class LogDecoder:
         # (one attribute: a 30th would cost every attribute look-up of a decoder its fast path)
         self._partial_at = (0, 0)
         self._offset = 0  # raw: file offset of the next byte fed
-        self._frames = FrameStream() if compressed else None
+        self._frames: FrameStream | None = None
+        if compressed:
+            from core.log.frames import FrameStream  # a zstd log's alone: a raw one never imports it
+
+            self._frames = FrameStream()
         self._warned_types: set[str] = set()
         self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
         self._pos = 0  # zstd: where the line being decoded starts in its frame's data
@@ -239,6 +245,8 @@ class LogDecoder:
         decoder._warned_types = set(warned)
         decoder._offset = offset
         if compressed:
+            from core.log.frames import FrameStream
+
             decoder._frames = FrameStream(offset)
         return decoder
 
@@ -302,6 +310,8 @@ class LogDecoder:
         self._route(out)
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
+            from core.log.frames import recover_lines
+
             recovered = recover_lines(self._frames.pending_bytes())
             n_lines = recovered.count(b"\n")
             out.diagnostics.append(

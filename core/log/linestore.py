@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from core.log.decoder import CHUNK, Consumer, LogDecoder
-from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.validate import readable
@@ -592,6 +591,8 @@ class _LineReader:
         data = self._frames.get(offset)
         if data is not None and (nl := data.find(b"\n", pos)) >= 0:
             return data[pos:nl]
+        from core.log.frames import FrameStream, recover_lines  # a zstd log's alone
+
         stream = FrameStream(offset)
         parts: list[bytes] = []
         got = 0

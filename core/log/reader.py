@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from core.log.decoder import Consumer, LogDecoder
-from core.log.frames import FrameError, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
@@ -128,6 +127,8 @@ def _unit_end(data: bytearray, compressed: bool) -> int:
     frame (zstd; all of it when it is no frame: the decoder says why), 0 when a frame's end is not read yet."""
     if not compressed:
         return data.find(b"\n") + 1 or len(data)
+    from core.log.frames import FrameError, frame_end  # a zstd log's alone: a raw one never imports it
+
     try:
         return frame_end(data, 0) or 0
     except FrameError:
