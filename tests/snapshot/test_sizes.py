@@ -136,5 +136,8 @@ def _shown(
             await settle(pilot, lambda: isinstance(pilot.app.screen, wait_for))
         for box in [*pilot.app.screen.query(Input), *pilot.app.screen.query(TextArea)]:
             box.cursor_blink = False
+            if isinstance(box, TextArea):  # Textual 8.2 caches a line under the same key whether the blink left
+                box._line_cache.clear()  # its cursor off or the blink stopped: a loaded machine drew no cursor
+                box.refresh()
 
     return build(tmp_path), run
