@@ -207,10 +207,35 @@ function byCodePoint(a, b) {
   return x.length - y.length;
 }
 
+// Levenshtein distance over code points (text.py's edit_distance).
+function editDistance(a, b) {
+  let [x, y] = [Array.from(a), Array.from(b)];
+  if (x.length < y.length) [x, y] = [y, x];
+  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= y.length; j++)
+      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x[i - 1] !== y[j - 1] ? 1 : 0)));
+    previous = current;
+  }
+  return previous[y.length];
+}
+
+// The first of `options` at most `within` edits from `word`, letter case aside, as text.py's nearest offers it for
+// a "did you mean"; undefined when none is that near. A word longer than every option by more is not measured.
+function nearest(word, options, within = 2) {
+  const lengths = options.map((o) => codePoints(o.toLowerCase()));
+  if (codePoints(word) > Math.max(0, ...lengths) + within) return undefined;
+  const folded = word.toLowerCase();
+  return options.find((o, i) => Math.abs(codePoints(folded) - lengths[i]) <= within && editDistance(folded, o.toLowerCase()) <= within);
+}
+
 /** The checked arguments of a request, or throws an Error naming what is wrong. */
 function validate(op, args) {
-  if (typeof op !== "string" || !Object.hasOwn(OPS, op))
-    throw new Error(`unknown control op ${shown(op)}; valid ops: ${Object.keys(OPS).join(", ")}`);
+  if (typeof op !== "string" || !Object.hasOwn(OPS, op)) {
+    const near = typeof op === "string" ? nearest(op, Object.keys(OPS)) : undefined;
+    throw new Error(`unknown control op ${shown(op)}${near ? ` (did you mean ${near}?)` : ""}; valid ops: ${Object.keys(OPS).join(", ")}`);
+  }
   const specs = OPS[op];
   if (args === null || args === undefined) args = {};
   if (typeof args !== "object" || Array.isArray(args) || isFloat(args))
