@@ -16,7 +16,7 @@ A string goes through three steps:
 3. The replacement: spans that overlap are merged and replaced once, by ``[redacted <kind>]`` (a home directory
    by ``~``; a URL keeps its scheme, user and host), counted by the first of their kinds.
 
-What is looked for, by kind. ``key``: token formats; the credentials of a URL or a header; a value after a key
+What is looked for, by kind. ``key``: token formats; the credentials of a URL or a header, a signed URL's signature; a value after a key
 word (``password: …``, ``DB_PASS=…``, ``--api-key …``); the password a known command takes on its line or on its
 standard input (``mysql -p…``, ``echo … | docker login --password-stdin``, ``chpasswd <<EOF``); the lines of
 netrc, pgpass, htpasswd and shadow files; a password SQL or code assigns; a string under a JSON key named for a
@@ -89,6 +89,10 @@ _KEYS = re2.compile(
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)"
     + _KEY_FORMATS
 )
+# the signature of a signed URL (group 1): a presigned S3 or GCS URL's, an Azure SAS's ``sig``, a CloudFront one's;
+# anyone holding the URL may use it until it expires. After ``?`` or ``&`` (also as Go's JSON writes it, ``\u0026``)
+_SIGNATURE_NAME = rb"(?:[?&]|\\u0026)(?:X-(?:Amz|Goog)-Signature|sig|Signature)="
+_SIGNED_URL = re2.compile(_SIGNATURE_NAME + rb"([A-Za-z0-9%+/=~_.\-]{16,})")
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # a character a value's JSON text writes escaped (``\\``, ``\/``), in the values below, also JSON text of JSON text
@@ -540,8 +544,8 @@ _JSON_SPACE = rb"(?: |\\[tnfr])"
 _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
-    + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth" + _MAYBE_QUOTE + rb"|\b(?i:pass|pw)" + _QUOTE + rb"|_auth|(?i:authorization|cookie))" + _MAYBE_QUOTE
+    + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}|" + _SIGNATURE_NAME
+    + rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth" + _MAYBE_QUOTE + rb"|\b(?i:pass|pw)" + _QUOTE + rb"|_auth|(?i:authorization|cookie))" + _MAYBE_QUOTE
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + _QUOTE + rb"[ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
@@ -1325,7 +1329,7 @@ class Redactor:
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
-            ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
+            ("key", _KEYS, 0, None), ("key", _SIGNED_URL, 1, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
             ("key", _NETRC_LINE, 1, _netrc_password), *(("key", p, 1, _cli_value) for p in _CLI_PASSWORDS),
             *(("key", p, 1, _positional_value) for p in _POSITIONAL_PASSWORDS),

@@ -118,7 +118,7 @@ CONFIG = st.one_of(
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb", "PGPASSWORD={} psql", "DB_PASSWORD={} ./run.sh app",
                                "mysql --password x9,{} db", "gh auth login --with-token ab]{}",
-                               "DB_PASSWORD=x9){}", "password: ab;{}", "  api_key: ab,{}", "postgres://app:x@{}@db/app",
+                               "DB_PASSWORD=x9){}", "password: ab;{}", "  api_key: ab,{}", "postgres://app:x@{}@db/app", "https://h.blob.core.windows.net/c?sv=1&sig=0123456789ab{}",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
                                "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
@@ -432,7 +432,7 @@ WORDS = st.sampled_from([
     "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
     "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
     "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"', "sshpass -p", "mysql -u x -p",
-    "redis-cli -a ",
+    "redis-cli -a ", "&sig=", "?X-Amz-Signature=", "\\u0026Signature=",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
@@ -3071,3 +3071,27 @@ def test_a_urls_password_goes_to_the_last_at_sign_before_its_host(text: str, out
     holds unencoded is the password's."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out, r.text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z&X-Amz-SignedHeaders=host"
+         "&X-Amz-Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+         "https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z&X-Amz-SignedHeaders=host&X-Amz-Signature=[redacted key]"),
+        ("https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig=AbCdEf%2BgHiJkLmNoPqRsTu%3D&x=1",
+         "https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig=[redacted key]&x=1"),
+        ("https://storage.googleapis.com/b/o?X-Goog-Signature=0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+         "https://storage.googleapis.com/b/o?X-Goog-Signature=[redacted key]"),
+        ('{"u": "https://x.cloudfront.net/a?Expires=1\\u0026Signature=AbCdEf~GhIjKl-MnOpQr__\\u0026Key-Pair-Id=K2J"}',
+         '{"u": "https://x.cloudfront.net/a?Expires=1\\u0026Signature=[redacted key]\\u0026Key-Pair-Id=K2J"}'),
+    ],
+)  # fmt: skip
+def test_the_signature_of_a_signed_url_goes(text: str, out: str) -> None:
+    """A presigned S3 or GCS URL, an Azure SAS or a CloudFront signed URL let its signature out, which lets anyone
+    holding the URL read (or write) the object until it expires: a credential, as a URL's password is."""
+    _redacts(text, out)
+
+
+def test_a_short_or_named_signature_stays() -> None:
+    _stays("?sig=abc&Signature=none\nsee the X-Amz-Signature= parameter\n")
