@@ -572,7 +572,7 @@ class TapedeckApp(ControlActions, App[None]):
                     seen.add(name)
                     yield SystemCommand(
                         name,
-                        escape(f"opens {title} and runs it ({self.get_key_display(binding)} there)"),
+                        escape(f"opens {title} and runs it ({key_of(self, binding.id)} there)"),
                         partial(self._on_policy_screen, module, binding.action),
                     )
         yield from (c for c in super().get_system_commands(screen) if c.title not in seen)

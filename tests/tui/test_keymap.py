@@ -143,7 +143,7 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
                       '"main.surface" = "f9"\n"main.more" = "f10"\n"policy.config.edit" = "f7"\n'
                       '"policy.config.other" = "f8"\n"main.follow" = "f11"\n"main.clear_filter" = "f12"\n'
                       '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n'
-                      '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n')  # fmt: skip
+                      '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n"policy.folds.view" = "f4"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -190,6 +190,8 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         await settle(pilot)
         assert "(f1 explains the columns)" in str(app.screen.query_one("#folds-totals", Static).render())
         app.pop_screen()
+        palette = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert palette["Folds: Full result"] == "opens Folds and runs it (f4 there)"
         app.push_screen(ConfirmScreen("Send it?", "what it sends"))
         await pilot.pause()
         assert [str(b.label) for b in app.screen.query(Button)] == ["Send (f2)", "Cancel (f3)"]
