@@ -607,7 +607,8 @@ class LiveSession:
             update = tailer.poll()
             if remote:
                 self._reachable(tailer)
-            if update.reset:  # rewritten, replaced or removed
+            if update.reset:  # rewritten, replaced or removed: no longer ready by the time its notice is seen
+                self.phase = "reset"
                 self.notices.extend(update.diagnostics)
                 self._new_file = True
                 self._post(LoadProgress("reset", 0.0))

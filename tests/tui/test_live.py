@@ -449,6 +449,36 @@ def test_follow_appends_and_resyncs_after_truncation_and_replacement(tmp_path: P
         follower.stop()
 
 
+def test_a_reset_is_no_longer_ready_when_its_notice_is_posted(tmp_path: Path) -> None:
+    """On a reset the follower posted its notice (``LoadProgress("reset")``) while the phase still read
+    ``following``: until the reload began to project, ``ready`` held for the old session and the header said
+    ``index ready · loaded``, never its ``re-reading`` (a TUI test that waited for the notice and then for the app
+    to settle read the old rows under load, tests/tui/test_flows.py)."""
+    from tui.widgets.header import load_state
+
+    log = policy_log()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(log.lines([log.header, *log.events[:10]]))
+    seen: list[tuple[bool, str, int]] = []
+    follower = Follower(path)
+    live = follower.live
+    post = follower.messages.append
+
+    def noted(message: Message) -> None:
+        if isinstance(message, LoadProgress) and message.phase == "reset":
+            seen.append((live.ready, load_state(live), len(live.notices)))
+        post(message)
+
+    live._post = noted
+    try:
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == 10)
+        path.write_bytes(log.lines([log.header, *log.events[:4]]))  # truncated
+        wait_for(lambda: live.session.next_seq == 4 and live.phase == "following")
+        assert seen == [(False, "re-reading", 1)]
+    finally:
+        follower.stop()
+
+
 @pytest.mark.parametrize("gone", ["emptied", "removed"])
 def test_a_log_emptied_or_removed_while_followed_takes_its_rows_with_it(gone: str, tmp_path: Path) -> None:
     """The view waits for a log again (emptied, or removed): the old session's rows are no longer shown under
