@@ -85,7 +85,6 @@ def test_checkpoint_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, 
         await until(pilot, lambda: _typed(pilot.app) is not None)
         await pilot.press(*"try the fixture")
         await until(pilot, lambda: _typed(pilot.app) == "try the fixture")
-        pilot.app.screen.query_one(Input).cursor_blink = False
         await pilot.pause(0.1)
 
     assert snap_compare(make_app(path), terminal_size=size, run_before=typed)

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
 
 from core.control.inbox import outcome_event
 from tests.conftest import FIXTURES
@@ -43,8 +42,6 @@ def keys(*pressed: str, until: Callable[[PolicyHarness], bool] = lambda app: Tru
         await settle(pilot)
         await pilot.press(*pressed)
         await settle(pilot, lambda: until(pilot.app))  # type: ignore[arg-type]
-        for box in pilot.app.screen.query(Input):
-            box.cursor_blink = False
 
     return run
 

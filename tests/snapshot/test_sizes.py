@@ -11,7 +11,6 @@ import pytest
 from textual.app import App
 from textual.command import CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
 
 from core.alerts.config import RULE_KEYS
 from core.control.config import validate_config
@@ -134,10 +133,5 @@ def _shown(
             await settle_app(pilot)
         if wait_for is not None:
             await settle(pilot, lambda: isinstance(pilot.app.screen, wait_for))
-        for box in [*pilot.app.screen.query(Input), *pilot.app.screen.query(TextArea)]:
-            box.cursor_blink = False
-            if isinstance(box, TextArea):  # Textual 8.2 caches a line under the same key whether the blink left
-                box._line_cache.clear()  # its cursor off or the blink stopped: a loaded machine drew no cursor
-                box.refresh()
 
     return build(tmp_path), run
