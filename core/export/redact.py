@@ -190,7 +190,9 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # ``-P …`` of mosquitto_pub/sub, bcp and isql, httpie's ``http -a user:…`` (``--auth``, ``https``), influx's
 # ``-password …``, the ``-p …`` of useradd and usermod, the credential ``npm config set`` gives an npm config key
 # (``//registry/:_authToken …``, ``_auth``, ``_password``; ``npm set``, pnpm's, yarn's ``npmAuthToken``), ``neo4j-admin set-initial-password …``, the secret key of
-# ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``),
+# ``mc alias set NAME URL KEY …`` (``mc config host add``, ``mcli``; ``mc admin user add ALIAS USER …``), the value
+# a secret store keeps (``gh secret set NAME --body …``, ``az keyvault secret set --value …``, ``aws ssm put-parameter
+# --value …``, ``aws secretsmanager create-secret --secret-string …``, ``kubectl create secret --from-literal=KEY=…``),
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass``/``-password pass:…``, the argument after the user's of ``htpasswd
 # -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
@@ -278,6 +280,11 @@ _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for c
     rb"neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+",
     rb"mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
     + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT,
+    rb"gh[ \t]+secret[ \t]+set\b[^\n|;&]*?[ \t](?:--body(?:[ \t]+|=)|-b[ \t]*)",
+    rb"az[ \t]+keyvault[ \t]+secret[ \t]+set\b[^\n|;&]*?[ \t]--value(?:[ \t]+|=)",
+    rb"aws[ \t]+ssm[ \t]+put-parameter\b[^\n|;&]*?[ \t]--value(?:[ \t]+|=)",
+    rb"aws[ \t]+secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)\b[^\n|;&]*?[ \t]--secret-string(?:[ \t]+|=)",
+    rb"[ \t]--from-literal=" + _MAYBE_QUOTE + rb"[^\s=\"'\\|;&]+=",
 ))
 # the password a command takes as a bare argument in a place of its own (group 1), unless it is a reference, or
 # none is there (``_positional_value``): Windows' ``net user bob …``, the first argument of ``net use`` after its
@@ -320,7 +327,8 @@ _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
 # …``: podman, nerdctl, helm, oras …), ``gh auth login --with-token``, ``sudo -S`` (its own option, before the
-# command it runs), ``passwd`` (``--stdin``, or given no option but a user), ``smbpasswd -s`` and ``docker secret create N -`` (podman's);
+# command it runs), ``passwd`` (``--stdin``, or given no option but a user), ``smbpasswd -s``, ``docker secret create N -`` (podman's),
+# ``gh secret set NAME`` and ``vercel env add NAME``;
 # gpg's ``--passphrase-fd 0``, cryptsetup's ``open`` and ``luksFormat`` (``luksAddKey``), openssl's ``-pass stdin``
 # and ``vault login -``; and the password after the user ``chpasswd`` reads so (``echo 'bob:PW' | chpasswd``). The
 # echoed value is all its words, ``printf``'s arguments too, with the shell's ``\n`` (``echo -e "PW\nPW" | passwd``,
@@ -357,7 +365,7 @@ _STDIN_READER = (
     rb"|cryptsetup\b[^\n|;&]*?[ \t](?:luksOpen|open|luksFormat|luksAddKey)\b"
     rb"|openssl\b[^\n|;&]*?[ \t]-pass(?:in|out)?[ \t]+stdin\b"
     rb"|vault[ \t]+login\b[^\n|;&]*?[ \t]-(?:\z|[\s\"'|;&)`]|\\+[nr\"'])"
-    rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b"
+    rb"|mkpasswd\b[^\n|;&]*?[ \t](?:-s|--stdin)\b|gh[ \t]+secret[ \t]+set\b|vercel[ \t]+env[ \t]+add\b"
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
@@ -554,7 +562,7 @@ _SCREEN = (
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
-    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+create"
+    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+(?:create|set)|keyvault|secretsmanager|put-parameter|--from-literal|vercel"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -3095,3 +3095,33 @@ def test_the_signature_of_a_signed_url_goes(text: str, out: str) -> None:
 
 def test_a_short_or_named_signature_stays() -> None:
     _stays("?sig=abc&Signature=none\nsee the X-Amz-Signature= parameter\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("gh secret set DB_PASSWORD --body Hunter2pw", "gh secret set DB_PASSWORD --body [redacted key]"),
+        ("gh secret set DB_PASSWORD -b'Hunter 2pw' --repo o/r", "gh secret set DB_PASSWORD -b'[redacted key]' --repo o/r"),
+        ("echo Hunter2pw | gh secret set DB_PASSWORD", "echo [redacted key] | gh secret set DB_PASSWORD"),
+        ("vercel env add DB_PASSWORD production <<< Hunter2pw", "vercel env add DB_PASSWORD production <<< [redacted key]"),
+        ("az keyvault secret set --vault-name v --name db --value Hunter2pw",
+         "az keyvault secret set --vault-name v --name db --value [redacted key]"),
+        ("aws ssm put-parameter --name /db/pw --value Hunter2pw --type SecureString",
+         "aws ssm put-parameter --name /db/pw --value [redacted key] --type SecureString"),
+        ('aws secretsmanager create-secret --name db --secret-string "Hunter 2pw"',
+         'aws secretsmanager create-secret --name db --secret-string "[redacted key]"'),
+        ("kubectl create secret generic db --from-literal=user=admin1 --from-literal=pw=Hunter2pw",
+         "kubectl create secret generic db --from-literal=user=[redacted key] --from-literal=pw=[redacted key]"),
+    ],
+)  # fmt: skip
+def test_the_value_a_command_stores_as_a_secret_goes(text: str, out: str) -> None:
+    """``gh secret set NAME --body PW`` (or PW on its standard input), ``vercel env add``, ``az keyvault secret set
+    --value``, ``aws ssm put-parameter --value``, ``aws secretsmanager … --secret-string`` and ``kubectl create
+    secret … --from-literal=KEY=VALUE`` let the value out: each stores what it is given as a secret, whatever its
+    name (``pw``, ``user``), so what it is given is one."""
+    _redacts(text, out, keys=out.count("[redacted key]"))
+
+
+def test_those_secret_stores_given_no_value_stay() -> None:
+    _stays("gh secret set DB_PASSWORD\ngh secret list\nkubectl create secret generic db --from-file=pw.txt\n"
+           "az keyvault secret show --name db\naws ssm put-parameter --name /x --value $PW\n")
