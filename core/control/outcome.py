@@ -28,10 +28,11 @@ class OutcomeWatch:
         self.request_id = request_id
         self.pending: dict[str, Any] | None = None  # the request's pending outcome, once the host sent one
 
-    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
-        """The request's final outcome event, or None when ``timeout`` seconds pass without one (``HostGone``
-        when ``gone`` says why the host exited first)."""
-        return poll_until(timeout, self._look, gone)
+    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None,
+             stop: Callable[[], bool] | None = None) -> dict[str, Any] | None:  # fmt: skip
+        """The request's final outcome event, or None when ``timeout`` seconds pass without one or ``stop`` says
+        the waiter gave up (``HostGone`` when ``gone`` says why the host exited first)."""
+        return poll_until(timeout, self._look, gone, stop)
 
     def _look(self) -> dict[str, Any] | None:
         update = self.tailer.poll()
@@ -55,10 +56,11 @@ class BridgeOutcomeWatch:
         self.request_id = request_id
         self.pending: dict[str, Any] | None = None  # as ``OutcomeWatch.pending``
 
-    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
+    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None,
+             stop: Callable[[], bool] | None = None) -> dict[str, Any] | None:  # fmt: skip
         """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds (as
         ``OutcomeWatch.wait``)."""
-        return poll_until(timeout, self._look, gone)
+        return poll_until(timeout, self._look, gone, stop)
 
     def _look(self) -> dict[str, Any] | None:
         self.reader.read()
@@ -111,11 +113,15 @@ class HostGone(Exception):
 
 
 def poll_until(
-    timeout: float, look: Callable[[], dict[str, Any] | None], gone: Callable[[], str | None] | None = None
+    timeout: float,
+    look: Callable[[], dict[str, Any] | None],
+    gone: Callable[[], str | None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any] | None:
     """What ``look`` finds, asking every ``POLL_SECONDS`` (at least once) until ``timeout`` seconds have passed;
-    None when it finds nothing by then. ``gone``, asked every ``HOST_CHECK_SECONDS``, says why the host exited
-    (raised as ``HostGone``), or None while it runs."""
+    None when it finds nothing by then, or as soon as ``stop`` returns True (the waiter gave up: an app that
+    exits). ``gone``, asked every ``HOST_CHECK_SECONDS``, says why the host exited (raised as ``HostGone``), or
+    None while it runs."""
     start = time.monotonic()
     deadline, checked = start + timeout, start
     while True:
@@ -123,7 +129,7 @@ def poll_until(
         if found is not None:
             return found
         now = time.monotonic()
-        if now >= deadline:
+        if now >= deadline or (stop is not None and stop()):
             return None
         if gone is not None and now - checked >= HOST_CHECK_SECONDS:
             checked = now

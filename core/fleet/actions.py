@@ -5,7 +5,7 @@ whole line), only to a live host (remotely: one whose recorded state is live).""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,11 +105,13 @@ class RowAnswer:
             if header is not None:  # a log that has none yet is read from its start
                 self.tailer.follow_from_end(header)
 
-    def wait(self, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
+    def wait(self, request_id: str, timeout: float = ANSWER_SECONDS,
+             stop: Callable[[], bool] | None = None) -> dict[str, Any] | None:  # fmt: skip
         """What the host answered to ``request_id`` in the end (``applied``, or ``rejected``, ``cancelled`` or
         ``expired`` and why: it may refuse what the table could not foresee, a stop with no turn open), waited for
         ``timeout`` seconds; ``unknown`` as soon as a DSH bridge that died while running it is seen dead
-        (``interrupted``); None when it gave no final answer by then."""
+        (``interrupted``); None when it gave no final answer by then, or once ``stop`` returns True (the table
+        is closing: its operator does not wait for the answer)."""
         remote = self.remote
         watch: OutcomeWatch | BridgeOutcomeWatch
         if self.kind == KIND_DSH:
@@ -126,7 +128,7 @@ class RowAnswer:
             return None if cut is None else str(cut["error"])
 
         try:
-            event = watch.wait(timeout, gone)
+            event = watch.wait(timeout, gone, stop)
         except HostGone:
             event = watch.wait(0)
         return cut if event is None else event["data"]

@@ -140,6 +140,22 @@ async def test_a_row_action_is_confirmed_then_appended_to_the_live_hosts_inbox(t
         assert (request["op"], request["origin"]) == ("pause", "fleet")
 
 
+def test_the_wait_for_a_row_actions_answer_ends_when_the_table_closes(tmp_path: Path) -> None:
+    """The table's send worker waited the whole answer window (10 s) for a host that had not answered yet, and an
+    app that exited meanwhile waited for that thread: quitting right after a row action hung up to 10 s (the row
+    action test above took 12 s for it). The wait now ends once ``stop`` says so (the worker cancelled)."""
+    from core.fleet.actions import RowAnswer
+
+    live = _root(tmp_path) / "p" / "live-c" / "session.jsonl"
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    assert RowAnswer(live).wait("req-never-answered", timeout=3600, stop=stop) is None and asked
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("outcome", "error", "said", "severity"),

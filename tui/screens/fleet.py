@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
 
 from core.control.host_state import KIND_DSH, HostState
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
@@ -402,12 +403,15 @@ class FleetScreen(Screen[None]):
                                       markup=False)  # fmt: skip
             return
         self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
+        worker = get_current_worker()  # cancelled when the app exits: quitting never waits out the answer
         try:
-            answer = answer_of.wait(request["id"])
+            answer = answer_of.wait(request["id"], stop=lambda: worker.is_cancelled)
         except (TapedeckError, OSError) as exc:
             answer, lost = None, str(exc)
         else:
             lost = f"no answer within {ANSWER_SECONDS:g} s"
+        if worker.is_cancelled:
+            return
         if answer is None:
             text, severity = f"{op} to {label}: {lost}", "warning"
         else:
