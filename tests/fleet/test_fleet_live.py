@@ -23,6 +23,13 @@ from tui.screens.fleet import FleetScreen
 WAIT = 20.0  # generous: the watcher debounces and the machine is shared
 
 
+@pytest.fixture(autouse=True)
+def _quick_rescans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The roots listed again every 0.2 s, not every 5: a session that comes or goes is seen by the next listing,
+    which each test here waits for (five of them spent 5 to 10 s on those waits alone)."""
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 0.2)
+
+
 def _write(root: Path, name: str, turns: int = 1) -> Path:
     log = Log({**policy_log().header, "id": name})
     for n in range(1, turns + 1):
