@@ -142,24 +142,33 @@ class AlertBoard:
         self.alerts: list[Alert] = []
         self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log path -> seq -> causes
         self.replaced: set[int] = set()  # ids of the listed alerts whose log was replaced since (their event is gone)
+        self._keys: dict[str, str] = {}  # a log's path as given -> resolved: each resolved once (system calls)
+
+    def _key(self, path: str | Path) -> str:
+        """``path`` resolved (symlinks followed), as the marks are kept: asked on the app's thread at every alert,
+        so each path is resolved once."""
+        key = self._keys.get(str(path))
+        if key is None:
+            key = self._keys[str(path)] = str(Path(path).resolve())
+        return key
 
     def add(self, alert: Alert) -> None:
         """Record an alert in time order (a fleet reads its sessions' histories one session at a time; an alert
         of the same time goes after those before it, one without a time last) and mark its event."""
         self.alerts.insert(bisect.bisect_right(self.alerts, _when(alert), key=_when), alert)
-        marks = self.marks.setdefault(str(Path(alert.path).resolve()), {})
+        marks = self.marks.setdefault(self._key(alert.path), {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
 
     def forget_marks(self, path: Path) -> None:
         """Drop the marks on the events of the log at ``path`` (another log replaced it: its seqs mean other
         events now); the alerts stay listed, known as about a replaced log."""
-        key = str(path.resolve())
+        key = self._key(path)
         self.marks.pop(key, None)
-        self.replaced.update(id(a) for a in self.alerts if str(Path(a.path).resolve()) == key)
+        self.replaced.update(id(a) for a in self.alerts if self._key(a.path) == key)
 
     def marks_for(self, path: Path | None) -> dict[int, tuple[str, ...]]:
         """The marks on the events of the log at ``path``."""
-        return self.marks.get(str(path.resolve()), {}) if path is not None else {}
+        return self.marks.get(self._key(path), {}) if path is not None else {}
 
 
 class Burst:

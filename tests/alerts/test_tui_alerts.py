@@ -377,6 +377,29 @@ def test_the_alerts_list_is_in_time_order_across_sessions() -> None:
         ("b", 100), ("c", 200), ("a", 300), ("b", 300), ("e", 400), ("d", None)]
 
 
+def test_the_board_resolves_each_logs_path_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's thread hands every alert to the board, which keyed its marks by the log's resolved path (symlinks
+    followed: a few system calls) for each alert, and again for the open log's marks after each: a history of
+    hundreds of alerts made hundreds of calls on the UI thread, and a reset one for every alert listed. Each path
+    is resolved once."""
+    calls: list[Path] = []
+    resolve = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        calls.append(self)
+        return resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    board = AlertBoard()
+    log = tmp_path / "session.jsonl"
+    for n in range(300):
+        board.add(Alert("t-1", str(log), "loop", n, "warning", f"reason {n}", 1_000 + n))
+        assert len(board.marks_for(log)) == n + 1
+    board.forget_marks(log)
+    assert board.marks_for(log) == {} and len(board.replaced) == 300
+    assert len(calls) <= 2, len(calls)
+
+
 @pytest.mark.anyio
 async def test_the_alerts_screen_shows_the_selected_alerts_reason_whole_at_80x24(tmp_path: Path) -> None:
     """At 80 columns the reason column begins at column 50 and was cut there ('cache broke at byte 12206 of'):
