@@ -796,13 +796,17 @@ def _line_end(data: bytes, m: Any) -> int | None:
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
     `` = ``, a condition, ``password = pwd or ''``: ``_condition``) nor, after ``=`` alone, as a command's options: a
     shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank, as an
-    option's does (a program that reads the variable or a path needs no option: ``PGPASSWORD=… psql``, ``_RUN_WITH``) (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
+    option's does (a program that reads the variable or a path needs no option: ``PGPASSWORD=… psql``, ``_RUN_WITH``;
+    nor a variable a container's ``-e``/``--env`` sets: ``docker run -e PW=… postgres``) (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
     however far on (``_rest_of_line``), without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
-    if sep == b"=" and _key_name(data, m)[:1] == b"-":  # a command's option, ``--password=…``: one word of the shell's
+    name = _key_name(data, m)
+    if sep == b"=" and name[:1] == b"-":  # a command's option, ``--password=…``: one word of the shell's
         return None
+    if sep == b"=" and _ENV_OPTION.search(data, max(0, m.end(1) - len(name) - 8), m.end(1) - len(name)) is not None:
+        return None  # a container's ``-e DB_PASSWORD=…``: one argument of the shell's too
     at = m.end(3)
     if _MORE_WORDS.match(data, at) is None:
         return None
@@ -843,6 +847,7 @@ def _condition(data: bytes, m: Any, end: int) -> bool:
     return code
 
 
+_ENV_OPTION = re.compile(rb"(?:^|[ \t])(?:-e|--env)[ \t=]\Z")  # a container's option that sets a variable (``_line_end``)
 # a program a shell's variable is set for (``_line_end``), the word after the value: one that reads a password from
 # the environment (``PGPASSWORD=… psql``, ``MYSQL_PWD=… mysqldump``, ``SSHPASS=… sshpass``), or a path to one
 # (``./run.sh``, ``/usr/bin/psql``)

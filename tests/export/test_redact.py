@@ -1673,13 +1673,18 @@ def test_a_shell_s_variable_before_a_command_hides_its_value_not_the_command(tex
         ('{"c": "PGPASSWORD=Hunter2pw psql\\nls"}', '{"c": "PGPASSWORD=[redacted key] psql\\nls"}'),
         ("DB_PASSWORD=Purple psqlx Dishwasher", "DB_PASSWORD=[redacted key]"),
         ("password = Hunter2pw psql", "password = [redacted key]"),
+        ("docker run -e POSTGRES_PASSWORD=Hunter2pw postgres", "docker run -e POSTGRES_PASSWORD=[redacted key] postgres"),
+        ("podman run --env=DB_PASSWORD=Hunter2pw app:1 sh", "podman run --env=DB_PASSWORD=[redacted key] app:1 sh"),
+        ('docker run -e "DB_PASSWORD=Hunter 2pw" app', 'docker run -e "DB_PASSWORD=[redacted key]" app'),
     ],
 )  # fmt: skip
 def test_a_shell_s_variable_before_a_command_with_no_option_keeps_the_command(text: str, out: str) -> None:
     """``PGPASSWORD=x psql`` lost ``psql``: only a command with options after it ended a password's line at the
     value's first blank. A program that reads such a variable (psql and PostgreSQL's other clients, mysql's,
     redis-cli, sshpass) or a path to one run (``./run.sh``), right after the value with no blank around ``=``, is
-    that command too; any other word is still the passphrase's (``Purple psqlx Dishwasher``)."""
+    that command too; any other word is still the passphrase's (``Purple psqlx Dishwasher``). So is what follows
+    the variable a container's ``-e``/``--env`` option sets, an argument of the shell's (``docker run -e PW=…
+    postgres`` hid the image)."""
     _redacts(text, out)
 
 
