@@ -503,10 +503,12 @@ async def test_fleet_toasts_leave_the_status_line_the_labels_and_the_rows_needin
 
 
 @pytest.mark.anyio
-async def test_a_new_session_leaves_the_table_where_the_operator_scrolled_it(tmp_path: Path) -> None:
+async def test_a_new_session_leaves_the_table_where_the_operator_scrolled_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """A session that appeared (or went) rebuilt the fleet table, which scrolled back to its top and left the cursor
     on its row below the view: the operator, scrolled down a long fleet at 80x24, lost both the rows read and the
     row selected. The view stays where it was and the cursor on its row, in sight."""
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 0.2)  # the new session is found at the next listing
     root = tmp_path / "sessions"
     for n in range(40):
         _session(root, f"s{n:02}", f"Task number {n}")
