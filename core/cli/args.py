@@ -14,7 +14,7 @@ from core.control.config_values import INT_RANGE
 from core.log.layout import default_sessions_root, not_a_log, stat_or_none
 from core.remote.target import bracket_problem, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
-from core.shared.text import path_text, quoted, quoted_path
+from core.shared.text import nearest, path_text, quoted, quoted_path
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -143,6 +143,29 @@ def check_types(values: Iterable[str] | None) -> None:
             raise TapedeckError(f"--type '{quoted(value)}' names no event type: give types, comma-separated (e.g. tool/,!tool/result)")
         if "!" in items:
             raise TapedeckError(f"--type '{quoted(value)}': a '!' leaves out the type written after it, and none is")
+    for item in TypeSelection.parse(values or ()).items:
+        _warn_unlogged_type(item.removeprefix("!"))
+
+
+def _warn_unlogged_type(item: str) -> None:
+    """Warn of a ``--type`` item (a type or a ``tool/``/``tool*`` family) that names nothing a DSH or tapedeck log
+    holds, naming the nearest known one; it is kept, not refused, as a log may hold types tapedeck does not know."""
+    from core.cli.common import warn
+    from core.log.vocabulary import KNOWN_TYPES, PACKED_ROW_TYPES, TAPEDECK_TYPES, is_logged_type
+
+    types = sorted({*KNOWN_TYPES, *PACKED_ROW_TYPES, *TAPEDECK_TYPES, "team/"})
+    if item.endswith(("/", "*")):
+        prefix, mark = item.removesuffix("*"), item[-1]
+        if any(t.startswith(prefix) or prefix.startswith("team/") for t in types):
+            return
+        options = sorted({t.split("/")[0] + mark for t in types if "/" in t})
+    elif is_logged_type(item):
+        return
+    else:
+        options = types
+    near = nearest(item, options)
+    hint = f" (did you mean {near}?)" if near else ""
+    warn(f"--type '{quoted(item)}' names no type a DSH or tapedeck log holds{hint}; it is kept, as a log may hold others")
 
 
 def local_roots(roots: Iterable[str]) -> list[Path]:

@@ -36,12 +36,18 @@ def is_known_type(event_type: str) -> bool:
     return event_type in KNOWN_TYPES or event_type.startswith("team/")
 
 
+def is_logged_type(event_type: str) -> bool:
+    """True when a DSH or tapedeck log may hold ``event_type``: DSH knows it, it is a packed row, or it is tapedeck's."""
+    return is_known_type(event_type) or event_type in PACKED_ROW_TYPES or event_type in TAPEDECK_TYPES
+
+
 # tapedeck's own event types (written with ``"ignorable": true``, so DSH loads a log that holds them)
 HOST_EVENT = "tapedeck/host"  # a host started or resumed on the log
 ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision
 CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control request
 CHECKPOINT_EVENT = "tapedeck/checkpoint"  # a checkpoint mark (``core.policies.checkpoint``)
 LOST_EVENT = "tapedeck/lost"  # stands for a seq a damaged log lost (``core.log.repair``)
+TAPEDECK_TYPES = (HOST_EVENT, ROUTE_EVENT, CONTROL_EVENT, CHECKPOINT_EVENT, LOST_EVENT)
 # a control request's outcomes (its ``tapedeck/control`` event's, the DSH bridge's outcome file's): pending, then one
 # of the final ones; ``unknown`` only for a DSH bridge that died while it ran the request (it may have taken effect)
 PENDING = "pending"

@@ -58,6 +58,21 @@ def test_type_takes_the_comma_list_the_tui_filter_takes(tmp_path: Path, capsys: 
     assert "user/message" in left and not {t for t in left if t.startswith(("assistant/", "step/", "turn/"))}
 
 
+def test_a_type_no_log_uses_is_warned_of_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in ``--type`` matched nothing and said nothing: the warning names the nearest known type, and the
+    listing still runs (a log may hold types tapedeck does not know)."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    assert main(["events", str(path), "--type", "tool/reslt,!turn/strat"]) == 0
+    err = capsys.readouterr().err
+    assert "'tool/reslt'" in err and "did you mean tool/result?" in err, err
+    assert "'turn/strat'" in err and "did you mean turn/start?" in err, err
+    for known in ("tool/result", "tool/", "tool*", "!turn/", "team/x", "tapedeck/host", "text-chunks"):
+        assert main(["events", str(path), "--type", known]) == 0
+        assert capsys.readouterr().err == "", known
+
+
 def test_tui_filter_and_events_pick_the_same_types() -> None:
     from core.read.event_filter import EventFilter
     from core.read.type_select import TypeSelection
