@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Input, Static
 from core.alerts.engine import Alert
 from core.policies.checkpoint import plan_checkpoint
 from tests.conftest import FIXTURES
+from tests.tui.pilot import until
 from tests.tui.screens_policy.harness import AlertsHarness, LogBuilder, PolicyHarness, settle, tab_to, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
@@ -127,8 +128,7 @@ async def test_seal_warnings_leave_the_tape_table_its_rows(tmp_path: Path, size:
         box = app.screen.query_one("#tape-summary-box")
         await tab_to(pilot, box)
         await pilot.press("end")
-        await pilot.pause(0.1)
-        assert "lost-19" in "".join(drawn(app, box)), "\n".join(drawn(app, app.screen))
+        await until(pilot, lambda: "lost-19" in "".join(drawn(app, box)))  # the box scrolls on the next frames
 
 
 async def test_an_empty_message_line_takes_no_row(tmp_path: Path) -> None:
@@ -239,5 +239,4 @@ async def test_a_long_alert_leaves_the_alerts_list_in_sight(tmp_path: Path, size
         box = app.screen.query_one("#alerts-selected-box")
         await tab_to(pilot, box)
         await pilot.press("end")
-        await pilot.pause(0.1)
-        assert "END" in "".join(drawn(app, box)), "\n".join(drawn(app, app.screen))
+        await until(pilot, lambda: "END" in "".join(drawn(app, box)))  # the box scrolls on the next frames
