@@ -30,7 +30,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
-from core.shared.text import quoted_path
+from core.shared.text import plain_number, quoted_path
 from tui.cli import tui_commands
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
@@ -59,7 +59,7 @@ def host_command(args: argparse.Namespace, workspace: Path, script: Path, sessio
 def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     if not (args.speed == 0 or MIN_SPEED <= args.speed < math.inf):
         raise TapedeckError(
-            f"--speed must be 0 (no pauses) or a finite number from {MIN_SPEED:.3g} (a step a day), not {args.speed:g}"
+            f"--speed must be 0 (no pauses) or a finite number from {plain_number(MIN_SPEED)} (a step a day), not {args.speed:g}"
         )
     given = Path(args.workspace).expanduser().resolve() if args.workspace else None
     if given is not None and given.exists() and not given.is_dir():

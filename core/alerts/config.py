@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted, shown
+from core.shared.text import plain_number, quoted, shown
 
 # cause id -> the rule's config table
 RULE_KEYS: dict[str, str] = {
@@ -126,13 +126,8 @@ def _number(where: str, value: object, low: float, high: float, whole: bool) -> 
     if whole and not float(value).is_integer():
         raise ConfigError(f"{where} must be a whole number (got {shown(value)})")
     if not low <= value <= high:
-        raise ConfigError(f"{where} must be from {_bound(low)} to {_bound(high)} (got {shown(value)})")
+        raise ConfigError(f"{where} must be from {plain_number(low)} to {plain_number(high)} (got {shown(value)})")
     return int(value) if whole else value
-
-
-def _bound(limit: float) -> str:
-    """A range's end as a person reads it: ``1,000,000``, not ``1e+06``."""
-    return f"{int(limit):,}" if float(limit).is_integer() else f"{limit:g}"
 
 
 def _rule(key: str, raw: object) -> RuleConfig:

@@ -6,6 +6,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -103,6 +104,14 @@ def nearest(word: str, options: Iterable[str], within: int = 2) -> str | None:
         if abs(len(folded) - len(other)) <= within and edit_distance(folded, other) <= within:
             return option
     return None
+
+
+def plain_number(value: float) -> str:
+    """``value`` as a person reads it, never in e-notation: a whole one with thousands separators (``1,000,000``,
+    not ``1e+06``), any other to three significant digits (``0.0000174``, not ``1.74e-05``)."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return format(Decimal(f"{value:.3g}"), "f")
 
 
 def cp_len(text: str) -> int:

@@ -194,12 +194,12 @@ def test_a_type_or_turn_that_filters_nothing_is_refused(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--speed", "nan"], "--speed must be 0 (no pauses) or a finite number from 1.74e-05 (a step a day), not nan"),  # it ran
-        (["--speed", "inf"], "--speed must be 0 (no pauses) or a finite number from 1.74e-05 (a step a day), not inf"),
-        (["--speed", "-1"], "--speed must be 0 (no pauses) or a finite number from 1.74e-05 (a step a day), not -1"),
+        (["--speed", "nan"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not nan"),  # it ran
+        (["--speed", "inf"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not inf"),
+        (["--speed", "-1"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not -1"),
         # the host it started refused its --pace of 1.5e+300 seconds, and the demo left an empty log
-        (["--speed", "1e-300"], "--speed must be 0 (no pauses) or a finite number from 1.74e-05 (a step a day), not 1e-300"),
-        (["--speed", "1.7e-05"], "--speed must be 0 (no pauses) or a finite number from 1.74e-05 (a step a day), not 1.7e-05"),
+        (["--speed", "1e-300"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1e-300"),
+        (["--speed", "1.7e-05"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1.7e-05"),
         (["--workspace", "{file}"], "--workspace {file} is not a directory"),  # a traceback
     ],
 )
