@@ -6,7 +6,6 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -111,7 +110,10 @@ def plain_number(value: float) -> str:
     not ``1e+06``), any other to three significant digits (``0.0000174``, not ``1.74e-05``)."""
     if float(value).is_integer():
         return f"{int(value):,}"
-    return format(Decimal(f"{value:.3g}"), "f")
+    text = f"{value:.3g}"
+    if "e" not in text:
+        return text
+    return f"{float(text):.{max(0, 2 - int(text.split('e')[1]))}f}"  # 1.74e-05: seven places
 
 
 def cp_len(text: str) -> int:
