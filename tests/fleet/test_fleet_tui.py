@@ -349,6 +349,8 @@ async def test_row_keys_on_a_fleet_with_no_row_shown_say_why(tmp_path: Path, key
         screen = await _loaded(pilot, 3)
         await pilot.press("slash", *"no-such-session", "enter")
         await until(pilot, lambda: not screen.shown)
+        status = str(screen.query_one("#fleet-status").render())  # it showed an empty table and only the filter
+        assert "hides all 3 sessions" in status and "empty filter" in status, status
         app.clear_notifications()
         await pilot.press(key)
         await until(pilot, lambda: any("no row" in n.message.lower() for n in app._notifications))

@@ -173,6 +173,9 @@ class FleetScreen(Screen[None]):
         status = (
             f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
         )
+        if rows and self.query_text and not self.shown:
+            n = len(rows)
+            status += f": hides all {n} session{'' if n == 1 else 's'} (/ then Enter on an empty filter shows them)"
         if not rows:
             status = "; ".join([f"no sessions under {', '.join(str(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
