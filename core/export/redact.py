@@ -105,12 +105,13 @@ _MAYBE_QUOTE = rb"(?:" + _QUOTE + rb")?"
 # the word, ``|;&()<>`` and the backquote (``$(mysql -pPW)``, ``(echo PW)``: the bracket closes what the password is in)
 _SHELL_CHAR = rb"[^\s\"'\\|;&()<>`]"
 _CLI_WORD = rb"(?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+"  # such a word, as JSON text may write it
-# the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
-# camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
-# ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
+# the key words a secret's value follows: any case, or as the last word of an environment variable's name, a
+# snake_case one or a camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``db_pass``,
+# ``ansible_ssh_pass``, ``dbPass``, ``SmtpPw``; ``bypass``, ``auth: basic`` are none), and a name ending in
+# ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|SSHPASS"
+    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9]_(?:pass|pwd?)|SSHPASS"
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)

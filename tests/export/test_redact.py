@@ -770,6 +770,28 @@ def test_config_file_shapes_and_short_values_are_redacted(text: str, secret: str
     assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("host1 ansible_ssh_pass=s3cretpw", "s3cretpw"), ("- ansible_become_pass: Welcome1", "Welcome1"),
+        ("db_pass: hunter2pw", "hunter2pw"), ("smtp_pass = MailPass", "MailPass"),
+        ("mysql_pwd=opensesame", "opensesame"), ("  redis_pw: abc12", "abc12"),
+        ('{"content": "[db]\\nhost=x\\nadmin_pass=pgAdmin99\\n"}', "pgAdmin99"),
+    ],
+)  # fmt: skip
+def test_a_value_under_a_lowercase_name_ending_in_pass_or_pw_is_redacted(text: str, secret: str) -> None:
+    """``DB_PASS`` and ``dbPass`` were key words and ``db_pass`` was not: an Ansible inventory's
+    ``ansible_ssh_pass=…`` and a config file's ``smtp_pass: …`` went out whole."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary()["key"] == 1
+
+
+@pytest.mark.parametrize("text", ["bypass: true", "compass=north", "passes: 3"])
+def test_a_word_that_only_ends_in_pass_is_no_key(text: str) -> None:
+    """The lowercase ``_pass`` key needs its ``_``: ``bypass`` and ``compass`` name no password."""
+    assert Redactor(environ={}, home="/home/ann").text(text) == text
+
+
 def test_a_short_secret_under_a_key_named_for_one_in_a_json_object_is_redacted() -> None:
     """A JSON object's string of three to five characters under a secret's key, camelCase included, goes too."""
     r = Redactor(environ={}, home="/home/ann")
