@@ -134,14 +134,8 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
         name = dir_log(str(p), _types(found))[0] or next(iter(found), None)  # no regular file: refused as what it is
-        if name is None and (dangling := _dangling(p)) is not None:
-            raise LogNotFoundError(dangling)
         if name is None:
-            # here: it lists sessions, which only this refusal needs
-            from core.log.sessions import no_session_note
-
-            note = no_session_note(p)
-            raise LogNotFoundError(f"{quoted_path(p)}: no {RAW_NAME} or {ZSTD_NAME} in this directory{f'; {note}' if note else ''}")
+            raise LogNotFoundError(_dangling(p) or f"{quoted_path(p)}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
         return _readable(p / name, found[name])
     return _readable(p, st)
 

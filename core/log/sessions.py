@@ -95,23 +95,6 @@ def layout_note(root: Path, command: str) -> str | None:
             f"{_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
 
 
-def no_session_note(directory: Path) -> str | None:
-    """What a directory given for one session holds instead, and what to pass: a sessions root (its sessions
-    listed by ``tapedeck sessions``), or what ``layout_note`` says of it (None: none of these)."""
-    if not is_sessions_root(directory):
-        return None
-    if n := len(session_logs(directory)):
-        return sessions_root_note(_argument(directory), n)
-    return layout_note(directory, "sessions")
-
-
-def sessions_root_note(argument: str, n: int) -> str:
-    """Says that the sessions root ``argument`` (a shell word, here or ``host:PATH``) given for one session holds
-    ``n`` sessions, and how to list them."""
-    return (f"it is a sessions root, holding {n} session{'' if n == 1 else 's'}: `tapedeck sessions {argument}` "
-            "lists them; give one's session directory or log")  # fmt: skip
-
-
 def _argument(path: Path) -> str:
     """``path`` as a shell word for a command line: quoted, and a relative one that starts with ``-`` (DSH names a
     project's directory so: ``--home-ann-proj--``) from ``./``, so that it is not taken for an option; its control

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import HostState
 from core.log.decoder import Consumer
 from core.log.layout import RAW_NAME, ZSTD_NAME
-from core.log.sessions import sessions_root_note
 from core.remote.inbox import append_remote_request, withdraw_remote_request
 from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_header, remote_host_state, remote_logs, session_log_of
@@ -30,11 +28,9 @@ REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll i
 
 def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     """The one session log ``target`` names (a log or a session directory)."""
-    logs = remote_logs(link, target)
-    log = session_log_of(target, logs)
+    log = session_log_of(target, remote_logs(link, target))
     if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
-        note = f"; {sessions_root_note(shlex.quote(quoted_path(str(target))), len(logs))}" if logs else ""
-        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory{note}")
+        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
     return log
 
 

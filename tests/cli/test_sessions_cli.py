@@ -507,18 +507,3 @@ def test_dsh_sessions_with_one_title_are_told_apart_by_their_uuid(
     assert main(["sessions", str(root)]) == 0
     firsts = sorted(line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:])
     assert firsts == ["Bridge test (ba99485a)", "Bridge test (f67c5f17)"]
-
-
-def test_inspect_and_control_on_a_root_or_project_say_what_it_is_and_what_to_pass(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A sessions root or a project's directory given to inspect or control got only 'no session.jsonl … in this
-    directory': the refusal now says what the directory is and how to list its sessions."""
-    root = sessions_root(tmp_path)
-    for argv in (["inspect", str(root)], ["control", str(root), "checkpoint", "--queue"]):
-        assert main(argv) == 2
-        err = capsys.readouterr().err.replace("\n", " ")
-        assert "is a sessions root" in err and f"`tapedeck sessions {shlex.quote(str(root))}`" in err, err
-    assert main(["inspect", str(root / "--w--")]) == 2
-    err = capsys.readouterr().err.replace("\n", " ")
-    assert "one project's directory" in err and "`tapedeck sessions " in err, err
