@@ -319,22 +319,22 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
                                             queued=args.queue, expires_in=args.expires, kind=state.kind)  # fmt: skip
         except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
             raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None
-        try:  # from here on the request is over there: losing the machine leaves it in the far inbox
-            if not args.queue and not remote_host_state(link, log, hosted).live:
-                withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
-                raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
-            if not args.wait:
-                verb = "sent" if state.live else "queued"
-                host = _who(state)
-                emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session "
-                                                   f"{session_id} on {log.where}")  # fmt: skip
-                return 0
-            session_dir = log.at(posixpath.dirname(log.path))
-            watch: OutcomeWatch | BridgeOutcomeWatch = (
-                BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
-                if state.kind == KIND_DSH
-                else OutcomeWatch(Path(log.path), request["id"], tailer)
-            )
+        if not args.queue and not remote_host_state(link, log, hosted).live:
+            withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
+            raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
+        if not args.wait:
+            verb = "sent" if state.live else "queued"
+            host = _who(state)
+            emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session "
+                                               f"{session_id} on {log.where}")  # fmt: skip
+            return 0
+        session_dir = log.at(posixpath.dirname(log.path))
+        watch: OutcomeWatch | BridgeOutcomeWatch = (
+            BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
+            if state.kind == KIND_DSH
+            else OutcomeWatch(Path(log.path), request["id"], tailer)
+        )
+        try:
             event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
                                   lambda: withdraw_remote_request(link, log, request["id"]), stops)  # fmt: skip
         except Unreachable as exc:  # the request is over there, and nothing can withdraw it now
