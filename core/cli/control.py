@@ -175,12 +175,14 @@ def _withdrawn(
 
 def _pending(pending: dict[str, Any]) -> str:
     """What the host's ``pending`` answer to a request said: ``request … was still pending (waitingFor: idle)``."""
-    detail = f" ({in_words(pending['detail'])})" if pending.get("detail") is not None else ""
-    return f"request {pending.get('requestId')} was still pending{detail}"
+    detail = f" ({quoted(in_words(pending['detail']), None)})" if pending.get("detail") is not None else ""
+    return f"request {quoted(pending.get('requestId'))} was still pending{detail}"
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
-    """An outcome as text: what became of the request, where the outcome came from, its error and detail."""
+    """An outcome as text: what became of the request, where the outcome came from, its error and detail. Each is
+    read back from a log (the host's, or the DSH bridge's outcomes): quoted (``quoted``), the error and the detail
+    whole, so that nothing in them acts on a terminal or forges a line, piped or not."""
     data = event.get("data") or {}
     if "seq" in event:
         where = f"seq {event.get('seq')}"  # logged by a tapedeck host
@@ -190,11 +192,11 @@ def _render_outcome(event: dict[str, Any]) -> str:
         where = "told by tapedeck: the DSH bridge is gone"
     else:
         where = "from the DSH bridge"
-    line = f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, {where})"
+    line = f"{quoted(data.get('outcome'))}: {quoted(data.get('op'))} (request {quoted(data.get('requestId'))}, {where})"
     if data.get("error"):
-        line += f"\n  error: {data['error']}"
+        line += f"\n  error: {quoted(data['error'], None)}"
     if data.get("detail") is not None:
-        line += f"\n  detail: {in_words(data['detail'])}"
+        line += f"\n  detail: {quoted(in_words(data['detail']), None)}"
     return line
 
 

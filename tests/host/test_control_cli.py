@@ -39,9 +39,12 @@ def writer(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[SessionWr
 class FakeHost:
     """Answers inbox requests by appending outcome events, as the reference host does at a safe point."""
 
-    def __init__(self, writer: SessionWriter, reject: set[str] = frozenset(), hold: set[str] = frozenset()) -> None:
+    def __init__(
+        self, writer: SessionWriter, reject: set[str] = frozenset(), hold: set[str] = frozenset(), said: str = ""
+    ) -> None:
         self.writer = writer
         self.reject = reject
+        self.said = said  # what a rejection says after its own words (a hostile host's text)
         self.hold = hold  # ops only acknowledged ``pending``, as a paused host leaves them
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -59,7 +62,7 @@ class FakeHost:
                     event = outcome_event(entry.request, "pending", None, {"until": "next step"})
                 elif entry.request["op"] in self.reject:
                     event = outcome_event(
-                        entry.request, "rejected", error=f"{entry.request['op']} is not possible now"
+                        entry.request, "rejected", error=f"{entry.request['op']} is not possible now{self.said}"
                     )
                 else:
                     event = outcome_event(entry.request, "applied", detail={"markId": 1})
@@ -121,6 +124,26 @@ def test_wait_for_an_applied_outcome(writer: SessionWriter, capsys: pytest.Captu
     assert code == 0
     assert out.startswith("applied: checkpoint (request req-")
     assert "detail: markId: 1" in out
+
+
+def test_an_outcome_s_error_is_quoted_when_piped(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    """control --wait printed the outcome's error (the host's or the DSH bridge's words, read back from a log) as it
+    came when stdout was no terminal: an escape sequence in it reached a pipe (``| less -R``, a model reading the
+    output) raw, and a newline in it forged a line of the outcome. It is quoted as control quotes a session's id."""
+    with FakeHost(writer, reject={"rewind"}, said="\x1b]52;c;cm0gLXJm\x07\n  detail: forged"):
+        code = _run(["control", str(writer.path), "rewind", "--wait", "--timeout", "20"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.endswith("  error: rewind is not possible now\\u001b]52;c;cm0gLXJm\\u0007\\n  detail: forged\n"), out
+    assert "\x1b" not in out and "\x07" not in out and len(out.splitlines()) == 2
+
+
+def test_an_outcome_s_op_id_and_detail_are_quoted() -> None:
+    """The op, the request id and the detail of an outcome come from a log as its error does (a DSH bridge's
+    ``control.outcomes.jsonl``, a log anyone wrote): each is quoted, one line each, nothing a terminal acts on."""
+    data = {"requestId": "req-\x1b[2J", "op": "pause\nforged", "outcome": "applied", "detail": {"k": "v\x9b1m\n"}}
+    text = cli_control._render_outcome({"type": "tapedeck/control", "data": data})
+    assert text == "applied: pause\\nforged (request req-\\u001b[2J, from the DSH bridge)\n  detail: k: v\\u009b1m\\n"
 
 
 def test_a_wait_reads_only_what_the_log_gains_after_the_send(
