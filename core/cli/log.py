@@ -36,7 +36,7 @@ from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label, printable, quoted_path
+from core.shared.text import model_label, printable, quoted, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -100,12 +100,14 @@ def _sub_calls(tools: dict[str, Any]) -> str:
 
 
 def _render_inspect(r: dict[str, Any]) -> str:
+    """The inspect report as text. What it names from the log (the header's id, cwd and parent, the model, the tools,
+    how each turn ended) is quoted, the ids and the cwd whole: on a terminal or not, nothing in them runs."""
     h = r["header"]
     lines = [
-        f"session {h.get('id')}  ({quoted_path(r['path'])}{', zstd' if r['compressed'] else ''})",
-        f"  cwd {h.get('cwd')}  depth {h.get('delegationDepth')}"
-        + (f"  parent {h['parentSession']}" if h.get("parentSession") else ""),
-        f"  model {model_label(r['provider'], r['model'])}",
+        f"session {quoted(h.get('id'), None)}  ({quoted_path(r['path'])}{', zstd' if r['compressed'] else ''})",
+        f"  cwd {quoted_path(str(h.get('cwd')))}  depth {quoted(h.get('delegationDepth'))}"
+        + (f"  parent {quoted(h['parentSession'], None)}" if h.get("parentSession") else ""),
+        f"  model {quoted(model_label(r['provider'], r['model']))}",
         f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
         f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)" + _sub_calls(r["tools"]),
@@ -113,10 +115,10 @@ def _render_inspect(r: dict[str, Any]) -> str:
         "usage " + (" ".join(f"{k}={v}" for k, v in r["usage"].items()) or "none recorded"),
     ]
     if r["tools"]["byName"]:
-        lines.append("tools " + ", ".join(f"{k}×{v}" for k, v in r["tools"]["byName"].items()))
+        lines.append("tools " + ", ".join(f"{quoted(k)}×{v}" for k, v in r["tools"]["byName"].items()))
     for t in r["turns"]:
         lines.append(
-            f"  turn {t['turn']}: {t['status']}, {t['steps']} step(s), seq {t['startSeq']}..{'(still open)' if t['endSeq'] is None else t['endSeq']}"
+            f"  turn {t['turn']}: {quoted(t['status'])}, {t['steps']} step(s), seq {t['startSeq']}..{'(still open)' if t['endSeq'] is None else t['endSeq']}"
         )
     diags = r["diagnostics"]
     lines.append(f"diagnostics {len(diags)}")

@@ -11,8 +11,10 @@ import orjson
 import pytest
 
 from core.cli import main
+from core.shared.text import quoted
 from tests.bridge.conftest import dsh_log, write_bridge
 from tests.cli.test_events_cli import ESCAPES
+from tests.conftest import FIXTURES
 
 DRAWN = "␛]52;c;cHduZWQ=␇␛[2J"
 
@@ -280,3 +282,26 @@ def test_a_report_on_stdout_names_its_path_escaped(
     first = capsys.readouterr().out.splitlines()[0]
     named = (str(log) if command == "inspect" else str(root)).replace(HOSTILE, ESCAPED)
     assert first.endswith(f"({named})") if command == "inspect" else first == f"1 session under {named}", first
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_inspect_quotes_the_names_it_takes_from_the_log_on_a_terminal_or_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    """inspect named the header's id, cwd and parent, the model, the tools and how each turn ended as the log wrote
+    them; piped (``| less -R``, a model reading the report) their escape sequences went out raw and a newline in one
+    forged a line of the report (the diagnostic on the relative cwd already quoted it). Each is quoted now as control quotes the id (``core.shared.text.quoted``), the
+    cwd as a path (``quoted_path``): the same report on a terminal or not."""
+    text = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
+    hostile = orjson.dumps(f"{ESCAPES}\nforged").decode()[1:-1]
+    for plain in ("e9421ff4-baae-4807-a7ea-fd8a65f2c897", "{{cwd}}", "deepseek-v4-flash", '"bash', '"completed'):
+        text = text.replace(plain, plain + hostile)
+    text = text.replace('"delegationDepth":0', f'"delegationDepth":1,"parentSession":"p{hostile}"', 1)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "session.jsonl").write_text(text)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    assert main(["inspect", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    escaped = quoted(f"{ESCAPES}\nforged")
+    assert out.count(escaped) == 7 and not {"\x1b", "\x07"} & set(out) and DRAWN not in out, out
+    assert len(out.splitlines()) == 11, out
