@@ -143,7 +143,8 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
                       '"main.surface" = "f9"\n"main.more" = "f10"\n"policy.config.edit" = "f7"\n'
                       '"policy.config.other" = "f8"\n"main.follow" = "f11"\n"main.clear_filter" = "f12"\n'
                       '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n'
-                      '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n"policy.folds.view" = "f4"\n')  # fmt: skip
+                      '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n"policy.folds.view" = "f4"\n'
+                      '"policy.ask.cancel" = "f13"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -201,6 +202,22 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         await settle(pilot)
         hint = str(app.screen.query_one("#config-selected", Static).render())
         assert hint == "Select a key; f7 (or Enter) edits it, f8 edits a key not listed."
+        app.pop_screen()
+        # the dialogs that ask for a line say which key cancels them: the one the keymap gives, not Esc
+        hints = []
+        for open_dialog in (app.action_control_message, screen.action_note,
+                            lambda: (app.action_policy("checkpoints"), app.screen.action_mark())):  # fmt: skip
+            depth = len(app.screen_stack)
+            open_dialog()
+            await settle(pilot)
+            hints.append(str(app.screen.query_one(".policy-dialog-hint", Static).render()))
+            while len(app.screen_stack) > depth:
+                app.pop_screen()
+        assert hints == [
+            "The model reads it at its next step. Enter sends, f13 cancels.",
+            "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, f13 cancels.",
+            "Objective of the exploration (optional); Enter sends, f13 cancels.",
+        ]
 
 
 

@@ -32,6 +32,7 @@ from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from core.shared.text import printable
 from tui.cells import cut, fitting, show_columns
+from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
@@ -309,7 +310,8 @@ class CheckpointsScreen(PolicyScreen):
 
         self.app.push_screen(
             AskScreen(
-                "Place a checkpoint", "Objective of the exploration (optional); Enter sends, Esc cancels."
+                "Place a checkpoint",
+                f"Objective of the exploration (optional); Enter sends, {key_of(self.app, 'policy.ask.cancel')} cancels.",
             ),
             asked,
         )

@@ -16,6 +16,7 @@ from textual.binding import Binding
 
 from core.control.host_state import KIND_DSH, exited_at
 from core.shared.errors import TapedeckError
+from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
@@ -118,8 +119,9 @@ class ControlActions:
             if text and text.strip():
                 self.send_control("message", {"text": text.strip()}, f"message: {text.strip()[:40]}")
 
+        cancel = key_of(self, "policy.ask.cancel")  # type: ignore[arg-type]
         self.control_dialog = AskScreen(
-            "Message the agent", "The model reads it at its next step. Enter sends, Esc cancels."
+            "Message the agent", f"The model reads it at its next step. Enter sends, {cancel} cancels."
         )
         self.push_screen(self.control_dialog, asked)  # type: ignore[attr-defined]
 

@@ -16,6 +16,7 @@ from core.read.event_filter import EventFilter
 from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
 from core.shared.text import counted, printable
+from tui.keymap import key_of
 from tui.screens.confirm import AskScreen
 
 
@@ -108,7 +109,8 @@ class ShareActions:
                 return
             self._write_note(seq, text)
 
-        hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
+        cancel = key_of(self.app, "policy.ask.cancel")  # type: ignore[attr-defined]
+        hint = f"Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, {cancel} cancels."
         dialog = AskScreen(f"Note on seq {seq}", hint, value=shown, lines=True)
         self.note_asked = (dialog, epoch, seq)
         self.app.push_screen(dialog, asked)  # type: ignore[attr-defined]
