@@ -8,7 +8,7 @@ from typing import Any
 
 from core.alerts.engine import Alert
 from core.log.sessions import SessionRef
-from core.shared.text import printable, short_session
+from core.shared.text import printable, quoted, short_session
 
 LOCAL = "local"
 
@@ -145,9 +145,9 @@ def cells(row: FleetRow) -> tuple[str, ...]:
         state_label(str(row.host.get("state")), str(row.host.get("kind")), row.host.get("bridge")),
         ",".join(a.cause for a in row.attention) or "-",
         turn,
-        row.outcome,
-        row.phase or "-",
-        row.task_class or "-",
+        quoted(row.outcome),  # these three are the log's words: one line, nothing a terminal acts on
+        quoted(row.phase or "-"),
+        quoted(row.task_class or "-"),
         age_label(row.last_write_age_s),
         pct(row.context_pct),
         pct(row.cache_pct),

@@ -114,8 +114,9 @@ def _key(model: str) -> str:
 
 
 def missing_price(model: str) -> str:
-    """What to tell a reader whose session used ``model`` when no table prices it."""
-    return f"no price for model {model} (set model.prices.{model} in the config)"
+    """What to tell a reader whose session used ``model`` (a name from its log: quoted) when no table prices it."""
+    name = quoted(model)
+    return f"no price for model {name} (set model.prices.{name} in the config)"
 
 
 def price_for(model: str, config: ModelConfig | None = None) -> Prices | None:

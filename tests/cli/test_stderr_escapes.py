@@ -284,24 +284,45 @@ def test_a_report_on_stdout_names_its_path_escaped(
     assert first.endswith(f"({named})") if command == "inspect" else first == f"1 session under {named}", first
 
 
+def _named_hostile(root: Path) -> Path:
+    """A DSH log under ``root/p/s`` whose header's id, cwd and parent, model, tool name and turn ending hold
+    escapes and a line break."""
+    text = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
+    hostile = orjson.dumps(f"{ESCAPES}\nforged").decode()[1:-1]
+    for plain in ("e9421ff4-baae-4807-a7ea-fd8a65f2c897", "{{cwd}}", "deepseek-v4-flash", '"bash', '"completed'):
+        text = text.replace(plain, plain + hostile)
+    text = text.replace('"delegationDepth":0', f'"delegationDepth":1,"parentSession":"p{hostile}"', 1)
+    (root / "p" / "s").mkdir(parents=True)
+    (root / "p" / "s" / "session.jsonl").write_text(text)
+    return root / "p" / "s" / "session.jsonl"
+
+
 @pytest.mark.parametrize("tty", [False, True])
 def test_inspect_quotes_the_names_it_takes_from_the_log_on_a_terminal_or_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
 ) -> None:
     """inspect named the header's id, cwd and parent, the model, the tools and how each turn ended as the log wrote
     them; piped (``| less -R``, a model reading the report) their escape sequences went out raw and a newline in one
-    forged a line of the report (the diagnostic on the relative cwd already quoted it). Each is quoted now as control quotes the id (``core.shared.text.quoted``), the
-    cwd as a path (``quoted_path``): the same report on a terminal or not."""
-    text = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
-    hostile = orjson.dumps(f"{ESCAPES}\nforged").decode()[1:-1]
-    for plain in ("e9421ff4-baae-4807-a7ea-fd8a65f2c897", "{{cwd}}", "deepseek-v4-flash", '"bash', '"completed'):
-        text = text.replace(plain, plain + hostile)
-    text = text.replace('"delegationDepth":0', f'"delegationDepth":1,"parentSession":"p{hostile}"', 1)
-    (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "session.jsonl").write_text(text)
+    forged a line of the report (the diagnostic on the relative cwd already quoted it). Each is quoted now as control
+    quotes the id (``core.shared.text.quoted``), the cwd as a path (``quoted_path``): the same report on a terminal
+    or not."""
+    log = _named_hostile(tmp_path)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
-    assert main(["inspect", str(tmp_path / "s")]) == 0
+    assert main(["inspect", str(log.parent)]) == 0
     out = capsys.readouterr().out
     escaped = quoted(f"{ESCAPES}\nforged")
     assert out.count(escaped) == 7 and not {"\x1b", "\x07"} & set(out) and DRAWN not in out, out
     assert len(out.splitlines()) == 11, out
+
+
+@pytest.mark.parametrize(("command", "said"), [("cost", "no price for model deepseek-v4-flash"), ("sessions", "completed")])
+def test_cost_and_sessions_quote_the_names_they_take_from_the_log_when_piped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, said: str
+) -> None:
+    """cost's note on a model it has no price for and sessions' column of how the last turn ended named the model
+    and the end reason as the log wrote them: piped, the escapes went out raw and the newline broke the line (the
+    table's row in two). They are quoted as inspect quotes them."""
+    log = _named_hostile(tmp_path)
+    assert main([command, str(log if command == "cost" else tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert said + quoted(f"{ESCAPES}\nforged") in out and not {"\x1b", "\x07", "\x9b"} & set(out), out
