@@ -657,7 +657,7 @@ def render_status(report: StatusReport) -> str:
     """The human-readable status report, listing every denial kept (the last ``denyKeep``) per session."""
     lines = [
         "prolong-memory status",
-        f"log file: {report.config.log_file} (per-session workspace)",
+        f"log file: {quoted_path(report.config.log_file)} (per-session workspace)",  # the logged config's: one line
         f"window: {window_label(report.config)}",
     ]
     if not report.sessions:
@@ -691,7 +691,7 @@ def render_status_off(config: ProlongConfig) -> str:
         [
             "prolong-memory status: off for this session",
             "prolong.registerCommand is false, so the status command is not registered (tapedeck status refuses it too)",
-            f"log file: {config.log_file} (per-session workspace)",
+            f"log file: {quoted_path(config.log_file)} (per-session workspace)",
             f"window: {window_label(config)}",
         ]
     )

@@ -324,3 +324,19 @@ def test_what_the_log_names_stays_on_its_line_of_the_report(tmp_path: Path) -> N
     assert "session sess\\nwritable=yes\\u001b[2J\n" in text
     assert '  seq 3 ba\\u001bsh c\\n1: {\\n  "command": "grep -n KeyError log.txt"\\n} (Error: \\u001b]0;t\\u0007 refused)\n' in text
     assert "\x1b" not in text and "\x07" not in text and "\nwritable=yes\n" not in text, text
+
+
+def test_the_log_file_a_logged_config_names_stays_on_its_line_of_the_report(tmp_path: Path) -> None:
+    """The report quotes the ``path:`` line (the log file under the workspace), but its ``log file:`` line, and the
+    notice of a session whose status command is off, wrote ``prolong.logFile`` as the config held it; that config is
+    the one the log records (a tapedeck host's ``tapedeck/host`` event), and a name holding a newline and an escape
+    sequence passes its check: it forged a line of the report ('writable=yes') and, piped, cleared the terminal."""
+    from core.policies.prolong import render_status_off
+
+    config = ProlongConfig(log_file="log.txt\nwritable=yes\x1b[2J")
+    named = "log.txt\\nwritable=yes\\u001b[2J"
+    text = render_status(status_from_log(denied_session().session, tmp_path, config))
+    off = render_status_off(config)
+    for report in (text, off):
+        assert f"log file: {named} (per-session workspace)\n" in report, report
+        assert "\x1b" not in report and "\nwritable=yes" not in report, report
