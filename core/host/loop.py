@@ -390,7 +390,8 @@ class AgentHost:
         turn = max(self.session.turns, default=0) + 1
         self.append([{"type": "turn/start", "data": {"turn": turn}}])
         self.operator.set_state("running")
-        self.say(f"turn {turn}: {prompt.splitlines()[0][:100] if prompt else ''}")
+        # the task's or the inbox's steering message's first line (a resumed host's tasks are the log's): quoted
+        self.say(f"turn {turn}: {quoted(prompt.splitlines()[0][:100], None) if prompt else ''}")
         return self._run_turn(turn, prompt, source)
 
     def _continue_turn(self, turn: int, tasks: Sequence[str]) -> TurnOutcome:

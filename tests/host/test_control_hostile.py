@@ -529,3 +529,28 @@ def test_an_op_the_inbox_names_is_quoted_in_the_hosts_progress(tmp_path: Path) -
     [line] = [s for s in said if s.startswith("control ")]
     assert line.startswith("control pa\\nturn 9 ended: completed\\u001b[2J rejected: unknown control op "), line
     assert "\n" not in line and "\x1b" not in line, line
+
+
+def test_a_steering_message_that_starts_a_turn_is_quoted_in_the_hosts_progress(tmp_path: Path) -> None:
+    """Between turns a steering message from the inbox starts the next turn, and the host said 'turn N: TEXT' with
+    the first line of the message as it came: its escape sequences (a title set, a BiDi override) went raw into
+    run's progress, piped or, for the BiDi, on a terminal. The line quotes it, as 'control OP …' quotes the op."""
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    said: list[str] = []
+    host = AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
+                            HostOptions(workspace=tmp_path / "ws", progress=said.append), tasks=[])  # fmt: skip
+    try:
+        with host.inbox_path.open("ab") as out:
+            text = "fix it\x1b]0;pwned\x07 now\u202e\nsecond line"
+            out.write(orjson.dumps({"id": "r-msg", "op": "message", "args": {"text": text}}) + b"\n")
+        host.run()
+    finally:
+        host.close()
+    [line] = [s for s in said if s.startswith("turn 1: ")]
+    assert line == "turn 1: fix it\\u001b]0;pwned\\u0007 now\\u202e", line
