@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.shared.envdirs import own_dir
-from core.shared.errors import LogFormatError, LogNotFoundError
+from core.shared.errors import LogFormatError, LogNotFoundError, NoLogInDirectoryError
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 
@@ -134,8 +134,10 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
         name = dir_log(str(p), _types(found))[0] or next(iter(found), None)  # no regular file: refused as what it is
+        if name is None and (dangling := _dangling(p)) is not None:
+            raise LogNotFoundError(dangling)
         if name is None:
-            raise LogNotFoundError(_dangling(p) or f"{quoted_path(p)}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+            raise NoLogInDirectoryError(f"{quoted_path(p)}: no {RAW_NAME} or {ZSTD_NAME} in this directory", str(p))
         return _readable(p / name, found[name])
     return _readable(p, st)
 

@@ -95,7 +95,22 @@ def layout_note(root: Path, command: str) -> str | None:
             f"{_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
 
 
-def _argument(path: Path) -> str:
+def no_session_note(directory: Path) -> str | None:
+    """What a local directory given for one session, which holds no log of its own, holds instead, and what to pass:
+    a sessions root's sessions (``sessions_root_note``), else what ``layout_note`` says of it (None: neither)."""
+    if n := len(session_logs(directory)):
+        return sessions_root_note(directory, n)
+    return layout_note(directory, "sessions")
+
+
+def sessions_root_note(root: str | Path, n: int) -> str:
+    """Says that the sessions root ``root`` (here, or ``host:PATH``), given for one session, holds ``n`` sessions,
+    and how to list them."""
+    return (f"it is a sessions root, holding {n} session{'' if n == 1 else 's'}: `tapedeck sessions {_argument(root)}` "
+            "lists them; give one's session directory or log")  # fmt: skip
+
+
+def _argument(path: str | Path) -> str:
     """``path`` as a shell word for a command line: quoted, and a relative one that starts with ``-`` (DSH names a
     project's directory so: ``--home-ann-proj--``) from ``./``, so that it is not taken for an option; its control
     characters as ``quoted_path`` escapes them."""

@@ -15,6 +15,7 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import HostState
 from core.log.decoder import Consumer
 from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.log.sessions import sessions_root_note
 from core.remote.inbox import append_remote_request, withdraw_remote_request
 from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_header, remote_host_state, remote_logs, session_log_of
@@ -28,9 +29,11 @@ REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll i
 
 def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     """The one session log ``target`` names (a log or a session directory)."""
-    log = session_log_of(target, remote_logs(link, target))
+    logs = remote_logs(link, target)
+    log = session_log_of(target, logs)
     if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
-        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+        note = f"; {sessions_root_note(str(target), len(logs))}" if logs else ""  # as the command line adds locally
+        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory{note}")
     return log
 
 

@@ -48,6 +48,18 @@ class LogNotFoundError(LogFormatError):
     """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
 
 
+class NoLogInDirectoryError(LogNotFoundError):
+    """A directory given for one session holds no log of its own (``directory``: it); the command line adds what it
+    holds instead (a sessions root, a project's directory) and what to pass."""
+
+    def __init__(self, message: str, directory: str) -> None:
+        super().__init__(message, directory)
+        self.directory = directory
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class LogIncompleteError(LogFormatError):
     """The log holds no complete first line or frame yet (empty, or its header still being written): a
     follower may wait for it."""

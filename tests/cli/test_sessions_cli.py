@@ -507,3 +507,27 @@ def test_dsh_sessions_with_one_title_are_told_apart_by_their_uuid(
     assert main(["sessions", str(root)]) == 0
     firsts = sorted(line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:])
     assert firsts == ["Bridge test (ba99485a)", "Bridge test (f67c5f17)"]
+
+
+def test_inspect_and_control_on_a_root_or_project_say_what_it_is_and_what_to_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sessions root, a project's directory or a folder of loose logs given to inspect or control got only 'no
+    session.jsonl … in this directory': the refusal now says what the directory is and what to pass."""
+    root = sessions_root(tmp_path)
+    for argv in (["inspect", str(root)], ["control", str(root), "checkpoint", "--queue"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.replace("\n", " ")
+        assert "in this directory; it is a sessions root, holding 3 sessions: " in err, err
+        assert f"`tapedeck sessions {shlex.quote(str(root))}` lists them" in err, err
+    assert main(["inspect", str(root / "--w--")]) == 2
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert "is one project's directory" in err and f"`tapedeck sessions {root / '--w--'}/*/` reads its 3" in err, err
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    shutil.copy(root / "--w--" / "other-2" / "session.jsonl", loose / "a.jsonl")
+    assert main(["control", str(loose), "pause", "--queue"]) == 2
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert "holds 1 session log of its own" in err and f"`tapedeck inspect {loose / 'a.jsonl'}` reads it" in err, err
+    assert main(["inspect", str(tmp_path / "sessions" / "--w--" / "other-2" / "gone")]) == 2  # no directory: as before
+    assert capsys.readouterr().err.count("\n") == 1

@@ -137,7 +137,8 @@ def test_a_remote_sessions_root_is_refused_as_locally_even_with_one_session(sshd
     assert main(["control", f"testbox:{root}", "pause"]) == 2
     remote = capsys.readouterr().err
     assert "no session.jsonl or session.jsonl.zstd in this directory" in local
-    assert remote == local.replace(f"{root}:", f"testbox:{root}:")
+    assert remote == local.replace(f"{root}", f"testbox:{root}")  # and both name the command that lists it
+    assert "it is a sessions root, holding 1 session: `tapedeck sessions " in local
     assert not (log.parent / INBOX_NAME).exists()  # nothing was sent
 
 
@@ -150,7 +151,8 @@ def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd,
     assert main(["inspect", str(root)]) == 2
     local = capsys.readouterr().err
     assert main(["inspect", f"testbox:{root}"]) == 2
-    assert capsys.readouterr().err == local.replace(f"{root}:", f"testbox:{root}:")
+    assert capsys.readouterr().err == local.replace(f"{root}", f"testbox:{root}")  # the listing command too
+    assert "it is a sessions root, holding 1 session: `tapedeck sessions " in local
 
 
 # The host as `tapedeck run` runs it, but half a second passes between its last read of the inbox (under the
