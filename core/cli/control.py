@@ -136,11 +136,12 @@ def _wait_outcome(
         if event is None and (event := _withdrawn(watch, host, withdraw)) is None:
             said = f"no outcome for request {request['id']}" if watch.pending is None else _pending(watch.pending)
             state = host()
-            if watch.pending is not None and state.kind != KIND_DSH and state.state == "paused":  # held at its step
-                said += f" after {timeout:g} s while the host is paused: it applies it once resumed"
-            else:
-                said += f" after {timeout:g} s"
-            raise ControlError(f"{said}; it was withdrawn, so the {_who(state)} will never apply it")
+            said += f" after {timeout:g} s"
+            paused = watch.pending is not None and state.kind != KIND_DSH and state.state == "paused"
+            if paused:  # held at its step: the withdrawal means a resume will not apply it either
+                said += ", while the host is paused, which holds it until a resume"
+            withdrawn = f"it was withdrawn, so the {_who(state)} will never apply it"
+            raise ControlError(f"{said}; {withdrawn}" + (": resume the host, then send it again" if paused else ""))
     return event
 
 

@@ -206,7 +206,10 @@ def test_a_wait_for_a_request_a_paused_host_holds_says_the_host_is_paused(
                      "--wait", "--timeout", "0.5"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert "still pending (until: next step) after 0.5 s while the host is paused: it applies it once resumed" in err
+    # and it does not promise what the withdrawal undoes: it said 'it applies it once resumed; it was withdrawn, so
+    # the host will never apply it', and a resume applied nothing
+    assert ("still pending (until: next step) after 0.5 s, while the host is paused, which holds it until a resume; "
+            "it was withdrawn, so the host will never apply it: resume the host, then send it again") in err, err
 
 
 @pytest.mark.parametrize(
