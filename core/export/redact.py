@@ -1175,20 +1175,26 @@ _WORD_ON = re.compile(rb"(?:" + _CLI_WORD + rb")?")  # the rest of a shell's wor
 
 def _shell_end(data: bytes, m: Any, group: int) -> int:
     """Where a command's value (``m``'s ``group``) ends, as a shell reads its word: a quote closes at its close
-    (``_quoted_end``; a backslash escapes nothing in single quotes), and a quote that opens inside the unquoted word
-    (its line holding an even number of that quote before it) goes on with it: to its close on the line and the
-    word's rest after that (``Hunter'2 pw'x`` is one word), or, closed nowhere on the line, over the apostrophe it
-    is then and the word after it (``don't``). A bare ``"`` is left where it is: in JSON text it ends the string,
-    whose shell quotes are ``\\"``."""
+    (``_quoted_end``; a backslash escapes nothing in single quotes); a quote after the value that closes one the
+    value opened (``echo a 'b c' | passwd``) is the value's, with the word's rest after it; and a quote that opens
+    inside the unquoted word (its line holding an even number of that quote before the value) goes on with it: to
+    its close on the line and the word's rest after that (``Hunter'2 pw'x`` and ``Hunter"2 pw"x`` are one word),
+    or, a ``'`` closed nowhere on the line, over the apostrophe it is then and the word after it (``don't``). A bare
+    ``"`` that closes nothing on its line is left where it is: in JSON text it ends the string (its line holds an
+    odd number of ``"`` before it), whose shell quotes are ``\\"``."""
     start, end = m.start(group), _quoted_end(data, m, group, shell=True)
     quote = _QUOTE_AT.match(data, end)
-    if quote is None or quote.group() == b'"' or end == start or data[start - 1] in b"\"'":
+    if quote is None or end == start or data[start - 1] in b"\"'":
         return end
     lo = max(0, end - COMMAND_REACH)  # the line's start, looked for so far back at most
-    lo = max(data.rfind(b"\n", lo, end) + 1, data.rfind(b"\\n", lo, end) + 2, lo)
-    if data.count(quote.group(), lo, end) % 2:  # it closes a quote the line opened before
+    lo = min(max(data.rfind(b"\n", lo, end) + 1, data.rfind(b"\\n", lo, end) + 2, lo), start)
+    if data.count(quote.group(), lo, start) % 2:  # it closes a quote the line opened before the value
         return end
+    if data.count(quote.group(), start, end) % 2:  # it closes one the value opened: the word goes on after it
+        return _WORD_ON.match(data, quote.end()).end()  # type: ignore[union-attr]  # it matches the empty string
     close = _close(data, quote.group(), quote.end(), quote.group() == b"'")
+    if close is None and quote.group() != b"'":  # no apostrophe: a quote that closes nothing ends the word
+        return end
     after = quote.end() if close is None else close + len(quote.group())
     return _WORD_ON.match(data, after).end()  # type: ignore[union-attr]  # it matches the empty string
 

@@ -3019,14 +3019,21 @@ def test_a_backslash_in_a_shells_single_quotes_escapes_nothing(text: str, out: s
         ("sshpass -p don't4me ssh h", "sshpass -p [redacted key] ssh h", 1),
         ("echo Hunter'2 pw'x | passwd", "echo [redacted key] | passwd", 1),
         ('{"c": "sshpass -p Hunter\\"2 pw\\"x ssh h"}', '{"c": "sshpass -p [redacted key] ssh h"}', 1),
-        ("echo a 'b c' | passwd", "echo [redacted key]' | passwd", 1),
+        ("echo a 'b c' | passwd", "echo [redacted key] | passwd", 1),
+        ("echo a 'b c'd | passwd", "echo [redacted key] | passwd", 1),
+        ('sshpass -p Hunter"2 pw"x ssh h', "sshpass -p [redacted key] ssh h", 1),
+        ('echo Hunter"2 pw"x | passwd', "echo [redacted key] | passwd", 1),
+        ('mysql -pHunter"2 pw"x db', "mysql -p[redacted key] db", 1),
+        ('{"c": "sshpass -p Hunter2pw", "d": "x y"}', '{"c": "sshpass -p [redacted key]", "d": "x y"}', 1),
     ],
 )  # fmt: skip
 def test_a_quote_inside_a_commands_word_goes_with_it(text: str, out: str, keys: int) -> None:
     """``(echo X; echo don't) | passwd`` gave ``[redacted key]'t``: a command's unquoted password ended at a quote
     inside its word, which a shell reads as opening a quoted part of the same word (``Hunter'2 pw'x`` is one
     word), and a reader as an apostrophe when nothing closes it on the line (``don't``). Either way it is the
-    password's: the word goes on to that quote's close and past it, or, unclosed, over the apostrophe."""
+    password's: the word goes on to that quote's close and past it, or, unclosed, over the apostrophe. A bare
+    ``"`` in text let ``"2 pw"x`` of ``sshpass -p Hunter"2 pw"x`` out (it was taken for the end of a JSON string
+    however the line read), and ``echo a 'b c' | passwd`` left the quote that closes the value's own in view."""
     _redacts(text, out, keys)
 
 
