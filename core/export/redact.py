@@ -660,9 +660,11 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
         return len(value) >= SHORTEST and _literal_secret(value)
-    if _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
+    if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
+        value = data[m.start(3) : query]
+    elif _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
         return not _placeholder(value)
-    if (joined := _joined_end(data, m)) > m.end(3):  # an env or config file's value with punctuation inside it
+    elif (joined := _joined_end(data, m)) > m.end(3):  # an env or config file's value with punctuation inside it
         value = data[m.start(3) : joined]
         return not _placeholder(value) and not _setting(value.decode(errors="replace"))
     if len(value) < SHORTEST or _placeholder(value):
@@ -785,10 +787,31 @@ def _joined_end(data: bytes, m: Any) -> int:
 
 
 def _pair_end(data: bytes, m: Any, group: int) -> int:
-    """Where the value after a key word ends (``_PAIR``): at its closing quote or the end of a password's line
-    (``_quoted_end``), else past punctuation inside it on an env or config file's line (``_joined_end``)."""
+    """Where the value after a key word ends (``_PAIR``): in a URL's query, before the next parameter
+    (``_query_end``); else at its closing quote or the end of a password's line (``_quoted_end``), else past
+    punctuation inside it on an env or config file's line (``_joined_end``)."""
+    if (query := _query_end(data, m)) is not None:
+        return query
     end = _quoted_end(data, m, group)
     return _joined_end(data, m) if end == m.end(group) else end
+
+
+# a URL query's parameter, or a form's: its name after ``?`` or ``&`` (also as Go's JSON writes it, ``\u0026``), and
+# what ends its value, the next parameter's ``&`` or the fragment's ``#`` (``_query_end``)
+_QUERY_NAME = re.compile(rb"(?:[?&]|\\u0026)[\w.-]*\Z")
+_QUERY_END = re.compile(rb"&|\\+u0026|#")
+
+
+def _query_end(data: bytes, m: Any) -> int | None:
+    """Where the unquoted value of ``m`` (group 3) ends when its key is a URL query's parameter or a form's
+    (``?token=…&x=1``, ``user=bob&password=…&remember=1``): at the ``&`` before the next one, or the ``#`` of
+    the fragment, which a URL's value holds only encoded. None for any other key."""
+    if m.group(2) is not None or data[m.end(1) : m.start(3)] != b"=":
+        return None
+    if _QUERY_NAME.search(data, max(0, m.start(1) - 64), m.start(1)) is None:
+        return None
+    end = _QUERY_END.search(data, m.start(3), m.end(3))
+    return m.end(3) if end is None else end.start()
 
 
 def _line_end(data: bytes, m: Any) -> int | None:

@@ -3127,6 +3127,26 @@ def test_the_signature_of_a_signed_url_goes(text: str, out: str) -> None:
     _redacts(text, out)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("https://h.io/x?token=SECRETabc123xyz&x=1", "https://h.io/x?token=[redacted key]&x=1"),
+        ('curl "https://api.h.io/v1?api_key=Abc123Xyz789&page=2#top"',
+         'curl "https://api.h.io/v1?api_key=[redacted key]&page=2#top"'),
+        ('{"u": "https://h.io/x?a=1\\u0026access_token=Abc123Xyz789\\u0026x=1"}',
+         '{"u": "https://h.io/x?a=1\\u0026access_token=[redacted key]\\u0026x=1"}'),
+        ("curl -d 'user=bob&password=Hunter2pw&remember=1' h.io", "curl -d 'user=bob&password=[redacted key]&remember=1' h.io"),
+        ("https://h.io/?password=Hunter2pw&x=1 and more words", "https://h.io/?password=[redacted key]&x=1 and more words"),
+        ("https://h.io/?client_secret=Abc123Xyz789#frag", "https://h.io/?client_secret=[redacted key]#frag"),
+    ],
+)  # fmt: skip
+def test_a_secret_in_a_url_query_goes_alone(text: str, out: str) -> None:
+    """``?token=SECRET&x=1`` hid ``&x=1`` too (and a password's value after ``?password=`` the rest of its line): a
+    value after a key word went on past the ``&`` that starts a URL query's next parameter (or a form's), and past
+    the ``#`` of its fragment, which a value there holds only encoded. It now ends there."""
+    _redacts(text, out)
+
+
 def test_a_short_or_named_signature_stays() -> None:
     _stays("?sig=abc&Signature=none\nsee the X-Amz-Signature= parameter\n")
 
