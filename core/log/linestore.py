@@ -224,7 +224,8 @@ class LineStore(KeepingEvents):
 
     def table(self) -> tuple[dict[str, Any], dict[str, list[memoryview]]]:
         """The line table as plain data and columns (each the machine integers it holds, as views of the column's
-        blocks, which a column never reallocates: nothing is copied; a compressor
+        blocks, which a column never resizes in place (a first block that grows is a new copy; a view keeps the
+        one it was taken of, whose lines stay as they were): nothing is copied; a compressor
         takes ascending seqs and offsets down to about what their differences would, and building the
         differences would cost a Python integer per line), for the persistent index; ``restore`` takes it
         back."""
