@@ -371,6 +371,28 @@ def pid_text(pid: int) -> str:
     return f"pid {pid}" if 1 <= pid <= PID_MAX_LIMIT else f"pid {pid}, which no process can have"
 
 
+# Where to look for whether a request DSH died running took effect, by op (the plugin's UNKNOWN_HINTS say the same,
+# tests/dsh/test_unknown_hints.py holds them to it).
+UNKNOWN_HINTS = {
+    "pause": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+    "resume": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+    "config.set": "a model or reasoningEffort change lasts only as long as the DSH process that took it, so send it "
+                  "again; a <namespace>.<key> setting shows in DSH's own settings if it was changed",
+    "checkpoint": "the TUI's Checkpoints screen lists the mark if it was placed",
+    "stop": "the turn it was sent to ended aborted by the operator if it did (tapedeck events, the TUI)",
+    "message": "the session's events after it was sent hold the message if DSH took it (tapedeck events, the TUI)",
+    "rewind": "the session's events hold the rewind's note in place of the history after the mark if it ran "
+              "(tapedeck events, the TUI)",
+    "expand": "the session's events hold the tool result in full again if it ran (tapedeck events, the TUI)",
+}  # fmt: skip
+UNKNOWN_HINT = "the session's events after it was sent tell whether it did (tapedeck events, the TUI)"
+
+
+def unknown_hint(op: str | None) -> str:
+    """Where to look for whether a request of ``op`` that DSH died running took effect."""
+    return UNKNOWN_HINTS.get(op or "", UNKNOWN_HINT)
+
+
 def describe_host(state: dict[str, Any]) -> str:
     """One line for a ``HostState.to_dict()``: ``paused (pid 812) since 2026-12-03 06:40:12 UTC``."""
     name = state.get("state")
@@ -390,10 +412,10 @@ def describe_host(state: dict[str, Any]) -> str:
         if dsh:
             return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
-    if name == "exited" and bridge.get("inFlight"):
-        ids = ", ".join(quoted(request["id"]) for request in bridge["inFlight"])
-        problem += (f"; it was running request {ids} when it stopped: whether it took "
-                    "effect is unknown")  # fmt: skip
+    for request in bridge.get("inFlight", ()) if name == "exited" else ():  # what to look at, by op
+        what = f"the {request['op']} request" if request.get("op") else "request"
+        problem += (f"; DSH stopped while its bridge was running {what} {quoted(request['id'])}, before it wrote the "
+                    f"outcome, so it may or may not have taken effect: {unknown_hint(request.get('op'))}")  # fmt: skip
     number = int_or_none(state.get("pid"))
     unseen = ", no process seen: live by its heartbeat" if name in LIVE_STATES and bridge.get("unseen") else ""
     pid = f" ({'DSH ' if dsh else ''}{pid_text(number)}{unseen})" if number is not None else ""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bridge.files import OutcomeReader
-from core.control.host_state import HostState, exited_at
+from core.control.host_state import HostState, exited_at, unknown_hint
 from core.control.inbox import CONTROL_EVENT, FINAL, UNKNOWN
 from core.log.tail import Tailer
 from core.shared.errors import LogFormatError
@@ -69,28 +69,6 @@ class BridgeOutcomeWatch:
             return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
         self.pending = data
         return None
-
-
-# Where to look for whether a request DSH died running took effect, by op (the plugin's UNKNOWN_HINTS say the same,
-# tests/dsh/test_unknown_hints.py holds them to it).
-UNKNOWN_HINTS = {
-    "pause": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
-    "resume": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
-    "config.set": "a model or reasoningEffort change lasts only as long as the DSH process that took it, so send it "
-                  "again; a <namespace>.<key> setting shows in DSH's own settings if it was changed",
-    "checkpoint": "the TUI's Checkpoints screen lists the mark if it was placed",
-    "stop": "the turn it was sent to ended aborted by the operator if it did (tapedeck events, the TUI)",
-    "message": "the session's events after it was sent hold the message if DSH took it (tapedeck events, the TUI)",
-    "rewind": "the session's events hold the rewind's note in place of the history after the mark if it ran "
-              "(tapedeck events, the TUI)",
-    "expand": "the session's events hold the tool result in full again if it ran (tapedeck events, the TUI)",
-}  # fmt: skip
-UNKNOWN_HINT = "the session's events after it was sent tell whether it did (tapedeck events, the TUI)"
-
-
-def unknown_hint(op: str | None) -> str:
-    """Where to look for whether a request of ``op`` that DSH died running took effect."""
-    return UNKNOWN_HINTS.get(op or "", UNKNOWN_HINT)
 
 
 def interrupted(state: HostState, request_id: str, op: str | None) -> dict[str, Any] | None:

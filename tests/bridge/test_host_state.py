@@ -386,12 +386,18 @@ def test_a_live_bridge_older_than_the_packaged_plugin_is_named_everywhere_it_sho
 
 def test_inspect_names_the_requests_a_dead_bridge_was_running(tmp_path: Path, capsys) -> None:
     """DSH died while its bridge ran a request (bridge.json's inFlight): inspect says which, and that whether it
-    took effect is unknown, for an operator who sent it without --wait."""
+    took effect is unknown, for an operator who sent it without --wait. It said 'it was running request req-7 when
+    it stopped: whether it took effect is unknown': not what 'it' was, nor the op, nor where to look; it says each
+    now, by op as control --wait's unknown outcome does (``unknown_hint``)."""
     log = dsh_log(tmp_path / "s")
-    write_bridge(log.parent, None, "exited", inFlight=[{"id": "req-7", "op": "pause"}])
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": "req-7", "op": "pause"}, {"id": "req-8", "op": "x"}])
     assert main(["inspect", str(log)]) == 0
     out = capsys.readouterr().out
-    assert "it was running request req-7 when it stopped: whether it took effect is unknown" in out, out
+    assert ("; DSH stopped while its bridge was running the pause request req-7, before it wrote the outcome, so it "
+            "may or may not have taken effect: the session's state says whether it is paused (tapedeck inspect, the "
+            "TUI's header); DSH stopped while its bridge was running request req-8, before it wrote the outcome, so "
+            "it may or may not have taken effect: the session's events after it was sent tell whether it did "
+            "(tapedeck events, the TUI)") in out, out
 
 
 def test_a_log_replaced_in_place_by_a_longer_one_is_judged_by_what_it_holds_now(tmp_path: Path) -> None:
@@ -487,7 +493,7 @@ def test_what_bridge_json_names_is_quoted_in_the_host_line(bridged, tmp_path: Pa
     exited = dsh_log(tmp_path / "exited")
     write_bridge(exited.parent, None, "exited", inFlight=[{"id": f"req-{forged}", "op": "pause"}])
     for log, said in ((live, "the bridge says: the inbox x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007"),
-                      (exited, "running request req-x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007 when it stopped")):  # fmt: skip
+                      (exited, "running the pause request req-x\\n\\u001b]52;c;Zm9yZ2Vk\\u0007, before")):  # fmt: skip
         line = describe_host(read_host_state(log).to_dict())
         assert said in line and not [c for c in line if ord(c) < 32], line
 
@@ -500,4 +506,5 @@ def test_an_in_flight_op_that_is_no_string_is_no_op(tmp_path: Path, capsys) -> N
     write_bridge(log.parent, None, "exited", inFlight=[{"id": "req-7", "op": ["pause"]}, {"id": "req-8", "op": {}}])
     assert read_bridge(log.parent)[0].in_flight == (("req-7", None), ("req-8", None))
     assert main(["inspect", str(log)]) == 0
-    assert "it was running request req-7, req-8 when it stopped" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "running request req-7, before" in out and "running request req-8, before" in out, out
