@@ -9,7 +9,7 @@ import importlib
 import os
 import signal
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -160,7 +160,7 @@ class TapedeckApp(ControlActions, App[None]):
         interval: float = FOLLOW_INTERVAL,
         use_watchfiles: bool = False,
         keymap_file: Path | None = None,
-        hint: str | None = None,
+        hint: Callable[[App[Any]], str] | None = None,
         fleet_roots: list[Path] | None = None,
         config: PolicyConfig | None = None,
     ) -> None:
@@ -174,7 +174,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.burst = Burst()  # which alerts ring and toast one by one
         self.alert_marks: dict[int, tuple[str, ...]] = {}  # the open session's alert marks, by seq
         self.alert_feed: AlertFeed | None = None
-        self.hint = hint  # shown once the session opens (the demo's first-run hint of which keys act)
+        self.hint = hint  # its text is shown once the session opens (the demo's first-run hint of which keys act)
         self.target = target
         self.follow = follow
         self.interval = interval
@@ -229,7 +229,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.start_alerts()
         if self.hint:
             self._hint_up = True
-            self.notify(self.hint, title="Try the controls", timeout=HINT_SECONDS)
+            self.notify(self.hint(self), title="Try the controls", timeout=HINT_SECONDS)
         if self.fleet_roots:
             from tui.screens.fleet import FleetScreen
 
@@ -516,7 +516,8 @@ class TapedeckApp(ControlActions, App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         entries = help_entries(self, self.screen)
-        legend = getattr(self.screen, "LEGEND", ())
+        columns_legend = getattr(self.screen, "columns_legend", None)  # the main screen's, Folds'
+        legend = columns_legend() if columns_legend is not None else ()
         title = f"{getattr(self.screen, 'HEADING', '')}: what the columns mean" if legend else ""
         self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems, legend, title))
 

@@ -137,7 +137,7 @@ def _watch(
                 raise TapedeckError(f"the demo host wrote no log within {START_SECONDS} s; try --no-tui")
             time.sleep(0.05)
         from tui.app import TapedeckApp
-        from tui.screens.control import FIRST_RUN_HINT
+        from tui.screens.control import first_run_hint
 
         def hangup(*_: object) -> None:
             # The terminal is gone, and the TUI with it: stop the host and clean up here, then leave at once.
@@ -147,7 +147,7 @@ def _watch(
 
         previous = signal.signal(signal.SIGHUP, hangup)
         try:  # a SIGTERM (kill, a service manager) quits as q does: the terminal is given back, then the host stopped
-            code = TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT).run_until_quit()
+            code = TapedeckApp(log, follow=True, hint=first_run_hint).run_until_quit()
         finally:
             signal.signal(signal.SIGHUP, previous)
         if code:

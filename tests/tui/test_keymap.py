@@ -19,6 +19,7 @@ from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import binding_owners, keymap_path, load_keymap
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.control import first_run_hint
 from tui.screens.help import help_entries
 from tui.settings import load_theme
 from tui.widgets.detail import TextView
@@ -144,7 +145,11 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
                       '"policy.config.other" = "f8"\n"main.follow" = "f11"\n"main.clear_filter" = "f12"\n'
                       '"app.diagnostics" = "ctrl+d"\n"main.search" = "ctrl+f"\n"app.help" = "f1"\n'
                       '"policy.confirm.yes" = "f2"\n"policy.confirm.no" = "f3,escape"\n"policy.folds.view" = "f4"\n'
-                      '"policy.ask.cancel" = "f13"\n')  # fmt: skip
+                      '"policy.ask.cancel" = "f13"\n"list.expand" = "f14"\n"main.hide_chunks" = "f15"\n'
+                      '"main.note" = "f16"\n"main.export" = "f17"\n"main.time" = "f18"\n"main.filter" = "f19"\n'
+                      '"policy.folds.expand" = "f20"\n"control.checkpoint" = "f21"\n"control.pause" = "f22"\n'
+                      '"control.message" = "f23"\n"control.stop" = "f24"\n"app.checkpoints" = "ctrl+f1"\n'
+                      '"app.folds" = "ctrl+f2"\n"app.config" = "ctrl+f3"\n')  # fmt: skip
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
@@ -178,7 +183,24 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         app.clear_notifications()
         screen.action_match(1)
         await pilot.pause()
-        assert [t.message for t in app._notifications] == ["No search matches; ^f searches."]
+        screen.filter = EventFilter()
+        screen.action_clear_filter()
+        await pilot.pause()
+        assert [t.message for t in app._notifications] == [
+            "No search matches; ^f searches.", "No filter to clear; f19 sets one."
+        ]
+        # the demo's first toast, and what ? says under the keys of the main screen and of Folds
+        assert first_run_hint(app) == (
+            "You are the operator: f21 checkpoint · f22 pause/resume · f23 message the agent · f24 stop · "
+            "^f1 checkpoints & rewind · ^f2 folds & expand · ^f3 config · f1 every key"
+        )
+        app.action_help()
+        await pilot.pause()
+        legend = " ".join(text for _term, text in app.screen.legend)
+        for said in ("f14 lists the originals", "its deltas; f14 lists them", "f15 hides the streams",
+                     "f16 adds or edits it; f17 exports", "f18 switches between"):  # fmt: skip
+            assert said in legend, legend
+        app.pop_screen()
         monkeypatch.setattr(type(screen), "_problems", lambda _self: 2)
         screen.filter = EventFilter(regex="a" * 300)  # too long to describe: the status says the filter is on
         monkeypatch.setattr(screen.live, "follow", True)
@@ -190,6 +212,10 @@ async def test_the_hints_in_messages_name_the_keys_the_keymap_binds(
         app.action_policy("folds")
         await settle(pilot)
         assert "(f1 explains the columns)" in str(app.screen.query_one("#folds-totals", Static).render())
+        app.action_help()
+        await pilot.pause()
+        assert "operator expands (f20) do not count" in dict(app.screen.legend)["backoff"]
+        app.pop_screen()
         app.pop_screen()
         palette = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert palette["Folds: Full result"] == "opens Folds and runs it (f4 there)"

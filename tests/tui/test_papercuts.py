@@ -21,7 +21,7 @@ from core.control.host_state import write_state
 from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
 from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, open_filter, settle, settled_main_screen, until
 from tui.app import TapedeckApp
-from tui.screens.control import FIRST_RUN_HINT
+from tui.screens.control import first_run_hint
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
@@ -285,14 +285,14 @@ async def test_a_toast_shown_before_a_dialog_opens_is_drawn_once(
 async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = TapedeckApp(path, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP,
-                      hint=FIRST_RUN_HINT)  # fmt: skip
+                      hint=first_run_hint)  # fmt: skip
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert [n.timeout <= 15 for n in app._notifications if n.message == FIRST_RUN_HINT] == [True]
+        assert [n.timeout <= 15 for n in app._notifications if n.message == first_run_hint(app)] == [True]
         await pilot.press("question_mark")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
-        assert not [n for n in app._notifications if n.message == FIRST_RUN_HINT]
+        assert not [n for n in app._notifications if n.message == first_run_hint(app)]
 
 
 async def test_n_moves_on_through_a_stream_while_the_log_grows(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import work
+from textual.app import App
 from textual.binding import Binding
 
 from core.control.host_state import KIND_DSH, exited_at
@@ -30,10 +31,22 @@ CONTROL_BINDINGS: list[Binding] = [
     Binding("S", "control_stop", "Stop…", show=False, id="control.stop"),
 ]
 CONTROL_ACTIONS = frozenset(b.action for b in CONTROL_BINDINGS)
-FIRST_RUN_HINT = (
-    "You are the operator: K checkpoint · P pause/resume · m message the agent · S stop · "
-    "c checkpoints & rewind · o folds & expand · C config · ? every key"
+# the demo's first toast: binding id, what its key does
+FIRST_RUN_KEYS = (
+    ("control.checkpoint", "checkpoint"),
+    ("control.pause", "pause/resume"),
+    ("control.message", "message the agent"),
+    ("control.stop", "stop"),
+    ("app.checkpoints", "checkpoints & rewind"),
+    ("app.folds", "folds & expand"),
+    ("app.config", "config"),
+    ("app.help", "every key"),
 )
+
+
+def first_run_hint(app: App[Any]) -> str:
+    """The demo's first toast: the keys that act on the agent, as ``app``'s keymap binds them."""
+    return "You are the operator: " + " · ".join(f"{key_of(app, i)} {what}" for i, what in FIRST_RUN_KEYS)
 
 
 class ControlActions:

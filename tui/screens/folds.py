@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
@@ -164,22 +164,25 @@ def derive_view(session: Session) -> FoldsView:
     )
 
 
-LEGEND: tuple[tuple[str, str], ...] = (
-    (
-        "state",
-        "raw: the original is on the surface · folded: a digest replaced it · pruned: another policy cut it · "
-        "pinned: an early, small result the fold leaves alone · expanded: the operator put the original back",
-    ),
-    ("policy", "what the next step's fold does with a raw result; the note says why"),
-    (
-        "backoff",
-        "the fold ledger of the result's resource (the same path, else the same call arguments). "
-        "E/F exp: the model expanded E of the resource's F folded results in full with expand_result. "
-        "backed off (E/F): after fold.backoffAfterExpansions full expansions that cover at least half of its "
-        "folds, the resource is no longer folded for the rest of the session. –: nothing of it was folded. "
-        "grep/lines expansions, repeats of the same result and operator expands (x) do not count.",
-    ),
-)
+def folds_legend(app: App[Any]) -> tuple[tuple[str, str], ...]:
+    """What the Folds screen's columns mean (for ``?``), naming the key ``app``'s keymap gives an expand."""
+    return (
+        (
+            "state",
+            "raw: the original is on the surface · folded: a digest replaced it · pruned: another policy cut it · "
+            "pinned: an early, small result the fold leaves alone · expanded: the operator put the original back",
+        ),
+        ("policy", "what the next step's fold does with a raw result; the note says why"),
+        (
+            "backoff",
+            "the fold ledger of the result's resource (the same path, else the same call arguments). "
+            "E/F exp: the model expanded E of the resource's F folded results in full with expand_result. "
+            "backed off (E/F): after fold.backoffAfterExpansions full expansions that cover at least half of its "
+            "folds, the resource is no longer folded for the rest of the session. –: nothing of it was folded. "
+            "grep/lines expansions, repeats of the same result and operator expands "
+            f"({key_of(app, 'policy.folds.expand')}) do not count.",
+        ),
+    )
 
 
 def original_text(session: Session, seq: int) -> str:
@@ -243,7 +246,6 @@ class FoldsScreen(PolicyScreen):
     """Tool results: raw, folded, pruned, pinned or expanded."""
 
     HEADING = "Folds — tool results on the surface"
-    LEGEND: ClassVar[tuple[tuple[str, str], ...]] = LEGEND
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"expand"})
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("v", "view", "Full result", id="policy.folds.view"),
@@ -254,6 +256,10 @@ class FoldsScreen(PolicyScreen):
         super().__init__()
         self._lines: dict[str, FoldLine] = {}
         self._view: FoldsView | None = None  # the rows shown, drawn again for a new width
+
+    def columns_legend(self) -> tuple[tuple[str, str], ...]:
+        """What ``?`` explains below the keys (``folds_legend``)."""
+        return folds_legend(self.app)
 
     def compose_body(self) -> ComposeResult:
         """The results table, the cursor row's columns the table leaves out when narrow, and a totals line."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from rich.text import Text
 from textual import events, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
@@ -44,13 +45,16 @@ from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
 HIDE_CHUNKS = "!assistant/chunk"  # the filter item the hide-chunks key toggles
-HIDE_CHUNKS_KEY = "h"
-TIME_KEY = "w"  # switches the list's time column between time of day and time ago
 DETAIL_MIN_WIDTH = 110  # narrower screens give the list the whole width (d shows the detail pane)
 
 
-def main_legend() -> tuple[tuple[str, str], ...]:
-    """What the main screen's glyphs, tags, number columns and chart mean (for ``?``)."""
+def main_legend(app: App[Any]) -> tuple[tuple[str, str], ...]:
+    """What the main screen's glyphs, tags, number columns and chart mean (for ``?``), naming the keys ``app``'s
+    keymap binds."""
+    expand, hide, note, export, clock = (
+        key_of(app, binding_id)
+        for binding_id in ("list.expand", "main.hide_chunks", "main.note", "main.export", "main.time")
+    )
     glyphs = "  ".join(f"{glyph} {etype}" for etype, glyph in GLYPHS.items())
     cuts = "  ".join(f"{glyph} {kind}" for kind, glyph in REPLACEMENT_GLYPHS.items())
     return (
@@ -60,21 +64,21 @@ def main_legend() -> tuple[tuple[str, str], ...]:
             "size · tags",
         ),
         ("glyphs", f"{glyphs}  ✉ message from a plugin or the host  ◇ tapedeck event  ? other"),
-        ("cut glyphs", f"{cuts}  (a row that replaced others on the surface; ⏎ lists the originals)"),
+        ("cut glyphs", f"{cuts}  (a row that replaced others on the surface; {expand} lists the originals)"),
         (
             "streams",
-            f"{BLOCK_GLYPH} streaming… / streamed N chars: one row per model stream (its deltas; ⏎ lists "
-            f"them); the filter assistant/chunk lists every delta, {HIDE_CHUNKS_KEY} hides the streams",
+            f"{BLOCK_GLYPH} streaming… / streamed N chars: one row per model stream (its deltas; {expand} lists "
+            f"them); the filter assistant/chunk lists every delta, {hide} hides the streams",
         ),
         ("size", "ch = chars the model sees (messages and tool results); B = bytes of the event's JSON data"),
         (
             "tags",
             "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
             "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
-            "error · interrupted: an answer cut off before it finished · ✎ note: your note on the row (a adds or "
-            "edits it; X exports the view as HTML)",
+            "error · interrupted: an answer cut off before it finished · ✎ note: your note on the row "
+            f"({note} adds or edits it; {export} exports the view as HTML)",
         ),
-        ("time", f"when the event was written; {TIME_KEY} switches between time of day (UTC) and time ago"),
+        ("time", f"when the event was written; {clock} switches between time of day (UTC) and time ago"),
         (
             "chart",
             "ctx now/peak: chars of the latest and the largest request (system prompt + messages), counted "
@@ -101,7 +105,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         Binding("N", "match(-1)", "Prev match", show=False, id="main.prev_match"),
         Binding("f", "filter", "Filter", id="main.filter"),
         Binding("x", "clear_filter", "Clear filter", show=False, id="main.clear_filter"),
-        Binding(HIDE_CHUNKS_KEY, "hide_chunks", "Hide chunks", id="main.hide_chunks"),
+        Binding("h", "hide_chunks", "Hide chunks", id="main.hide_chunks"),
         Binding("g,home", "top", "Top", show=False, id="main.top"),
         Binding("G", "bottom", "Bottom", show=False, id="main.bottom"),
         Binding("F,end", "follow", "Follow", id="main.follow"),
@@ -120,13 +124,12 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         Binding("full_stop", "travel(1)", "Next request", show=False, id="main.next_request"),
         Binding("L", "live", "Back to live", show=False, id="main.live"),
         Binding("R", "request", "Request view", show=False, id="main.request"),
-        Binding(TIME_KEY, "toggle_time", "Time of day/ago", show=False, id="main.time"),
+        Binding("w", "toggle_time", "Time of day/ago", show=False, id="main.time"),
         Binding("J", "open_child", "Open subagent child", show=False, id="main.open_child"),
         Binding("u", "open_parent", "Back to parent session", show=False, id="main.open_parent"),
         Binding("a", "note", "Note", show=False, id="main.note"),
         Binding("X", "export", "Export HTML", show=False, id="main.export"),
     ]
-    LEGEND = main_legend()
 
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
@@ -175,6 +178,10 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         bar.display = False
         yield bar
         yield PriorityFooter()
+
+    def columns_legend(self) -> tuple[tuple[str, str], ...]:
+        """What ``?`` explains below the keys (``main_legend``)."""
+        return main_legend(self.app)
 
     @property
     def events(self) -> EventList:
@@ -540,7 +547,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
     def action_clear_filter(self) -> None:
         """Show every event again."""
         if not self.filter.active:
-            self.notify("No filter to clear; f sets one.", timeout=3)
+            self.notify(f"No filter to clear; {key_of(self.app, 'main.filter')} sets one.", timeout=3)
             return
         self._set_filter(EventFilter())
 

@@ -14,9 +14,9 @@ from tests.tui.screens_policy.scenarios import demo
 from tui.app import TapedeckApp
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.confirm import ConfirmScreen
-from tui.screens.folds import LEGEND, FoldsScreen
+from tui.screens.folds import FoldsScreen, folds_legend
 from tui.screens.help import HelpScreen
-from tui.screens.main import MainScreen
+from tui.screens.main import MainScreen, main_legend
 
 pytestmark = pytest.mark.anyio
 
@@ -55,13 +55,13 @@ async def test_help_on_the_folds_screen_explains_backoff(tmp_path: Path) -> None
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
-        assert isinstance(app.screen, HelpScreen) and app.screen.legend == MainScreen.LEGEND
+        assert isinstance(app.screen, HelpScreen) and app.screen.legend == main_legend(app)
         await pilot.press("escape", "o")
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        assert app.screen.legend == LEGEND
-        assert "backoffAfterExpansions" in dict(LEGEND)["backoff"]
+        assert app.screen.legend == folds_legend(app)
+        assert "backoffAfterExpansions" in dict(app.screen.legend)["backoff"]
         assert "policy.folds.expand" in {entry.binding_id for entry in app.screen.entries}
 
