@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -366,22 +365,15 @@ class _Doc:
     seq: int
 
 
-def _term_char(ch: str) -> bool:
-    return ch in "_.-" or unicodedata.category(ch)[0] in "LN"
+# A term's characters: letters and numbers (Unicode categories L and N, which are what ``\w`` takes besides ``_``),
+# ``_``, ``.`` and ``-``; tests/policies/test_recall_search.py holds it to the seed's rule on every code point.
+_TERM = re.compile(r"[\w.-]+")
 
 
 def search_terms(query: str) -> list[str]:
-    """Lower-cased query terms: runs of letters, digits, ``_``, ``.``, ``-`` longer than one UTF-16 unit."""
-    terms: list[str] = []
-    current: list[str] = []
-    for ch in [*query.lower(), " "]:
-        if _term_char(ch):
-            current.append(ch)
-            continue
-        if current and utf16_len("".join(current)) > 1:
-            terms.append("".join(current))
-        current = []
-    return terms
+    """Lower-cased query terms: runs of letters, digits, ``_``, ``.``, ``-`` longer than one UTF-16 unit (a lone
+    code point past U+FFFF is one)."""
+    return [term for term in _TERM.findall(query.lower()) if len(term) > 1 or term > "\uffff"]
 
 
 def resolve_kinds(kinds: Sequence[str] | None, scope: str) -> list[str]:
@@ -744,7 +736,8 @@ def recall_tool_schemas() -> list[dict[str, Any]]:
             f'output. The default scope "auto" covers user and assistant text, generated context, tool inputs '
             f"and tool errors, plus at most {TOOL_OUTPUT_SLOTS} tool-output hits of up to {TOOL_SNIPPET_CHARS} "
             'characters each; scope "dialogue" leaves tool output out; explicit kinds replace both. The '
-            "recall tools' own calls and results are never searched, and neither is the turn in progress.",
+            "recall tools' own calls and results are never searched, and neither is the turn in progress. A query "
+            f"of more than {MAX_SEARCH_TERMS} distinct words is refused: give the few words the fact would contain.",
             {
                 "query": {"type": "string", "description": "Words to look for (case-insensitive)."},
                 "scope": {

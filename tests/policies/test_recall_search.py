@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import math
+import sys
+import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_slice_support import Host, runtime_message
 
+from core.policies import recall
 from core.policies.recall import RecallError, recall_search, search, search_terms, snippet_around
 
 
@@ -101,6 +106,58 @@ def test_limit_is_clamped(limit: float | None, count: int) -> None:
         host.simple_turn(f"q{n}", f"grape {n}")
     host.simple_turn("last", "x")
     assert len(search(host.session, "grape", scope="dialogue", limit=limit)) == count
+
+
+def _seed_terms(query: str) -> list[str]:
+    """The seed's term rule, character by character: runs of letters, numbers, ``_``, ``.`` and ``-`` of the
+    lower-cased query, longer than one UTF-16 unit (the reference ``search_terms`` is held to)."""
+    terms, current = [], ""
+    for ch in query.lower() + " ":
+        if ch in "_.-" or unicodedata.category(ch)[0] in "LN":
+            current += ch
+            continue
+        if len(current.encode("utf-16-le", "surrogatepass")) > 2:
+            terms.append(current)
+        current = ""
+    return terms
+
+
+TERM_PIECES = ["a", "Z", "é", "İ", "ß", "𠀀", "٣", "Ⅻ", "½", "_", ".", "-", " ", ",", "\n", "\u0307", "\ud800", "\x00"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(TERM_PIECES), st.characters()), max_size=40).map("".join))
+def test_search_terms_are_the_seed_rule_s_on_any_text(query: str) -> None:
+    assert search_terms(query) == _seed_terms(query)
+
+
+def test_the_term_characters_are_the_seed_s_on_every_code_point() -> None:
+    """What ``search_terms`` takes for a term's character (its regex) is, on every code point, a letter or a number
+    (Unicode categories L and N), ``_``, ``.`` or ``-``: the seed's rule, whatever Hypothesis draws."""
+    every = "".join(map(chr, range(0x110000)))
+    taken = "".join(recall._TERM.findall(every))
+    assert taken == "".join(ch for ch in every if ch in "_.-" or unicodedata.category(ch)[0] in "LN")
+
+
+def test_search_terms_does_not_go_through_the_query_a_character_at_a_time() -> None:
+    """A 1.2 MB query took 1.4 s to split into terms (a Python step per character, in the host's loop, before the
+    128-term cap could refuse it): the split is done by the regex engine, so the Python lines it runs do not grow
+    with the query's length."""
+    lines = 0
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal lines
+        lines += event == "line"
+        return tracer
+
+    query = ("kiwi-config " * 5_000) + "é" * 20_000
+    sys.settrace(tracer)
+    try:
+        terms = search_terms(query)
+    finally:
+        sys.settrace(None)
+    assert terms == ["kiwi-config"] * 5_000 + ["é" * 20_000]
+    assert lines < 5_000 * 4, lines
 
 
 def test_terms_and_snippets() -> None:
