@@ -103,6 +103,8 @@ async def test_attention_first_the_jump_the_filter_and_back_to_the_same_row(tmp_
         await pilot.press("enter")
         await until(pilot, lambda: len(screen.shown) == 1)
         assert _cursor_id(screen) == "live-c"
+        status = str(screen.query_one("#fleet-status").render())  # it said the filter, not that it hid two rows
+        assert status == "filter: state:running · 1 of 3 shown", status
         await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")  # an empty filter shows every row again
         await until(pilot, lambda: len(screen.shown) == 3)
         screen.query_one(DataTable).move_cursor(

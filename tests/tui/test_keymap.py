@@ -320,6 +320,10 @@ async def test_every_binding_id_help_shows_on_every_screen_can_be_rebound(tmp_pa
     async with fleet.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
         shown |= _ids_shown_rebound(fleet, keymap, "fleet table")
+        # the status line's hint names the keys the keymap gives (it said n, / and Enter)
+        status = str(fleet.screen.query_one("#fleet-status", Static).render())
+        assert status.startswith(" · ".join(f"{fleet.get_key_display(Binding(keymap[i], 'noop'))} {what}" for i, what in (
+            ("fleet.next", "next attention"), ("fleet.filter", "filter"), ("fleet.open", "open")))), status  # fmt: skip
 
     # The request view's keys and the Router screen's T among them (once refused by the keymap file).
     assert {"request.prev", "request.next", "request.close", "router.time_travel", "fleet.next"} <= shown

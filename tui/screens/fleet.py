@@ -29,6 +29,7 @@ from core.shared.errors import TapedeckError
 from core.shared.text import printable
 from tui.cells import cut, fitting, show_columns
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
+from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import fill_table
@@ -170,12 +171,17 @@ class FleetScreen(Screen[None]):
                 f"attention · {where}"
             )
         )
+        attention, filter_key, open_key = (key_of(self.app, i) for i in ("fleet.next", "fleet.filter", "fleet.open"))
         status = (
-            f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+            f"filter: {self.query_text}"
+            if self.query_text
+            else f"{attention} next attention · {filter_key} filter · {open_key} open"
         )
+        n = len(rows)
         if rows and self.query_text and not self.shown:
-            n = len(rows)
-            status += f": hides all {n} session{'' if n == 1 else 's'} (/ then Enter on an empty filter shows them)"
+            status += f": hides all {n} session{'' if n == 1 else 's'} ({filter_key} then Enter on an empty filter shows them)"
+        elif self.query_text and len(self.shown) < n:
+            status += f" · {len(self.shown)} of {n} shown"
         if not rows:
             status = "; ".join([f"no sessions under {', '.join(str(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
@@ -287,7 +293,9 @@ class FleetScreen(Screen[None]):
 
     def _say_no_row(self) -> None:
         why = (
-            "the filter hides every session (/ changes it)" if self.rows else "no session under the roots yet"
+            f"the filter hides every session ({key_of(self.app, 'fleet.filter')} changes it)"
+            if self.rows
+            else "no session under the roots yet"
         )
         self.notify(f"No row shown: {why}.", timeout=3)
 
