@@ -276,8 +276,8 @@ _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for c
     + rb"[^\s:\"'\\$]*:",
     _HTTPIE_AUTH + rb"[^\s:\"'\\$]*:",
     rb"influx\b[^\n|;&]*?[ \t]-password(?:[ \t]+|=)", rb"(?:useradd|usermod)\b[^\n|;&]*?[ \t]-p[ \t]*",
-    rb"\b(?:p?npm|yarn)[ \t]+(?:config[ \t]+)?set\b[^\n|;&]*?[ \t](?:[^\s=\"'|;&]*:)?"
-    rb"(?:_auth(?:Token)?|_password|npmAuth(?:Token|Ident))[ \t]+",
+    rb"\b(?:p?npm|yarn)[ \t]+(?:config[ \t]+)?set\b[^\n|;&]*?[ \t]" + _MAYBE_QUOTE + rb"(?:[^\s=\"'|;&]*:)?"
+    rb"(?:_auth(?:Token)?|_password|npmAuth(?:Token|Ident))" + _MAYBE_QUOTE + rb"[ \t]+",  # the key quoted or not
     rb"neo4j-admin(?:[ \t]+dbms)?[ \t]+set-initial-password[ \t]+",
     rb"mc(?:li)?" + _MC_OPTIONS + rb"[ \t]+(?:(?:alias[ \t]+set|config[ \t]+host[ \t]+add)" + _MC_OPTIONS + rb"[ \t]+"
     + _CLI_ARGUMENT + rb"|admin[ \t]+user[ \t]+add" + _MC_OPTIONS + rb"[ \t]+)" + _CLI_ARGUMENT + _CLI_ARGUMENT,

@@ -2928,6 +2928,25 @@ def test_an_npm_setting_or_a_reference_set_on_the_command_line_stays() -> None:
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ('npm config set "//registry.npmjs.org/:_authToken" 5f8a3c2e-1b4d-4e6f-9a7c-2d3e4f5a6b7c',
+         'npm config set "//registry.npmjs.org/:_authToken" [redacted key]'),
+        ("npm set '//npm.pkg.github.com/:_authToken' 'abcdef123456'",
+         "npm set '//npm.pkg.github.com/:_authToken' '[redacted key]'"),
+        ('yarn config set "npmAuthToken" 5f8a3c2e1b4d4e6f', 'yarn config set "npmAuthToken" [redacted key]'),
+        ('{"c": "npm config set \\"//r.example.com/:_authToken\\" abcdef123456"}',
+         '{"c": "npm config set \\"//r.example.com/:_authToken\\" [redacted key]"}'),
+    ],
+)  # fmt: skip
+def test_an_npm_credential_set_under_a_quoted_key_goes(text: str, out: str) -> None:
+    """a8582a66 took the credential after an npm config key given to ``config set`` only when the key was bare: a
+    script quoting it (``npm config set "//registry/:_authToken" TOKEN``, as scripts that build the key from a
+    variable do) kept a token of no known format whole."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("echo 2>/dev/null Hunter2pw | passwd", "echo 2>/dev/null [redacted key] | passwd"),
         ("echo -n 2> err.log 'Hunter2pw' | docker login -u bob --password-stdin",
          "echo -n 2> err.log '[redacted key]' | docker login -u bob --password-stdin"),
