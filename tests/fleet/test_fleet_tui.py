@@ -222,7 +222,8 @@ async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anyth
 @pytest.mark.anyio
 async def test_the_table_and_status_line_draw_a_logs_controls_as_pictures(tmp_path: Path) -> None:
     """How the last turn ended, the router's phase and class and a skipped entry's name (a session directory's)
-    quote the log and the disk: a turn/end kind holding ESC ] 2 retitled the terminal at every redraw of the fleet."""
+    quote the log and the disk: a turn/end kind holding ESC ] 2 retitled the terminal at every redraw of the fleet.
+    The cells are the ones ``tapedeck sessions`` prints, quoted (43972864): their escapes as JSON escapes."""
     root = tmp_path / "sessions"
     log = Log(start_ms=FUTURE_MS)
     log.header()
@@ -242,8 +243,9 @@ async def test_the_table_and_status_line_draw_a_logs_controls_as_pictures(tmp_pa
         await pilot.pause()
         drawn = "\n".join("".join(s.text for s in strip) for strip in screen._compositor.render_strips())
         assert not [c for c in drawn if ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F], drawn
-        # the log's texts drawn as pictures; the directory's name as every note names a path (8fd6029): escaped
-        for said in ("k-␛]52;c;", "p-␛]52;c;", "c-␛]52;c;", "d-\\u001b]52;c;"):
+        # the log's texts quoted as the sessions command's cells are; the directory's name as every note names a
+        # path (8fd6029): escaped too
+        for said in ("k-\\u001b]52;c;", "p-\\u001b]52;c;", "c-\\u001b]52;c;", "d-\\u001b]52;c;"):
             assert said in drawn, (said, drawn)
 
 
