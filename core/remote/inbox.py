@@ -130,6 +130,11 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
     if status == _GONE:
         raise RemoteHostExited(f"{quoted_path(str(log))}: its host exited just now; nothing was sent")
     where, err = quoted_path(str(log.at(inbox))), quoted(err, 200)  # the machine's stderr, its path: its words
+    if status is None:  # the connection went, or the command was killed, before it said how the append ended
+        line = f"request {obj['id']} ({obj['op']})" if "id" in obj else f"the withdrawal of request {obj['withdraw']}"
+        raise ControlError(f"{where}: the append gave no exit status (the connection was lost or the command killed), "
+                           f"so {line} may have been written and may still be applied: once the machine answers "
+                           "again, look for its id in that file")  # fmt: skip
     if status == _NOT_A_FILE:
         raise ControlError(f"{where}: {err}")
     raise ControlError(f"{where}: the request could not be written (exit {status}{': ' + err if err else ''})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import shutil
 import threading
 import time
@@ -120,6 +121,50 @@ def test_a_wait_whose_machine_goes_away_says_the_request_was_sent_and_may_still_
     err = capsys.readouterr().err
     [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
     assert "unreachable" in err and request["id"] in err and "may still" in err, err
+
+
+def test_a_request_whose_machine_goes_away_before_the_append_answers_may_have_been_written(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The machine went away once the request's line was in the far inbox, before the append's exit status came
+    back: 'the request could not be written (exit None)' was false, as the line is there and the host may still
+    apply it. The far side's ``sync`` (the append's last step, after the line is written) never returns here, so
+    the server is taken away in exactly that window, on an idle or a loaded machine alike."""
+    sshd.trust()
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    synced = _sync_hangs(tmp_path, monkeypatch)
+    killer = threading.Thread(target=_kill_once_there, args=(sshd, synced), daemon=True)
+    killer.start()
+    assert main(["control", f"testbox:{log}", "pause"]) == 2
+    killer.join()
+    assert synced.exists()  # the server went with the append under way
+    err = capsys.readouterr().err
+    [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
+    assert request["id"] in err and "may have been written" in err and "may still be applied" in err, err
+    assert "could not be written" not in err, err
+
+
+def _sync_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Give the far side's append a ``sync`` that, once called, creates the file whose path this returns and then
+    never returns."""
+    from core.remote import inbox
+
+    shims, mark = tmp_path / "shims", tmp_path / "synced"
+    shims.mkdir()
+    (shims / "sync").write_text(f"#!/bin/sh\n: >{shlex.quote(str(mark))}\nexec sleep 3600\n")  # till the server goes
+    (shims / "sync").chmod(0o755)
+    monkeypatch.setattr(inbox, "SEND", f'PATH={shims}:"$PATH"\n{inbox.SEND}')
+    return mark
+
+
+def _kill_once_there(sshd: Sshd, mark: Path) -> None:
+    """Take the machine away once ``mark`` is there (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sshd.kill()
 
 
 def test_a_remote_sessions_root_is_refused_as_locally_even_with_one_session(sshd: Sshd, tmp_path: Path,
