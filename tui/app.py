@@ -35,7 +35,7 @@ from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import allow_deepest_walks
-from core.shared.text import counted, printable, short_session, shown
+from core.shared.text import counted, printable, quoted_path, short_session, shown
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import binding_owners, key_of, keymap_path, load_keymap
@@ -296,7 +296,7 @@ class TapedeckApp(ControlActions, App[None]):
         elif theme is not None and theme in self.available_themes:
             self.theme = theme
         elif theme is not None:
-            self.notify(f"{path}: no theme named {shown(theme)}", title="Settings", severity="warning", timeout=10)
+            self.notify(f"{quoted_path(path)}: no theme named {shown(theme)}", title="Settings", severity="warning", timeout=10)
         self._saved_theme = self.theme
         self.theme_changed_signal.subscribe(self, lambda new: self._save_theme(path, new.name))
 

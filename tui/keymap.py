@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 
 from core.shared.envdirs import own_dir, xdg_dir
-from core.shared.text import printable, shown
+from core.shared.text import printable, quoted_path, shown
 from tui.settings import Unusable, read_toml
 
 KEYMAP_NAME = "keymap.toml"
@@ -64,12 +64,13 @@ def load_keymap(
         if binding_id in known and _wrong_keys(keys) is None
     }
     problems: list[str] = []
+    named = quoted_path(path)
     for binding_id, keys in entries:
         if binding_id not in known:
             hint = f"press {help_key(keymap) if help_key is not None else '?'} to see the ids"
-            problems.append(f"{path}: unknown binding id {shown(binding_id)} ({hint})")
+            problems.append(f"{named}: unknown binding id {shown(binding_id)} ({hint})")
         elif (wrong := _wrong_keys(keys)) is not None:
-            problems.append(f"{path}: {binding_id}{wrong}")
+            problems.append(f"{named}: {binding_id}{wrong}")
     return keymap, problems
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core.shared.parsers import Wording, load_document
+from core.shared.text import quoted_path
 
 SETTINGS_NAME = "tui.toml"
 
@@ -43,7 +44,7 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
         return None, str(exc)
     theme = table.get("theme")
     if theme is not None and not isinstance(theme, str):
-        return None, f'{path}: theme must be a string such as "textual-dark"'
+        return None, f'{quoted_path(path)}: theme must be a string such as "textual-dark"'
     return theme, None
 
 
@@ -56,5 +57,5 @@ def save_theme(path: Path, theme: str) -> str | None:
         tmp.write_text(f'# written by tapedeck watch\ntheme = "{escaped}"\n', encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
-        return f"{path}: cannot save the theme ({exc.strerror or exc})"
+        return f"{quoted_path(path)}: cannot save the theme ({exc.strerror or exc})"
     return None

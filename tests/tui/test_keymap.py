@@ -12,6 +12,7 @@ from textual.widgets import Button, Static
 
 from core.alerts.engine import Alert
 from core.read.event_filter import EventFilter
+from core.shared.text import quoted_path
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle
 from tui.alerts import HistoryRecalled
@@ -21,7 +22,7 @@ from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.control import first_run_hint
 from tui.screens.help import help_entries
-from tui.settings import load_theme
+from tui.settings import load_theme, save_theme
 from tui.widgets.detail import TextView
 from tui.widgets.search_bar import SearchBar
 
@@ -363,3 +364,22 @@ def test_a_keymap_or_settings_file_past_a_mib_is_refused_unread(name: str, tmp_p
     with path.open("r+b") as f:  # a sparse file of 4 GiB: only the first MiB is read
         f.truncate(4 << 30)
     assert (load_keymap(path, IDS)[1] if name == "keymap.toml" else [load_theme(path)[1]]) == [expected]
+
+
+def test_a_keymap_or_settings_path_is_named_as_every_message_names_a_path(tmp_path: Path) -> None:
+    """An unknown id, keys that are no string, a theme that is none and a theme not saved named their file as it
+    was: a directory holding ESC ] 2 (TAPEDECK_HOME may be anywhere) retitled the terminal from the help screen, and
+    a newline split the message. They name it as ``quoted_path`` does, as the reader's own messages (not TOML, too
+    large) already did."""
+    home = tmp_path / "td\x1b]2;x\x07\nhome"
+    home.mkdir()
+    named = quoted_path(home)
+    path = home / "keymap.toml"
+    path.write_text('nope = "x"\nmain.search = 3\ntheme = 3\n')
+    assert load_keymap(path, IDS)[1] == [
+        f'{named}/keymap.toml: unknown binding id "nope" (press ? to see the ids)',
+        f'{named}/keymap.toml: main.search must be a string of keys such as "ctrl+f" or "f3,ctrl+f"',
+        f'{named}/keymap.toml: unknown binding id "theme" (press ? to see the ids)',
+    ]
+    assert load_theme(path) == (None, f'{named}/keymap.toml: theme must be a string such as "textual-dark"')
+    assert save_theme(path / "tui.toml", "nord") == f"{named}/keymap.toml/tui.toml: cannot save the theme (File exists)"
