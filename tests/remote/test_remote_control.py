@@ -109,14 +109,19 @@ def test_a_remote_tapedeck_log_without_its_state_file_is_refused_as_locally(sshd
 
 
 def test_a_wait_whose_machine_goes_away_says_the_request_was_sent_and_may_still_apply(
-    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], capsys: pytest.CaptureFixture[str]  # noqa: F811
-) -> None:
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     """The request is in the far inbox and cannot be withdrawn any more: the operator is told so (and its id), not
-    only that the machine is unreachable."""
+    only that the machine is unreachable. The machine goes as the wait begins (not on a timer, which a loaded
+    machine fired before the append)."""
+    from core.cli import control
+
     sshd.trust()
     log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
     write_bridge(log.parent, sleeper().pid, "running")
-    threading.Timer(1.5, sshd.kill).start()
+    wait = control._wait_outcome
+    monkeypatch.setattr(control, "_wait_outcome", lambda *args: (sshd.kill(), wait(*args))[1])
     assert main(["control", f"testbox:{log}", "pause", "--wait", "--timeout", "30"]) == 2
     err = capsys.readouterr().err
     [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
