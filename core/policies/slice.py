@@ -44,7 +44,7 @@ from core.policies.recall import expand_locator, result_content, tool_name, turn
 from core.policies.slice_config import SliceConfig
 from core.read.session import RUNTIME_CONTEXT_PLUGIN, TAPE_SOURCE_KIND, Session, derive_message
 from core.read.summary import tape_span
-from core.shared.text import cp_len, js_json, result_call_id, sha256_hex, text_of_blocks
+from core.shared.text import cp_len, js_json, quoted, result_call_id, sha256_hex, text_of_blocks
 
 TAPE_PREFIX = "[slice tape v1 · turns "
 SNAPSHOT_NOTE_PREFIX = "[slice note · "
@@ -615,7 +615,8 @@ def plan_seal(
                         SealWarning(
                             key,
                             f"slice tape: turn {last_turns[group[0]]} (seq {seqs[group[0]]}..{seqs[group[-1]]}) "
-                            f"kept raw and cut the sealed span, unpaired tool call/result {', '.join(ids)}",
+                            f"kept raw and cut the sealed span, unpaired tool call/result "
+                            f"{', '.join(map(quoted, ids))}",  # the log's ids, quoted: one line
                         )
                     )
                 if segment:

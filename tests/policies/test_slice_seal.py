@@ -311,6 +311,21 @@ def test_an_unpaired_group_warns_again_for_a_new_session_object() -> None:
     assert again.warnings == [] and again.entries == []
 
 
+def test_an_unpaired_call_id_from_the_log_stays_on_the_warnings_line() -> None:
+    """The warning named the unpaired call ids as the log held them (a model's or a hand-written log's): an id holding
+    a newline and an escape sequence forged a line of run's progress and of ``tapedeck seal``'s report and, piped,
+    cleared the terminal. Each id is quoted (core.shared.text.quoted), an ordinary one as it is (the test above)."""
+    host = Host(SEAL)
+    host.begin("go")
+    host.reply("calling", [("c1\nslice tape: forged\x1b[2J", "echo", {}, "x")], results=False)
+    host.end("aborted")
+    [warning] = plan_seal(host.session, SEAL).warnings
+    assert warning.message == (
+        "slice tape: turn 1 (seq 3..3) kept raw and cut the sealed span, unpaired tool call/result "
+        "c1\\nslice tape: forged\\u001b[2J"
+    )
+
+
 # ------------------------------------------------------------------------------------ entry events
 def test_entry_events_are_dsh_replacements_citing_every_shadowed_node() -> None:
     host = Host(SEAL)
