@@ -395,7 +395,7 @@ class LogDecoder:
         # at a time)
         spans = self._spans is not None and not fixed_offset
         lined = first = 0
-        limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
+        limit = bigjson.LIMIT + 1 if self.pace is not None else len(data)  # longer lines (newline included) are parsed in slices
         end = data.rfind(b"\n", start) + 1  # the partial rest begins there
         if not end:
             return start
@@ -408,9 +408,9 @@ class LogDecoder:
         for raw in lines:
             if start == end:  # the partial rest: the next feed completes it
                 break
-            nl = start + len(raw) - 1  # where its newline is
+            size = len(raw)  # the line's bytes, its newline included (``start + size``: where the next line starts)
             try:  # subscripts cost less than ``get``: a line that is no object raises TypeError, one without a type KeyError
-                obj = loads(raw) if nl - start <= limit else None
+                obj = loads(raw) if size <= limit else None
                 etype = obj["type"]
             except bad_json:
                 obj, etype = None, _LINE
@@ -473,10 +473,10 @@ class LogDecoder:
                         run = 0
                         obj["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
                         if record is not None:
-                            record((seq, 1, base if fixed_offset else base + start, start, nl - start, CHUNK))
+                            record((seq, 1, base if fixed_offset else base + start, start, size - 1, CHUNK))
                         self.next_seq = seq + 1
                         chunk_to(obj, t, p, piece)  # type: ignore[misc]
-                        start = nl + 1
+                        start += size
                         continue
                     run, seq0, turn, step, chars = n, seq, t, p, c
                     lined, first = 0, start
@@ -484,9 +484,9 @@ class LogDecoder:
                 if spans:
                     lined += 1
                 elif record is not None:
-                    record((seq, n, base if fixed_offset else base + start, start, nl - start, CHUNK))
+                    record((seq, n, base if fixed_offset else base + start, start, size - 1, CHUNK))
                 self.next_seq = seq + n
-                start = nl + 1
+                start += size
                 continue
             if run:  # a run ends before anything else is projected
                 if lined:
@@ -494,10 +494,10 @@ class LogDecoder:
                     lined = 0
                 deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                 run = 0
-            self._pos, self._len = start, nl - start  # where the line is, for the note of what it yields
+            self._pos, self._len = start, size - 1  # where the line is, for the note of what it yields
             if etype is _LINE:
                 del raw  # a multi-MB line is not held twice while it is parsed: sliced again without its newline
-                self._line(data[start:nl], base if fixed_offset else base + start, out)
+                self._line(data[start : start + size - 1], base if fixed_offset else base + start, out)
             elif etype == CHUNK:
                 chunk(obj, base if fixed_offset else base + start, out)
             elif etype.__class__ is str and etype in rows:
@@ -518,13 +518,13 @@ class LogDecoder:
                 if when is None:
                     obj["time"] = 0
                 if record is not None:
-                    record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
+                    record((seq, 1, base if fixed_offset else base + start, start, size - 1, etype))
                 self.next_seq = seq + 1
                 if (told := after.get(etype)) is not None:
                     told(obj)
             else:
                 event(obj, base if fixed_offset else base + start, out)
-            start = nl + 1
+            start += size
         if run:
             if lined:
                 self._note_run(seq0, run, lined, base + first, first, start - 1)
