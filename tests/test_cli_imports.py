@@ -126,7 +126,8 @@ def test_writing_a_logs_index_loads_no_tempfile(tmp_path: Path) -> None:
     [
         (["inspect", FIXTURE, "--json"], ("core.read.type_select",)),
         (["surface", FIXTURE, "--json"], ("core.read.type_select",)),
-        (["cost", FIXTURE, "--json"], ("core.read.type_select", "core.read.timetravel", "core.shared.chat")),
+        (["cost", FIXTURE, "--json"],
+         ("core.read.type_select", "core.read.timetravel", "core.shared.chat", "core.read.summary")),
     ],
     ids=["inspect", "surface", "cost"],
 )

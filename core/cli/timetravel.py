@@ -25,7 +25,6 @@ from core.cli.common import (
     write_bytes,
 )
 from core.read.session import Session
-from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
@@ -212,6 +211,8 @@ def _request_lines(
 ) -> Iterator[str]:
     """The text lines of one ``request --json`` object ``r`` whose ``count`` wire messages (``len(messages)`` when
     None) come from ``messages``, one at a time."""
+    from core.read.summary import human_chars  # the text's alone: ``--json`` and ``cost`` never import it
+
     tools = ", ".join(r["tools"]) or "none"
     extra = [f"max_tokens {r['maxTokens']}" if r["maxTokens"] is not None else "",
              f"tool_choice {r['toolChoice']}" if r["toolChoice"] else "",
@@ -352,6 +353,8 @@ def _render_projection(p: dict[str, Any]) -> list[str]:
 
 
 def _render_cost(r: dict[str, Any]) -> str:
+    from core.read.summary import human_chars
+
     lines = ["turn step  hit       miss      output    cached  cost      cache break"]
     for q in r["requests"]:
         step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "") if q["kind"] == AGENT else "-"
