@@ -56,8 +56,8 @@ def _render_change(change: Change, verb: str) -> str:
             "a running DSH with this profile loads it within seconds (its patch watcher); others at start"
         )
     if change.others_ran:  # a new profile beside those DSH uses: a typo would leave every DSH without the bridge
-        profile = quoted(where.name)
-        lines.append(f"note: DSH has never run with profile {profile} in this home (it ran {', '.join(map(quoted, change.others_ran))}): "
+        profile, ran = quoted_path(where.name), ", ".join(map(quoted_path, change.others_ran))  # directories' names
+        lines.append(f"note: DSH has never run with profile {profile} in this home (it ran {ran}): "
                      f"only a DSH started with --profile {profile} loads the bridge")  # fmt: skip
     return "\n".join(lines)
 

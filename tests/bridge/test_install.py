@@ -368,6 +368,20 @@ def test_install_into_a_profile_dsh_never_ran_beside_ones_it_did_says_so(tmp_pat
     assert json.loads(capsys.readouterr().out)["othersRan"] == ["headless", "web"]
 
 
+def test_the_note_names_a_profile_that_is_not_utf8_as_every_path_is_named(tmp_path: Path, capsys) -> None:
+    """The note named the profiles DSH ran through quoted(), so a profile directory whose name is not UTF-8 read
+    'pr\\udcff' where every other text and --json name it 'pr\\xff' (docs/cli.md: a name that is not UTF-8 is written
+    one way wherever tapedeck writes it); they are directory names, written as quoted_path writes them."""
+    for ran in (b"web", b"pr\xff\x1b[2J"):
+        profile = os.path.join(os.fsencode(tmp_path), b"profiles", ran)
+        os.makedirs(profile)
+        with open(os.path.join(profile, b"cordis.yml"), "wb") as f:
+            f.write(b"plugins: {}\n")
+    assert main(["bridge", "install", str(tmp_path), "--profile", "webb"]) == 0
+    out = capsys.readouterr().out
+    assert "(it ran pr\\xff\\u001b[2J, web)" in out and "\\udcff" not in out and "\x1b" not in out, out
+
+
 ITEM = st.sampled_from(
     ["- id: a\n  config: {x: 1}\n", "- insert:\n    - id: b\n      name: ./b.mjs\n", "# a comment\n", "\n",
      "- id: c  # trailing\n", "- !!js 'x'\n"]
