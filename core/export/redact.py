@@ -767,19 +767,34 @@ def _config_line(data: bytes, m: Any, end: int | None = None) -> bool:
 # punctuation before a next key (``;PORT=``, a mount's ``,uid=``, ``{password:e,user:t}``)
 _JOINED = re.compile(rb"[,;)\]}]+(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+")
 _NEXT_KEY = re.compile(rb"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
-JOINED_REACH = 256  # how far past a key word's value its token is followed over punctuation (``_joined_end``)
+# ``_joined``'s last answer: the text, where it was asked from and where the token it followed ends
+_last_joined: tuple[bytes, int, int] = (b"", 0, -1)
+
+
+def _joined(data: bytes, at: int) -> int:
+    """Where the token at ``at`` ends past ``,;)]}`` inside it and the characters after each (``_JOINED``), but
+    before one a next key follows (``_NEXT_KEY``), however far on; ``at`` when none is there. The last answer is
+    kept, with where it was asked from: a value's end inside a token followed already ends the same token (each
+    step starts where a value's characters end), so a token of many key words (``token=a,1token=a,…``) is followed
+    once, not from each of them."""
+    global _last_joined
+    last = _last_joined
+    if last[0] is data and last[1] <= at <= last[2]:
+        return last[2]
+    end = at
+    while (joined := _JOINED.match(data, end)) is not None and _NEXT_KEY.match(data, end) is None:
+        end = joined.end()
+    _last_joined = (data, at, end)
+    return end
 
 
 def _joined_end(data: bytes, m: Any) -> int:
     """Where the unquoted value of ``m`` (group 3) ends on an env file's line (``DB_PASSWORD=aB3)dE5``) or a config
     file's (``password: aB3;dE5``): past ``,;)]}`` inside it, the value's own characters there, where in code they
     close or part what holds it, but not past one a next key follows (``DB_PASSWORD=pw;PORT=5432``), nor after a
-    call or an index (``token = response.json()["token"]``); at most ``JOINED_REACH`` bytes on. Elsewhere at the
+    call or an index (``token = response.json()["token"]``), however long the value (``_joined``). Elsewhere at the
     group's end."""
-    end = stop = m.end(3)
-    limit = min(len(data), end + JOINED_REACH)
-    while (joined := _JOINED.match(data, end, limit)) is not None and _NEXT_KEY.match(data, end, limit) is None:
-        end = joined.end()
+    end, stop = _joined(data, m.end(3)), m.end(3)
     if end == stop or (code := _CODE.match(m.group(3))) is not None and code.group(2):
         return stop
     env = data[m.end(1) : m.start(3)] == b"=" and m.group(1).isupper()

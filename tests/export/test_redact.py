@@ -3102,6 +3102,14 @@ def test_punctuation_inside_an_env_or_config_value_ends_nothing(text: str, out: 
     _redacts(text, out)
 
 
+@pytest.mark.parametrize("text", ["DB_PASSWORD={}\nPORT=5432", "password: {}\nuser: bob", '{{"c": "API_TOKEN={}\\nls"}}'])
+def test_a_long_value_with_punctuation_inside_it_goes_whole(text: str) -> None:
+    """A comma-joined value longer than 256 bytes (a key list, a generated secret) let its rest out: the value was
+    followed over punctuation inside it 256 bytes on at most, then cut there."""
+    value = ",".join(f"aB3dE{i}x" for i in range(200))
+    _redacts(text.format(value), text.format("[redacted key]"))
+
+
 def test_punctuation_after_a_key_words_value_in_code_stays() -> None:
     _stays("x={password:e,username:t}\nr = login(password=password_hash).json()\nf(token=tok,x)\n"
            "  password: pw,\n  token: getToken(),\n")
