@@ -846,7 +846,7 @@ def _line_end(data: bytes, m: Any) -> int | None:
         return None
     if sep == b"=" and _ENV_OPTION.search(data, max(0, m.end(1) - len(name) - 8), m.end(1) - len(name)) is not None:
         return None  # a container's ``-e DB_PASSWORD=…``: one argument of the shell's too
-    at = m.end(3)
+    at = _joined(data, m.end(3))  # after the first word's punctuation inside it, the word's own (``aB3;dE5 …``)
     if _MORE_WORDS.match(data, at) is None:
         return None
     end, (code, word, option) = _rest_of_line(data, at)

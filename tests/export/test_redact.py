@@ -3102,6 +3102,22 @@ def test_punctuation_inside_an_env_or_config_value_ends_nothing(text: str, out: 
     _redacts(text, out)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password: aB3;dE5 more words", "password: [redacted key]"),
+        ("passphrase = x9,Eat the red apple\nuser = bob", "passphrase = [redacted key]\nuser = bob"),
+        ('{"c": "password: aB3;dE5 more words\\nls"}', '{"c": "password: [redacted key]\\nls"}'),
+        ("DB_PASSWORD=aB3)dE5 psql -h db", "DB_PASSWORD=[redacted key] psql -h db"),
+    ],
+)  # fmt: skip
+def test_a_passphrase_with_punctuation_in_its_first_word_goes_to_its_lines_end(text: str, out: str) -> None:
+    """``password: aB3;dE5 more words`` went out whole: the words after a password's first word were looked for
+    where ``_PAIR``'s value stopped, at the ``;``, so the line's rest was never the password's, and ``aB3`` alone was
+    too short to judge. They are now looked for after the first word's punctuation inside it."""
+    _redacts(text, out)
+
+
 @pytest.mark.parametrize("text", ["DB_PASSWORD={}\nPORT=5432", "password: {}\nuser: bob", '{{"c": "API_TOKEN={}\\nls"}}'])
 def test_a_long_value_with_punctuation_inside_it_goes_whole(text: str) -> None:
     """A comma-joined value longer than 256 bytes (a key list, a generated secret) let its rest out: the value was
