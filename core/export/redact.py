@@ -695,10 +695,14 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     # the key's own name, in its case or another, is code after any key (``{ api_key: apiKey }``: a field passed on);
     # another name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
-    # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``)
+    # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``); a name is
+    # words without a digit, as a password made to look like one has none (``Sup3rSecret``, ``MySecret123``)
     if whole and _bare_name(value) == _bare_name(_key_name(data, m)):
         return False
-    named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value)
+    named = value.lower() == m.group(1).lower() or (
+        _KEY_WORD.search(value) and _NAME_PARTS.search(value) and value.replace(b"_", b"").isalpha()
+        and readable(value.decode())
+    )  # fmt: skip
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
 
 

@@ -1255,6 +1255,27 @@ password = pwd or default_password
     assert r.text(escaped) == escaped
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password=Sup3rSecret", "password=[redacted key]"),
+        ("password=MySecret123", "password=[redacted key]"),
+        ("client_secret=SUPERsecretKEY", "client_secret=[redacted key]"),
+        ("login(password=MySecret123)", "login(password=[redacted key])"),
+    ],
+)  # fmt: skip
+def test_a_password_that_holds_the_key_word_with_digits_or_random_case_goes(text: str, out: str) -> None:
+    """``password=Sup3rSecret`` was kept: a value holding the key word (``Secret``) in a name of several words was
+    taken for code's variable passed on (``password=userPassword``), digits and all. A name is words without a
+    digit; one with digits inside or after them, or cases mixed at random, is a password made to look like one."""
+    _redacts(text, out)
+
+
+def test_a_name_holding_the_key_word_assigned_in_code_stays() -> None:
+    _stays("password=userPassword\nself.password = new_password\ntoken=accessToken\napi_key = API_KEY\n"
+           '"password": password_hash\n')
+
+
 def test_a_field_annotated_with_a_token_class_is_no_secret() -> None:
     """A dataclass's or a settings class's field annotated with a class named for a token (``token: AccessToken``,
     ``refresh_token: RefreshToken``) on a line of its own was taken for a YAML password."""
