@@ -180,7 +180,12 @@ class TapedeckApp(ControlActions, App[None]):
         self.interval = interval
         self.use_watchfiles = use_watchfiles
         self.keymap_file = keymap_file or keymap_path()
-        self.keymap_problems: list[str] = []
+        # Both TUI files are read here, as the command builds the app, not on the UI thread (which does no I/O):
+        # on_mount applies them and reports their problems.
+        self._user_keymap, self.keymap_problems = load_keymap(
+            self.keymap_file, self.binding_ids(), partial(key_of, self, "app.help")
+        )
+        self._saved_settings = load_theme(settings_path(self.keymap_file))  # (theme, problem)
         self.live: LiveSession | None = None
         self.in_fleet = False
         self.follow_gc = FollowGC()
@@ -217,11 +222,8 @@ class TapedeckApp(ControlActions, App[None]):
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
         """Apply the user's keymap, then open the log or the fleet table."""
-        keymap, self.keymap_problems = load_keymap(
-            self.keymap_file, self.binding_ids(), partial(key_of, self, "app.help")
-        )
-        if keymap:
-            self.set_keymap(keymap)
+        if self._user_keymap:
+            self.set_keymap(self._user_keymap)
         for problem in self.keymap_problems:
             self.notify(problem, title="Keymap", severity="warning", timeout=10)
         self._restore_theme()
@@ -290,7 +292,7 @@ class TapedeckApp(ControlActions, App[None]):
     def _restore_theme(self) -> None:
         """Apply the theme saved by an earlier run, then save every theme the operator picks."""
         path = settings_path(self.keymap_file)
-        theme, problem = load_theme(path)
+        theme, problem = self._saved_settings
         if problem:
             self.notify(problem, title="Settings", severity="warning", timeout=10)
         elif theme is not None and theme in self.available_themes:

@@ -118,11 +118,16 @@ async def test_app_applies_the_keymap(tmp_path: Path) -> None:
     keymap = tmp_path / "keymap.toml"
     # the unknown id's hint names the key the same file gives help, which '?' no longer opens
     keymap.write_text('main.search = "ctrl+f"\nmain.bogus = "z"\n"app.help" = "f1"\n')
+    (tmp_path / "tui.toml").write_text('theme = "nord"\n')
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
+    # both files are read as the app is built, before it runs: the UI thread does no I/O (it read them in on_mount)
+    keymap.unlink()
+    (tmp_path / "tui.toml").unlink()
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
         assert app.keymap_problems == [f'{keymap}: unknown binding id "main.bogus" (press f1 to see the ids)']
         assert [t.message for t in app._notifications] == app.keymap_problems
+        assert app.theme == "nord"
         screen = main_screen(app)
         assert screen is not None
         await pilot.press("slash")
