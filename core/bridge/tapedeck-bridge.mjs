@@ -476,6 +476,33 @@ function reasonOf(err) {
   return quoted(oneLine(err?.message ?? err), 200);
 }
 
+// A path as a message names it, in the words of text.py's quoted_path: whole, so that it can be copied back, each
+// character a terminal acts on or that breaks the line escaped.
+function quotedPath(file) {
+  return quoted(file, Infinity);
+}
+
+// What failed when a file-system call threw `err`, as a message says it after what the bridge was doing on `file`:
+// the call, the path it was given where that is not `file` (the temporary file of an atomic replace, both paths of
+// a rename), the errno code and its words (`rename /d/.bridge.json.7.tmp to /d/bridge.json failed with EISDIR
+// (illegal operation on a directory)`). Node's own message cites the paths as they are, so only its words are
+// taken from it; an error that is no system call's is quoted as reasonOf quotes one.
+function fsFailure(err, file) {
+  if (typeof err?.code !== "string" || typeof err.syscall !== "string") return reasonOf(err);
+  const paths = [err.path, err.dest].filter((p) => typeof p === "string");
+  const on = paths.length && !(paths.length === 1 && paths[0] === file) ? ` ${paths.map(quotedPath).join(" to ")}` : "";
+  const message = String(err.message ?? "");
+  const head = `${err.code}: `;
+  const end = message.indexOf(`, ${err.syscall}`);
+  const words = message.startsWith(head) && end > head.length ? ` (${quoted(message.slice(head.length, end), 200)})` : "";
+  return `${quoted(err.syscall)}${on} failed with ${quoted(err.code)}${words}`;
+}
+
+// A failed file-system operation as a problem or a warning names it: `cannot DOING FILE: <fsFailure>`.
+export function fsProblem(doing, file, err) {
+  return `cannot ${doing} ${quotedPath(file)}: ${fsFailure(err, file)}`;
+}
+
 // --- one bridged session ---------------------------------------------------------------------------------------
 
 class SessionBridge {
@@ -556,7 +583,7 @@ class SessionBridge {
         writeAtomic(this.file(STANDBY), JSON.stringify(body) + "\n");
         this.standby = true;
       } catch (err) {
-        this.plugin.warn(`cannot write ${this.file(STANDBY)}: ${err.message}`);
+        this.plugin.warn(fsProblem("write", this.file(STANDBY), err));
       }
       return false;
     }
@@ -792,7 +819,7 @@ class SessionBridge {
       this.written = state;
       this.beat = now;
     } catch (err) {
-      this.plugin.warn(`cannot write ${this.file(BRIDGE)}: ${err.message}`);
+      this.plugin.warn(fsProblem("write", this.file(BRIDGE), err));
     }
   }
 
@@ -836,7 +863,7 @@ class SessionBridge {
         fs.closeSync(fd);
       }
     } catch (err) {
-      this.note(`cannot append to ${OUTCOMES}: ${err.message}`);
+      this.note(fsProblem("append to the outcomes file", this.file(OUTCOMES), err));
       return;
     }
     if (FINAL.has(data.outcome) && this.inFlight.delete(data.requestId))
@@ -879,14 +906,14 @@ class SessionBridge {
         this.refreshProblem();
         return undefined;
       }
-      if (err.code === "ELOOP") this.note(`the control inbox ${file} is a symbolic link; ignored`, true);
-      else this.note(`cannot open the control inbox ${file}: ${err.message}`, true);
+      if (err.code === "ELOOP") this.note(`the control inbox ${quotedPath(file)} is a symbolic link; ignored`, true);
+      else this.note(fsProblem("open the control inbox", file, err), true);
       return undefined;
     }
     const st = fs.fstatSync(fd);
     if (!st.isFile()) {
       fs.closeSync(fd);
-      this.note(`the control inbox ${file} is not a regular file; ignored`, true);
+      this.note(`the control inbox ${quotedPath(file)} is not a regular file; ignored`, true);
       return undefined;
     }
     if ((st.mode & 0o777) !== 0o600) {
@@ -894,7 +921,7 @@ class SessionBridge {
         fs.fchmodSync(fd, 0o600);
       } else {
         fs.closeSync(fd);
-        this.note(`the control inbox ${file} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`, true);
+        this.note(`the control inbox ${quotedPath(file)} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`, true);
         return undefined;
       }
     }
@@ -1131,7 +1158,7 @@ class SessionBridge {
     try {
       await this.plugin.ctx.sessions.flush(this.agent.session);
     } catch (err) {
-      this.plugin.warn(`cannot flush session ${this.agent.id}: ${err?.message ?? err}`);
+      this.plugin.warn(`cannot flush session ${quoted(this.agent.id)}: ${fsFailure(err)}`);
     }
   }
 
@@ -1616,7 +1643,7 @@ class Bridge {
     try {
       dir = this.sessionDir(agent);
     } catch (err) {
-      this.warn(`cannot locate the session directory of ${agent.id}: ${err.message}`);
+      this.warn(`cannot locate the session directory of ${quoted(agent.id)}: ${fsFailure(err)}`);
     }
     if (!dir) return;
     const session = new SessionBridge(this, agent, dir);

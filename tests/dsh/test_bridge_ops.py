@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -374,13 +375,33 @@ def test_an_inbox_that_is_a_symlink_or_not_0600_is_handled(shared_web: tuple[Dsh
     wait_for(lambda: (inbox.stat().st_mode & 0o777) == 0o600, 5, "the inbox mode to be fixed to 0600")
     elsewhere = tmp_path / "elsewhere.jsonl"
     elsewhere.write_text(json.dumps({"id": "via-link", "op": "pause", "args": {}}) + "\n")
-    inbox.unlink()
+    aside = tmp_path / "control.jsonl"  # the inbox the bridge read, kept (a new one could reuse its inode number)
+    inbox.rename(aside)
     inbox.symlink_to(elsewhere)
     wait_for(lambda: "symbolic link" in ((bridge_json(d) or {}).get("problem") or ""), 5, "the symlink problem")
     time.sleep(0.5)
     assert not any(o["requestId"] == "via-link" for o in outcomes(d))
     inbox.unlink()
     wait_for(lambda: "problem" not in bridge_json(d), 5, "the problem to clear once the link is gone")
+    # a file-system error names what the bridge was doing, the file, the call and the errno code: a socket where
+    # the inbox should be cannot be opened
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "s"))  # the session directory's path is too long for a socket's
+        (tmp_path / "s").rename(inbox)
+        said = f"cannot open the control inbox {inbox}: open failed with ENXIO (no such device or address)"
+        wait_for(lambda: (bridge_json(d) or {}).get("problem") == said, 5, "the socket problem")
+        inbox.unlink()
+    # nor an outcomes file that is a link appended to
+    answers = d / "control.outcomes.jsonl"
+    kept = tmp_path / "outcomes.jsonl"
+    answers.rename(kept)
+    answers.symlink_to(kept)
+    aside.rename(inbox)
+    send(d, "checkpoint")
+    said = f"cannot append to the outcomes file {answers}: open failed with ELOOP (too many symbolic links encountered)"
+    wait_for(lambda: (bridge_json(d) or {}).get("problem") == said, 10, "the outcomes problem")
+    answers.unlink()
+    kept.rename(answers)
     _idle(d, 1)
 
 
