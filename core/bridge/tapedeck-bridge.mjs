@@ -608,7 +608,7 @@ class SessionBridge {
     }
     // When the bridge was away (never ran here, or stopped longer ago than a reload takes), requests that came
     // in meanwhile are answered cancelled instead of firing late; a reload's short gap loses nothing.
-    const lastAlive = previous ? (previous.state === "exited" ? previous.since : previous.heartbeat) : undefined;
+    const lastAlive = previous && aliveAt(previous, now);
     this.absentSince = lastAlive === undefined ? -Infinity : lastAlive;
     this.absent = lastAlive === undefined || now - lastAlive > RELOAD_GRACE_MS;
     // Another DSH process wrote the file before: what it read and had not run, it never will (however soon DSH
@@ -1249,6 +1249,15 @@ function servesDir(previous, dir, here, plugin) {
   if (here) return sameDir(previous.dir, dir);
   const id = typeof previous.dirId === "string" ? previous.dirId.split(":").slice(1).join(":") : undefined;
   return plugin.bootId !== undefined && previous.bootId === plugin.bootId && id !== undefined && id === devIno(dir);
+}
+
+// When the bridge that wrote bridge.json (`previous`) was last alive: its `since` once it exited, else its
+// heartbeat; undefined when that is no time the file could hold (not a safe integer of ms, or later than `now` by more
+// than a reload's gap: a forged or damaged file), as when there is no file. The gap since then is unknown, so
+// whatever the inbox holds from before this start is taken as sent while no bridge ran.
+function aliveAt(previous, now) {
+  const at = previous.state === "exited" ? previous.since : previous.heartbeat;
+  return Number.isSafeInteger(at) && at >= 0 && at - now <= RELOAD_GRACE_MS ? at : undefined;
 }
 
 // Whether bridge.json (`previous`) says a bridge writes it now: not exited, its heartbeat fresh.

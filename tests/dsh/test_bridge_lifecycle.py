@@ -119,9 +119,11 @@ def test_restart_resumes_the_session_and_replays_nothing(
     time.sleep(3.5)  # longer than a reload's gap
     with DshWeb(world) as web:
         # as if a sibling container's DSH (pids of its own, the same kernel) had run the session last, with this
-        # DSH's pid and start tick, and died running a request: another process, whose request is unknown here
+        # DSH's pid and start tick, and died running a request: another process, whose request is unknown here; its
+        # file damaged, the time it exited no time at all (past what a millisecond count holds): when the bridge was
+        # last alive is unknown, so what the inbox holds from before was sent while none ran
         assert web.proc is not None
-        sibling = {**bridge_json(d), "pid": web.proc.pid, "procStart": proc_start_time(web.proc.pid),
+        sibling = {**bridge_json(d), "since": 10**20, "pid": web.proc.pid, "procStart": proc_start_time(web.proc.pid),
                    "pidNs": os.stat("/proc/self/ns/pid").st_ino + 1, "inFlight": [{"id": "sib-1", "op": "checkpoint"},
                    {"id": "sib-2", "op": "\x1b]52;c;Zm9yZ2Vk\x07pause", "origin": {"forged": True}}]}  # fmt: skip
         (d / "bridge.json").write_text(json.dumps(sibling))
