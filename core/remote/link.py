@@ -111,6 +111,10 @@ class SshLink:
         self.options = options
         self.unreachable_since: int | None = None
         self.bytes_read = 0
+        # what callers read of the far machine that cannot change while one connection lasts (its boot, the pid
+        # namespace its SFTP server runs in): a new dict at each connect, so what was read over a connection since
+        # lost is never taken for the new one's
+        self.per_connection: dict[str, Any] = {}
         self.refused: HostKeyRefused | None = None  # an unknown host key is refused once and for all
         self._conn: Any = None
         self._sftp: Any = None
@@ -144,6 +148,7 @@ class SshLink:
             raise self.refused from None
         self._conn = conn
         self._sftp = await conn.start_sftp_client()
+        self.per_connection = {}
         return self._sftp
 
     async def _sftp_client(self) -> Any:

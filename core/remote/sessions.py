@@ -266,12 +266,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
                 rec[0] is not None else None for d, (kind, rec) in zip(dirs, recorded, strict=True)]  # fmt: skip
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None} |
                   {standby[0] for standby in standbys if standby is not None})  # fmt: skip
-    # the far side's /proc shows the pids of the namespace its SFTP server runs in (the link /proc/self names)
-    procs, ns = (link.read_files_and_links([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)],
-                                           PROC_BYTES, [PID_NS_LINK]) if pids else ([None, None], [None]))  # fmt: skip
-    boot = _boot_time(procs[0])
-    view = PidView((procs[1] or b"").decode("ascii", "replace").strip() or None, namespace_named(ns[0]))
-    starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[2:], strict=True)}
+    boot, view, starts = _processes(link, pids)
     states = [with_standby(_state(kind, rec, hosted, boot, starts, view),
                            standby_runs(standby, starts.get(standby[0]) if standby else None, view))
               for (kind, rec), (_, hosted), standby in zip(recorded, logs, standbys, strict=True)]  # fmt: skip
@@ -280,6 +275,28 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
         states[i] = HostState("exited", states[i].pid, st.mtime_ms if st is not None else None)
     return states
+
+
+def _processes(link: SshLink, pids: list[int]) -> tuple[int | None, PidView, dict[int, str | None]]:
+    """The far machine's boot time, where its pids are read (its boot id, and the pid namespace of its SFTP server,
+    whose ``/proc`` shows that namespace's pids) and each pid's start time (None: no such process), in one round
+    trip; nothing is read for no pid. The boot time and the view are read once per connection
+    (``SshLink.per_connection``): a reboot ends the connection, and the server process keeps its namespace while it
+    runs; ``btime`` moves only when the far clock is stepped, by the step, which then puts every process start read
+    afterwards off by it as much as the recorded times it is compared with."""
+    if not pids:
+        return None, PidView(None, None), {}
+    stats = [f"/proc/{pid}/stat" for pid in pids]
+    known = link.per_connection  # the connection's before the read: a reconnect during it leaves this one unused
+    machine: tuple[int | None, PidView] | None = known.get(PROC_STAT)
+    if machine is None:
+        procs, ns = link.read_files_and_links([PROC_STAT, BOOT_ID_FILE, *stats], PROC_BYTES, [PID_NS_LINK])
+        boot_id = (procs[1] or b"").decode("ascii", "replace").strip() or None
+        machine = known[PROC_STAT] = (_boot_time(procs[0]), PidView(boot_id, namespace_named(ns[0])))
+        procs = procs[2:]
+    else:
+        procs = link.read_files(stats, PROC_BYTES)
+    return *machine, {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs, strict=True)}
 
 
 def _placed_bridges(link: SshLink, dirs: list[str], recorded: list[tuple[str, Any]], machine: str | None) -> None:

@@ -33,6 +33,7 @@ class _Machine:
         self.links = links or {}  # path -> what the link there names
         self.dirs = {d for path in files for d in _parents(path)}
         self.stat_out = stat_out  # what a command run there writes (the directories' devices and inodes)
+        self.per_connection: dict[str, object] = {}
 
     def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
         return self.stat_many([path], follow)[0]

@@ -278,6 +278,32 @@ def test_a_remote_session_with_no_bridge_costs_its_state_check_no_read(sshd: Ssh
     assert link.bytes_read == before
 
 
+def test_the_far_boot_is_read_once_per_connection(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live state is checked against the far side's /proc at every check (the TUI's once a second, the fleet's every
+    poll); the boot time (/proc/stat, which grows with the machine's CPUs), the boot id and the SFTP server's pid
+    namespace cannot change while a connection lasts: they are read once per connection, the process's stat each
+    time."""
+    sshd.trust()
+    bridge = {"state": "running", "pid": os.getpid(), "procStart": proc_start_time(os.getpid()), "since": NOW,
+              "heartbeat": NOW - 60_000}  # fmt: skip
+    live = _session(tmp_path, "live", {"bridge.json": bridge})
+    link = link_for(live)
+    asked: list[str] = []
+    read = SshLink.read_files_and_links
+
+    def spy(self: SshLink, paths: list[str], limit: int, links: list[str]) -> Any:
+        asked.extend([*paths, *links])
+        return read(self, paths, limit, links)
+
+    monkeypatch.setattr(SshLink, "read_files_and_links", spy)
+    for _ in range(3):
+        assert remote_host_state(link, live, hosted=False).state == "running"
+    link.close()  # the next check connects again: what it knew of the machine is read again
+    assert remote_host_state(link, live, hosted=False).state == "running"
+    assert [asked.count(p) for p in ("/proc/stat", "/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid",
+                                     f"/proc/{os.getpid()}/stat")] == [2, 2, 2, 4]  # fmt: skip
+
+
 def test_a_second_dsh_on_standby_reads_the_same_over_ssh_as_here(
     sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
