@@ -12,7 +12,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument, whole
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
-from core.shared.text import counted, quoted_path
+from core.shared.text import counted, nearest, quoted, quoted_path
 
 if TYPE_CHECKING:
     from core.export.build import ExportOptions
@@ -60,6 +60,11 @@ def _export(args: argparse.Namespace) -> None:
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
     warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
+    for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
+        if tool not in doc["toolsSeen"]:
+            near = nearest(tool, sorted(doc["toolsSeen"]))
+            hint = f" (did you mean {quoted(near)}?)" if near else ""
+            warn(f"--tool '{quoted(tool)}' names no tool this session used{hint}: no row is about it")
     try:
         found = find_sidecar(args.path)
         found.notes()

@@ -36,7 +36,7 @@ from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.validate import readable
 from core.log.vocabulary import CHECKPOINT_EVENT
-from core.read.event_filter import EventFilter, Predicate
+from core.read.event_filter import EventFilter, Predicate, tool_names
 from core.read.load import load_session
 from core.read.notes import Note, readable_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
@@ -231,6 +231,9 @@ class ExportPass:
     # the session's latest title, as its row shows it (redacted), and what redacting it replaced
     _title: tuple[str, Counts | None] | None = None
     _requests: RequestPass | None = None
+    # the tools the log's events are about (``tool_names``), gathered while a filter names tools: those it names
+    # that none is about are warned of (the CLI's ``--tool``)
+    tools_seen: set[str] = field(default_factory=set)
     shown: Callable[[], list[int]] | None = None  # what redacting the rows the writer shows replaced (``count_shown``)
 
     def run(self) -> dict[str, Any]:
@@ -277,6 +280,8 @@ class ExportPass:
         else:
             if self._stream is not None or self._deltas:
                 self._flush(session)
+            if self.options.filter is not None and self.options.filter.tools:
+                self.tools_seen |= tool_names(item, session)
             self._event(session, item, seq, raw)
         if self.options.at is not None:
             self._moment(session)

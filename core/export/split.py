@@ -253,6 +253,7 @@ def split_export(
         for data in writer.closing(doc):
             out.write(data)
     doc["shown"] = writer.shown(doc)
+    doc["toolsSeen"] = projector.tools_seen  # none: a filter that names tools is never split
     return doc
 
 

@@ -213,7 +213,8 @@ def export(
 ) -> dict[str, Any]:  # fmt: skip
     """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
     chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections, with ``shown``: how many of its rows
-    the document shows (a Markdown transcript leaves some out). A writer whose opening waits for the pass
+    the document shows (a Markdown transcript leaves some out), and ``toolsSeen``: the tools the log's events are
+    about, gathered only when the filter names tools (``ExportPass.tools_seen``). A writer whose opening waits for the pass
     (``Format.late``) has them wait in a file in ``beside`` (else the temp directory), copied after it. A big log
     is rendered by a second process beside the pass when a second CPU is there (``core.export.split``): the same
     bytes, sooner."""
@@ -236,8 +237,9 @@ def export(
         sink = RowChunks(writer, ahead, None if late else writer.opening(None))
         rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
-        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found,
-                         unshown=writer.unshown, problems_shown=writer.problems_shown).run()  # fmt: skip
+        projector = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found,
+                               unshown=writer.unshown, problems_shown=writer.problems_shown)  # fmt: skip
+        doc = projector.run()
         if late:
             out.write(writer.opening(doc))
             ahead.seek(0)
@@ -246,6 +248,7 @@ def export(
         for data in writer.closing(doc):
             out.write(data)
     doc["shown"] = writer.shown(doc)
+    doc["toolsSeen"] = projector.tools_seen
     return doc
 
 

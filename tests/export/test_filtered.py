@@ -420,3 +420,20 @@ def test_a_grep_is_judged_in_the_grammar_that_matches_it(tmp_path: Path, regex: 
     doc, text, plain = _grepped(tmp_path, "json", regex, "run it", "password = 'hunter2Q{,2}ßZ'")
     assert "hunter2" not in text and "{,2}" not in text.replace(regex, "")
     assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
+
+
+def test_a_tool_the_log_never_used_is_warned_of_as_a_type_it_never_holds_is(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--type`` warns of a type no log holds, naming the nearest; a misspelt ``--tool`` left every row out without
+    a word. A tool no event of the log is about (a call, its result, a code-mode dispatch) is warned of the same
+    way, naming the nearest tool the log did use; the export is still written, as the filter asked."""
+    capsys.readouterr()
+    assert main(["export", str(log), "--tool", "bsh,bash", "--tool", "x\x1b[2J", "-o", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[1:] == [
+        "tapedeck: --tool 'bsh' names no tool this session used (did you mean bash?): no row is about it",
+        "tapedeck: --tool 'x\\u001b[2J' names no tool this session used: no row is about it",
+    ], err
+    assert main(["export", str(log), "--tool", "bash", "-o", str(tmp_path / "b.json")]) == 0
+    assert "--tool" not in capsys.readouterr().err
