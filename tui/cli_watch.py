@@ -25,7 +25,7 @@ def watch_target(path: str | None) -> Path:
         refs = discover_sessions(root)
         if not refs:
             raise TapedeckError(
-                f"no sessions under {root}; pass a log file, a session directory or a sessions root"
+                f"no sessions under {quoted_path(root)}; pass a log file, a session directory or a sessions root"
             )
         return refs[0].path
     remote = parse_remote(path)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from textual.events import MouseScrollUp
 
+from core.shared.errors import TapedeckError
+from core.shared.text import quoted_path
 from tests.cli.test_sessions_cli import one_stale_copy
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
@@ -42,6 +44,13 @@ def test_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "empty"))
     with pytest.raises(Exception, match="no sessions under"):
         watch_target(None)
+    # the default root named as every message names a path (as `tapedeck sessions` names it): its ESC and newline
+    # reached stderr raw
+    home = tmp_path / "td\x1b]2;x\x07\nhome"
+    monkeypatch.setenv("TAPEDECK_HOME", str(home))
+    with pytest.raises(TapedeckError) as refused:
+        watch_target(None)
+    assert str(refused.value).startswith(f"no sessions under {quoted_path(home / 'sessions')}; "), refused.value
     empty_dir = tmp_path / "emptydir"
     empty_dir.mkdir()
     assert watch_target(str(empty_dir)) == empty_dir  # a (still empty) sessions root opens the fleet
