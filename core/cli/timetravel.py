@@ -29,7 +29,7 @@ from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.model_specs import missing_price
-from core.shared.text import model_label, usd
+from core.shared.text import counted, model_label, usd
 from core.shared.wire import call_text
 
 CLIP = 400
@@ -365,10 +365,10 @@ def _render_cost(r: dict[str, Any]) -> str:
         )
     lines.append("")
     for t in r["turns"]:
-        lines.append(f"turn {t['turn']}: {t['requests']} requests, {_usd(t['usd'])}, {_pct(t['cached'])} cached")
+        lines.append(f"turn {t['turn']}: {counted(t['requests'], 'request')}, {_usd(t['usd'])}, {_pct(t['cached'])} cached")
     total = r["total"]
     lines.append(
-        f"session: {total['requests']} requests, hit {total['hit']} / miss {total['miss']} / output "
+        f"session: {counted(total['requests'], 'request')}, hit {total['hit']} / miss {total['miss']} / output "
         f"{total['output']} tokens, {_usd(total['usd'])}, {_pct(total['cached'])} cached"
     )
     lines.extend(missing_price(model) for model in r["unpriced"])

@@ -103,6 +103,15 @@ def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixture
     assert "summary call $28.0000" in out
 
 
+def test_cost_counts_one_request_in_the_singular(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    """A turn of one model request read 'turn 1: 1 requests' (found walking the CLI over the fixtures)."""
+    code, out, _ = _run(capsys, "cost", str(fixtures_dir / "multi-turn.session.jsonl"))
+    assert code == 0
+    assert [line.split(",")[0] for line in out.splitlines() if line.startswith(("turn 1:", "session:"))] == [
+        "turn 1: 1 request", "session: 2 requests",
+    ], out  # fmt: skip
+
+
 def test_cost_of_a_model_without_a_price_says_which_key_to_set(
     capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path
 ) -> None:
