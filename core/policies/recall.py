@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMILY, step_call
-from core.policies.spill import LoggedPart, SpillStores, SpillUnavailable, hydrate, logged_text_parts
+from core.policies.spill import (
+    LoggedPart,
+    SpillRefused,
+    SpillStores,
+    SpillUnavailable,
+    hydrate,
+    logged_text_parts,
+)
 from core.read.session import Session
 from core.read.summary import source_label
 from core.shared.arguments import loads_arguments
@@ -608,9 +615,11 @@ def _full_text(session: Session, seq: int, head: str) -> str:
         try:
             texts.append(hydrate(part, stores))
         except SpillUnavailable as exc:
+            # a locator that is not this session's names a file the model is not sent to (README, D11)
+            advice = "" if isinstance(exc, SpillRefused) else "; read that file with the workspace tools instead"
             raise RecallError(
                 f"{EXPAND_TOOL}: the full text of {head} (text part {number}) was stored outside the log and "
-                f"is not readable here ({quoted(exc, 200)}); read that file with the workspace tools instead"
+                f"is not readable here ({quoted(exc, 200)}){advice}"
             ) from exc
     return "\n".join(texts)
 

@@ -48,6 +48,10 @@ class SpillUnavailable(TapedeckError):
     """The stored full text of a spilled result cannot be read."""
 
 
+class SpillRefused(SpillUnavailable):
+    """The locator names no spill file of this session's own stores: it is not read (``SpillStores``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredText:
     """Where a spilled result's full text was stored; ``size`` is its byte count when the preview says so."""
@@ -117,8 +121,8 @@ class SpillStores:
                    f"session-{digest[:DSH_SESSION_HASH_CHARS]}" if digest else None)  # fmt: skip
 
 
-def _refused(stored: StoredText, why: str) -> SpillUnavailable:
-    return SpillUnavailable(f"not one of this session's spill files ({why}); not read: {stored.locator}")
+def _refused(stored: StoredText, why: str) -> SpillRefused:
+    return SpillRefused(f"not one of this session's spill files ({why}); not read: {stored.locator}")
 
 
 def _store_file(stored: StoredText, stores: SpillStores) -> tuple[Path, str]:

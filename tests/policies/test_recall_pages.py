@@ -310,6 +310,9 @@ def test_a_locator_outside_this_sessions_stores_is_not_read(tmp_path: Path, case
         with pytest.raises(RecallError) as caught:
             expand_result(host.session, {"turn": 1, "step": 1})
         assert SECRET not in str(caught.value) and f"({why}); not read: " in str(caught.value)
+        # and the model is not sent to read it another way: the file is not this session's (it said 'read that
+        # file with the workspace tools instead', pointing at the host file the locator named)
+        assert "read that file" not in str(caught.value), str(caught.value)
 
 
 def test_runtime_context_page_label(tmp_path: Path) -> None:
