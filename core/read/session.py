@@ -282,7 +282,7 @@ class Session:
         self.path = path
         self.events: Sequence[dict[str, Any]] = EventStore() if events is None else events
         self._retain = retain
-        self._count = 0
+        self.next_seq = 0  # the seq the next appended event receives (an attribute: a pass reads it per event)
         self.compressed = False
         self.surface: list[int] = []
         self._live: set[int] = set()
@@ -328,11 +328,6 @@ class Session:
         return session
 
     # basic accessors --------------------------------------------------------------------------------------
-    @property
-    def next_seq(self) -> int:
-        """The seq the next appended event receives."""
-        return self._count
-
     @property
     def id(self) -> str:
         """The session id from the header."""
@@ -458,11 +453,11 @@ class Session:
         Only for an event as ``Consumer.chunk`` gets it: valid, its envelope type, seq, time and data,
         ``turn`` and ``step`` its ``data``'s integers, ``chunk`` its ``data.chunk`` object.
         """
-        seq = self._count  # ``_take``, without the call: most lines of a log come here
+        seq = self.next_seq  # ``_take``, without the call: most lines of a log come here
         if event["seq"] != seq:
             self._take(event["seq"], 1, _CHUNK)
         else:
-            self._count = seq + 1
+            self.next_seq = seq + 1
             counts = self.counts
             counts[_CHUNK] = counts.get(_CHUNK, 0) + 1
         if self._retain:
@@ -494,11 +489,11 @@ class Session:
         all: ``apply_chunk`` of each, in O(1) Python work (a run of well-formed ``assistant/chunk`` events that are
         no usage sample, as ``Consumer.deltas`` gets them, or a packed row's members). The events are not stored:
         only for a session that retains none."""
-        seq = self._count  # ``_take``, without the call: a log of stream rows has more of them than of events
+        seq = self.next_seq  # ``_take``, without the call: a log of stream rows has more of them than of events
         if seq0 != seq:
             self._take(seq0, n, _CHUNK)
         else:
-            self._count = seq + n
+            self.next_seq = seq + n
             counts = self.counts
             counts[_CHUNK] = counts.get(_CHUNK, 0) + n
         if self._request_due:
@@ -533,7 +528,7 @@ class Session:
 
     def _fused_count(self, seq: int, etype: str, event: dict[str, Any], turn: int) -> None:
         """What every fused path does first, once the event is known to fit: ``_take``, the store, the turn."""
-        self._count = seq + 1
+        self.next_seq = seq + 1
         counts = self.counts
         counts[etype] = counts.get(etype, 0) + 1
         if self._retain:
@@ -552,7 +547,7 @@ class Session:
     def _fused_step_start(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
         turn_no, step_no = data.get("turn"), data.get("step")
         if (
-            seq != self._count
+            seq != self.next_seq
             or turn_no.__class__ is not int
             or step_no.__class__ is not int
             or not 0 <= step_no <= MAX_COUNTER
@@ -571,7 +566,7 @@ class Session:
     def _fused_step_end(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
         turn_no, step_no = data.get("turn"), data.get("step")
         if (
-            seq != self._count
+            seq != self.next_seq
             or turn_no.__class__ is not int
             or step_no.__class__ is not int
             or (turn := self.turns.get(turn_no)) is None
@@ -590,7 +585,7 @@ class Session:
         turn, step = data.get("turn"), data.get("step")
         call_id, name = data.get("callId"), data.get("name")
         if (
-            seq != self._count
+            seq != self.next_seq
             or turn.__class__ is not int
             or step.__class__ is not int
             or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
@@ -609,7 +604,7 @@ class Session:
     def _fused_result(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
         turn, step, message = data.get("turn"), data.get("step"), data.get("message")
         if (
-            seq != self._count
+            seq != self.next_seq
             or turn.__class__ is not int
             or step.__class__ is not int
             or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
@@ -643,7 +638,7 @@ class Session:
     def _fused_assistant(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
         turn, step, message, usage = data.get("turn"), data.get("step"), data.get("message"), data.get("usage")
         if (
-            seq != self._count
+            seq != self.next_seq
             or turn.__class__ is not int
             or step.__class__ is not int
             or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
@@ -675,7 +670,7 @@ class Session:
     def _fused_user(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
         turn, step = data.get("turn"), data.get("step")
         if (
-            seq != self._count
+            seq != self.next_seq
             or not (turn is None or (turn.__class__ is int and 0 <= turn <= MAX_COUNTER))
             or not (step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER))
             or "id" not in data  # else a legacy shape to upgrade
@@ -695,10 +690,10 @@ class Session:
     def _take(self, declared: Any, n: int, etype: str) -> int:
         """The bookkeeping every entry point does first: ``n`` events of type ``etype`` are projected, the first
         of them (which says it is ``declared``) at ``next_seq``; their seq is returned, and counted."""
-        seq = self._count
+        seq = self.next_seq
         if declared != seq:
             self._diag("seq-mismatch", f"projection expected seq {seq}, got {shown(declared)}", seq)
-        self._count = seq + n
+        self.next_seq = seq + n
         counts = self.counts
         counts[etype] = counts.get(etype, 0) + n
         return seq

@@ -31,7 +31,7 @@ from core.shared.diagnostics import Diagnostic
 # Every attribute of a ``Session``; the first three are the caller's (the store, the path), never stored.
 FIELDS = frozenset(
     {
-        "header", "path", "events", "_retain", "_count", "compressed", "surface", "_live", "diagnostics",
+        "header", "path", "events", "_retain", "next_seq", "compressed", "surface", "_live", "diagnostics",
         "turns", "usage_tally", "_max_turn", "tool_calls", "_calls", "results_by_step", "replaced_by",
         "shadowed", "_sources", "_chars", "_surface_types", "_turn_at", "_in_turn", "open_turn",
         "last_ended", "completed_through", "_current_turn", "_current_step", "_request_header",
@@ -98,7 +98,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     streams = s.streams
     tree = {
         "header": s.header,
-        "count": s._count,
+        "count": s.next_seq,
         "compressed": s.compressed,
         "diagnostics": [[d.code, d.message, d.offset, d.seq, d.severity] for d in s.diagnostics],
         "turns": [
@@ -171,7 +171,7 @@ def decode(tree: Any, columns: dict[str, Column], events: Any, path: Path, *, ru
 
 def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Path, runs: bool) -> Session:
     s = Session(_obj(t["header"]), events, path=path, retain=False)
-    count = s._count = _int(t["count"])
+    count = s.next_seq = _int(t["count"])
     s.compressed = _bool(t["compressed"])
     s.surface = _column(columns, "surface", "Q").tolist()
     s._live = set(s.surface)

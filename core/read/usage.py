@@ -15,10 +15,10 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int | None, int, int]
     hit, given, written, output = (
         get("cacheReadTokens"), get("inputTokens"), get("cacheWriteTokens"), get("outputTokens")
     )  # fmt: skip
-    return (
-        (hit if type(hit) is int else 0) if hit is not None or "cacheReadTokens" in usage else None,
-        (given if type(given) is int else 0) + (written if type(written) is int else 0),
-        output if type(output) is int else 0,
+    return (  # ``__class__`` is an attribute read, where ``type()`` is a call: every usage sample passes here
+        (hit if hit.__class__ is int else 0) if hit is not None or "cacheReadTokens" in usage else None,
+        (given if given.__class__ is int else 0) + (written if written.__class__ is int else 0),
+        output if output.__class__ is int else 0,
     )
 
 
