@@ -5,6 +5,7 @@ is exactly the region the plugin then replaces. Skipped (one line naming what is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ from tests.dsh.harness import (
     DshWeb,
     ScriptedModel,
     log_events,
+    outcomes,
     run_headless,
     start_headless,
     start_session,
@@ -220,29 +222,40 @@ def test_control_wait_ends_cancelled_when_dsh_dies_while_it_waits(
     dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``control --wait`` on a request DSH holds (a rewind waits for idle) kept waiting after DSH died, for the
-    whole --timeout, then said it timed out (exit 2); it now sees the bridge exit and answers cancelled (exit 1)."""
+    whole --timeout, then said it timed out (exit 2); it now sees the bridge exit and answers cancelled (exit 1).
+    DSH dies once its bridge has answered the rewind pending (not on a timer, which a loaded machine can fire
+    before the request is sent)."""
     world = DshHome(dsh, tmp_path, model.url)
     proc = start_headless(world, "Work slowly: steps=30 sleep=2")
 
-    def crash() -> None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()  # reaped, as DSH's parent shell would: a zombie keeps its /proc entry
+    def crash_once_held() -> None:
+        try:
+            wait_for(lambda: _holds(d, "rewind"), 60, "DSH to hold the rewind")
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()  # reaped, as DSH's parent shell would: a zombie keeps its /proc entry
 
     try:
         d = wait_for(lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 30, "the log").parent
         wait_for(lambda: tool_in_flight(d), 30, "a bash step in flight")
         code, _ = _control(capsys, d, "checkpoint")
         assert code == 0
-        killer = threading.Timer(2.0, crash)
+        killer = threading.Thread(target=crash_once_held)
         killer.start()
-        started = time.monotonic()
-        code, outcome = _control(capsys, d, "rewind", "--arg", "markId=1")  # --timeout 60
+        code, outcome = _control(capsys, d, "rewind", "--arg", "markId=1")  # --timeout 60: exit 2 had it run out
         killer.join()
     finally:
         stop_process(proc)
+    assert _holds(d, "rewind")  # DSH died holding it
     assert code == 1, outcome
     assert outcome["outcome"] == "cancelled" and "DSH bridge exited" in outcome["error"]
-    assert time.monotonic() - started < 30
+
+
+def _holds(d: Path, op: str) -> bool:
+    """Whether the bridge of the session directory ``d`` has answered an ``op`` request pending (it holds it)."""
+    with contextlib.suppress(ValueError):  # a line being appended
+        return any(o.get("op") == op and o["outcome"] == "pending" for o in outcomes(d))
+    return False
 
 
 def _killed_mid_turn(world: DshHome) -> tuple[str, Path, AlertWatch]:

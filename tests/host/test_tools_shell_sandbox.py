@@ -81,12 +81,25 @@ def test_setsid_children_do_not_outlive_the_call(tmp_path: Path, sandbox: str) -
 def test_stop_kills_a_running_command_and_its_tree(tmp_path: Path, sandbox: str) -> None:
     marker = f"{os.getpid()}{time.monotonic_ns()}"
     stop = threading.Event()
-    threading.Timer(1.0, stop.set).start()
-    command = f"setsid bash -c 'exec -a stopped-{marker} sleep 300' & echo started; sleep 120"
+    stopper = threading.Thread(target=_set_once_running, args=(stop, f"stopped-{marker}", f"running-{marker}"))
+    stopper.start()
+    command = (  # the names made when it runs, so that only the processes named so hold them, not the command line
+        f"n={marker}; setsid bash -c \"exec -a stopped-$n sleep 300\" & echo started; "
+        'bash -c "exec -a running-$n sleep 120"'
+    )
     outcome = _bash(tmp_path, sandbox).run({"command": command, "timeout": 300}, stop)
+    stopper.join()
     assert outcome.is_error and outcome.error_code == "ABORTED", outcome.text
     assert outcome.text.startswith("started\n")
     assert _wait_gone(f"stopped-{marker}") == []
+
+
+def _set_once_running(stop: threading.Event, *names: str) -> None:
+    """Set ``stop`` once a process of each of ``names`` runs (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while not all(_host_pids_with(name) for name in names) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
 
 
 @needs_bwrap
@@ -306,7 +319,7 @@ def test_a_command_does_not_outlive_a_host_killed_while_it_runs(
     """Unconfined, the reaper outlived a host killed with SIGKILL, and so did the command and all it started, for as
     long as they ran (a dev server: for good); like bubblewrap's, it now goes with the host."""
     marker = f"{os.getpid()}{time.monotonic_ns()}"
-    command = f"setsid bash -c 'exec -a orphan-{marker} sleep 300' & exec -a running-{marker} sleep 300"
+    command = f'n={marker}; setsid bash -c "exec -a orphan-$n sleep 300" & exec -a running-$n sleep 300'  # names made as it runs
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
                                                 {"text": "done"}]}))  # fmt: skip
