@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_log_path(parser)
-    parser.add_argument("--workspace", metavar="DIR", type=path_argument, help="workspace directory (default: the session header's cwd)")
+    parser.add_argument("--workspace", metavar="DIR", type=path_argument,
+                        help="workspace directory (default: the one the session last ran in: its newest tapedeck/host "
+                        "event's, else the header's cwd)")  # fmt: skip
     parser.add_argument(
         "--config",
         metavar="FILE",

@@ -308,6 +308,15 @@ def test_status_reads_the_log_file_of_the_workspace_the_session_was_last_run_in(
     assert (status["path"], status["writable"]) == (str(new / "log.txt"), True)
 
 
+def test_status_help_names_the_workspace_it_reads_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """``status --help`` said --workspace defaults to the header's cwd: the session's last host event's workspace
+    (the one above) comes first. Found walking every command's --help."""
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: the one the session last ran in: its newest tapedeck/host event's, else the header's cwd)" in text
+
+
 def test_what_the_log_names_stays_on_its_line_of_the_report(tmp_path: Path) -> None:
     """The report wrote a denied call's arguments, tool and call id, its refusal and the session's id as the log held
     them: arguments a model sent as indented JSON broke one denial over several lines, and a newline or an escape
