@@ -185,11 +185,12 @@ class Tailer:
         except orjson.JSONDecodeError:
             first = None
         declared = first.get("seq", first.get("seq0")) if isinstance(first, dict) else None
-        self._start = None
         if not isinstance(declared, int) or isinstance(declared, bool) or declared < 0:
+            self._start = None
             return True  # nothing says where the seqs are: read from the start
         state = {"header": header, "nextSeq": declared, "explicitSeq": True, "seqShift": 0, "warned": []}
         self._go_on(LogDecoder.resumed(str(self.path), False, state, offset, self.consumer), offset, data, st)
+        self._start = None  # only once gone on from there: a read that failed (a remote one) starts there again
         return True
 
     def _read_at(self, offset: int, size: int) -> bytes:

@@ -12,7 +12,7 @@ import pytest
 from core.log.reader import read_log
 from core.log.tail import Tailer
 from core.remote import tail as remote_tail
-from core.remote.link import link_for
+from core.remote.link import RemoteStat, Unreachable, link_for
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
@@ -156,3 +156,49 @@ def test_a_lost_machine_stays_unreachable_while_the_next_poll_runs(sshd: Sshd, t
     probe.link._retry_at = 0.0  # the next call tries the machine again now
     tailer.poll()
     assert probe.seen == [lost] and tailer.unreachable is not None
+
+
+
+class _Machine:
+    """A stand-in for the link to a machine, serving a local file; the read calls numbered in ``lost`` fail as a
+    dropped connection does."""
+
+    def __init__(self) -> None:
+        self.lost: set[int] = set()
+        self.reads = 0
+
+    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+        st = os.stat(path)
+        return RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "file")
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        return self.read_ranges(path, [(offset, length)])[0]
+
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        self.reads += 1
+        if self.reads in self.lost:
+            raise Unreachable("testbox: the connection was lost", 0)
+        data = Path(path).read_bytes()
+        return [data[offset : offset + length] for offset, length in ranges]
+
+
+def test_a_connection_lost_as_a_log_followed_from_its_end_starts_does_not_read_it_from_its_start(
+    tmp_path: Path,
+) -> None:
+    """75d86d5 reads the log's head and last bytes over the link when a tailer following from a point starts there,
+    after the start point was already cleared: a connection lost on that read left the tailer with no decoder at
+    the point, and the next poll read the log from byte 0, its old events decoded again as new (what a control wait
+    follows, over SSH). The point is kept until the start has gone through, so the next poll starts there again."""
+    path = tmp_path / "session.jsonl"
+    logs = [_log("a", ["one", "two", "three"][:n]) for n in (2, 3)]
+    path.write_bytes(logs[0])
+    machine = _Machine()
+    tailer = RemoteTailer(machine, RemoteTarget(None, "testbox", str(path)))  # type: ignore[arg-type]
+    tailer.follow_from_end({**HEADER, "id": "a"})
+    assert not tailer.poll() and machine.reads == 0  # nothing after the end yet: the stat alone
+    path.write_bytes(logs[1])
+    machine.lost = {2}  # the new line is read (1), then the read of the head and last bytes (2) is lost
+    lost = tailer.poll()
+    assert tailer.unreachable is not None and not lost.events
+    update = tailer.poll()  # the old events are not decoded again: only the line after the point
+    assert tailer.unreachable is None and _texts(update.events) == ["three"] and not update.reset, update
