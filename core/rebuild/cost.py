@@ -197,6 +197,8 @@ class CostTally:
         }
 
     def _cuts(self, session: Session, ratio: float) -> list[dict[str, Any]]:
+        if not session.cuts:  # a surface never cut (most DSH logs): no walk of the rows
+            return []
         agent = [i for i, r in enumerate(self.rows) if r.kind == AGENT]
         rows = [self.rows[i] for i in agent]
         breaks = [self.breaks[i] for i in agent]
