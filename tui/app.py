@@ -30,6 +30,7 @@ from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, resolve_log_path
 from core.log.pace import Pacer
+from core.log.sessions import layout_note
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
@@ -169,6 +170,8 @@ class TapedeckApp(ControlActions, App[None]):
         if fleet_roots is None and not is_session_log_target(target):
             fleet_roots = [target]  # a sessions root opens the fleet table
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
+        # what a root that holds no session holds instead, read here, not by the UI thread (a root's whole tree)
+        self.layout_notes = [note for root in fleet_roots or () if (note := layout_note(root, "fleet"))]
         self.config = config or validate_config({})  # its alerts and model sections apply
         self.board = AlertBoard()
         self.burst = Burst()  # which alerts ring and toast one by one
@@ -237,7 +240,7 @@ class TapedeckApp(ControlActions, App[None]):
 
             assert isinstance(self.alert_feed, FleetFeed)
             self.in_fleet = True
-            self.push_screen(FleetScreen(self.fleet_roots, self.alert_feed))
+            self.push_screen(FleetScreen(self.fleet_roots, self.alert_feed, self.layout_notes))
         else:
             self.open_session(self.target)
 

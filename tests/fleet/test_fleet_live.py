@@ -7,12 +7,14 @@ import os
 import pwd
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable
 
+import core.log.sessions
 import tui.app
 from core.fleet.row import COLUMNS
 from tests.tui.logs import Log, policy_log
@@ -163,18 +165,33 @@ async def test_an_empty_root_says_it_has_no_sessions_yet_then_lists_the_first(tm
 
 
 @pytest.mark.anyio
-async def test_a_project_directory_given_for_a_root_says_so_and_how_to_open_its_sessions(tmp_path: Path) -> None:
+async def test_a_project_directory_given_for_a_root_says_so_and_how_to_open_its_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """ROOT/PROJECT given for ROOT showed 'no sessions under … yet' for ever, its session directories right there
-    (as `tapedeck sessions` says since 75cda6d)."""
+    (as `tapedeck sessions` says since 75cda6d). The note is worked out before the app runs: the fleet screen
+    listed the roots' trees for it on the UI thread, as the app opened it, where a large root held the first
+    paint."""
     project = tmp_path / "sessions" / "--w--"
     _write(tmp_path / "sessions", "first-1")
+    on_ui: list[Path] = []
+    listing, running = core.log.sessions.session_logs, threading.Event()
+
+    def watched(root: Path) -> list[Path]:
+        if threading.current_thread() is threading.main_thread() and running.is_set():
+            on_ui.append(root)
+        return listing(root)
+
+    monkeypatch.setattr(core.log.sessions, "session_logs", watched)
     app = make_app(project)
+    running.set()  # from here on the test's thread is the app's
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
         screen = app.screen
         assert isinstance(screen, FleetScreen) and not screen.shown
         status = str(screen.query_one("#fleet-status").render())
         assert "one project's directory" in status and f"tapedeck fleet {tmp_path / 'sessions'}" in status, status
+    assert on_ui == []
 
 
 @pytest.mark.anyio

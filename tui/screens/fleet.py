@@ -24,7 +24,6 @@ from textual.worker import get_current_worker
 from core.control.host_state import KIND_DSH, HostState
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches, twin
-from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import printable
 from tui.cells import cut, fitting, show_columns
@@ -76,7 +75,7 @@ class FleetScreen(Screen[None]):
         Binding("S", "stop", "Stop…", id="fleet.stop"),
     ]
 
-    def __init__(self, roots: list[Path], feed: FleetFeed) -> None:
+    def __init__(self, roots: list[Path], feed: FleetFeed, layout_notes: list[str]) -> None:
         super().__init__()
         self.roots = roots
         self.feed = feed
@@ -87,7 +86,7 @@ class FleetScreen(Screen[None]):
         self.problems: list[str] = []  # what keeps a root from being read (a refused host key)
         self.skipped: list[str] = []  # directories or machines the last scan could not read
         # a root that holds no session where one would (a project's directory, loose logs): what it is instead
-        self.layout_notes = [note for root in roots if (note := layout_note(root, "fleet"))]
+        self.layout_notes = layout_notes
         self.labels: Counter[str] = Counter()  # how many rows show each title: one two share gets its id's head
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
 
