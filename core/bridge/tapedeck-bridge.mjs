@@ -221,13 +221,20 @@ function editDistance(a, b) {
   return previous[y.length];
 }
 
-// The first of `options` at most `within` edits from `word`, letter case aside, as text.py's nearest offers it for
-// a "did you mean"; undefined when none is that near. A word longer than every option by more is not measured.
+// The option of `options` fewest edits from `word`, at most `within`, letter case aside (the first of those as
+// near), as text.py's nearest offers it for a "did you mean"; undefined when none is that near. A word longer than
+// every option by more is not measured.
 function nearest(word, options, within = 2) {
   const lengths = options.map((o) => codePoints(o.toLowerCase()));
   if (codePoints(word) > Math.max(0, ...lengths) + within) return undefined;
   const folded = word.toLowerCase();
-  return options.find((o, i) => Math.abs(codePoints(folded) - lengths[i]) <= within && editDistance(folded, o.toLowerCase()) <= within);
+  let [best, fewest] = [undefined, within + 1];
+  options.forEach((o, i) => {
+    if (Math.abs(codePoints(folded) - lengths[i]) >= fewest) return;
+    const edits = editDistance(folded, o.toLowerCase());
+    if (edits < fewest) [best, fewest] = [o, edits];
+  });
+  return best;
 }
 
 /** The checked arguments of a request, or throws an Error naming what is wrong. */

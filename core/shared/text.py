@@ -90,19 +90,20 @@ def edit_distance(a: str, b: str) -> int:
 
 
 def nearest(word: str, options: Iterable[str], within: int = 2) -> str | None:
-    """The first of ``options`` at most ``within`` edits (``edit_distance``) from ``word``, letter case aside: the
-    name a "did you mean" offers for ``word``, which names nothing known (None: no option is that near). An option
-    whose length differs from the word's by more than ``within`` is not measured (no fewer edits bridge them), so a
-    hostile word of megabytes is refused at the cost of its length."""
+    """The option of ``options`` fewest edits (``edit_distance``) from ``word``, at most ``within``, letter case
+    aside (the first of those as near): the name a "did you mean" offers for ``word``, which names nothing known
+    (None: no option is that near). An option whose length differs from the word's by more than ``within`` is not
+    measured (no fewer edits bridge them), so a hostile word of megabytes is refused at the cost of its length."""
     options = list(options)
     if len(word) > max((len(o.lower()) for o in options), default=0) + within:  # lower-casing never shortens text
         return None
     folded = word.lower()
+    best, fewest = None, within + 1
     for option in options:
         other = option.lower()
-        if abs(len(folded) - len(other)) <= within and edit_distance(folded, other) <= within:
-            return option
-    return None
+        if abs(len(folded) - len(other)) < fewest and (edits := edit_distance(folded, other)) < fewest:
+            best, fewest = option, edits
+    return best
 
 
 def plain_number(value: float) -> str:

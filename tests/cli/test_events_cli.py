@@ -68,6 +68,9 @@ def test_a_type_no_log_uses_is_warned_of_not_refused(tmp_path: Path, capsys: pyt
     err = capsys.readouterr().err
     assert "'tool/reslt'" in err and "did you mean tool/result?" in err, err
     assert "'turn/strat'" in err and "did you mean turn/start?" in err, err
+    # the nearest, not the first within two edits: 'tol/' offered goal/ (two edits, sorted first) over tool/ (one)
+    assert main(["events", str(path), "--type", "tol/"]) == 0
+    assert "did you mean tool/?" in capsys.readouterr().err
     for known in ("tool/result", "tool/", "tool*", "!turn/", "team/x", "tapedeck/host", "text-chunks"):
         assert main(["events", str(path), "--type", known]) == 0
         assert capsys.readouterr().err == "", known
