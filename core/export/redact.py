@@ -46,15 +46,7 @@ from typing import Any
 import orjson
 import re2
 
-from core.log.vocabulary import (
-    CHECKPOINT_EVENT,
-    CONTROL_EVENT,
-    HOST_EVENT,
-    KNOWN_TYPES,
-    LOST_EVENT,
-    PACKED_ROW_TYPES,
-    ROUTE_EVENT,
-)
+from core.log.vocabulary import KNOWN_TYPES, PACKED_ROW_TYPES, TAPEDECK_TYPES
 
 ENV_MIN = 8
 LIST_SLICE = 32  # a long list is screened this many items at a time
@@ -580,7 +572,7 @@ KEY_REDACTED = 0  # what a walk's ``Seen`` holds when it redacted a dict's key (
 # holds anything to redact, so a string that is one is given back without a scan or a note wherever it is; any other
 # string is text, whatever key holds it (an unknown type may hold anything a damaged or hostile log put there)
 WORDS = frozenset({
-    *KNOWN_TYPES, *PACKED_ROW_TYPES, HOST_EVENT, ROUTE_EVENT, CONTROL_EVENT, CHECKPOINT_EVENT, LOST_EVENT,
+    *KNOWN_TYPES, *PACKED_ROW_TYPES, *TAPEDECK_TYPES,
     "session", "user", "assistant", "system", "tool", "text", "reasoning", "tool-call", "tool-result", "text-delta",
     "reasoning-delta", "tool-call-delta", "block-start", "block-end", "finish", "usage", "append", "replace",
     "plugin", "model", "tapedeck", "error", "aborted", "interrupted", "completed", "stop", "tool-calls", "fallback",

@@ -23,6 +23,7 @@ from core.export.build import ExportOptions
 from core.export.redact import KINDS, TYPE_NAME, Redactor, Seen, env_secrets
 from core.export.redact import WORDS as STRUCTURE_WORDS
 from core.export.write import export
+from core.log.vocabulary import KNOWN_TYPES, PACKED_ROW_TYPES, TAPEDECK_TYPES
 from tests.export.planted import BASE, plant, with_arguments
 
 CASES = int(os.environ.get("TAPEDECK_REDACT_CASES", "60"))
@@ -1354,6 +1355,12 @@ def test_the_summary_counts_the_working_directory_where_the_head_shows_it(tmp_pa
     doc = export(log, out, fmt, ExportOptions(redactor=Redactor(environ={}, home="/home/bob")))
     assert "/home/bob" not in out.getvalue().decode()
     assert doc["redaction"]["home"] == homes
+
+
+def test_every_event_type_of_the_log_s_vocabulary_is_a_word_of_its_structure() -> None:
+    """tapedeck's own event types were written out again by hand in ``WORDS``: one added to the vocabulary would have
+    been redacted as text. They are taken from ``core.log.vocabulary`` now, and this keeps them there."""
+    assert {*KNOWN_TYPES, *PACKED_ROW_TYPES, *TAPEDECK_TYPES} <= STRUCTURE_WORDS
 
 
 def test_a_word_of_the_log_s_structure_is_left_as_redacting_it_would_leave_it() -> None:
