@@ -66,8 +66,11 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"  # a Telegram bot's token
     rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
     # a URL's password (``_URL_HEAD`` stays), to the last ``@`` before the path, query or fragment as URL readers take
-    # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first
-    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:[^/?#\s\"']+|[^/\s@\"']+)@"
+    # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first; or of words a space parts, as URL readers
+    # take it too (``guest:gu est@h``), its first with a letter (no port: ``http://h:8080 or ann@x.io``) and none
+    # with a bracket (no Markdown link's ``(http://h:port) by @ann``)
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:[^/?#\s\"']+|[^/\s@\"']+"
+    rb"|[^/\s@\"'<>()\[\]`]*[A-Za-z][^/\s@\"'<>()\[\]`]*(?: +[^/\s@\"'<>()\[\]`]+)+)@"
 )
 # a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an
 # LDAP-style ``{SHA}…``: anywhere when its last field is a hash's length (``_CRYPT``; a shell's ``$1$2`` is none), and

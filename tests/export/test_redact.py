@@ -3181,6 +3181,25 @@ def test_a_urls_password_goes_to_the_last_at_sign_before_its_host(text: str, out
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("amqp://guest:gu est@h", "amqp://guest:[redacted key]@h"),
+        ("AMQP_URL=amqp://guest:gu est two@rabbit:5672/vh", "AMQP_URL=amqp://guest:[redacted key]@rabbit:5672/vh"),
+        ('{"u": "postgres://app:my pass@db/app"}', '{"u": "postgres://app:[redacted key]@db/app"}'),
+    ],
+)  # fmt: skip
+def test_a_urls_password_with_a_space_in_it_goes(text: str, out: str) -> None:
+    """``amqp://guest:gu est@h`` let ``gu est`` out: a URL's password ended at a blank, where a URL reader (urllib)
+    takes a space in it as the password's own."""
+    _redacts(text, out)
+
+
+def test_a_port_or_a_link_before_an_at_sign_is_no_password_with_a_space() -> None:
+    _stays("Listening on http://localhost:3000 and mail the admin\nredis://cache:6379: refused; try user@host\n"
+           "see [x](http://h:port) by @ann\nhttp://example.com: it is at @bob\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z&X-Amz-SignedHeaders=host"
          "&X-Amz-Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
          "https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z&X-Amz-SignedHeaders=host&X-Amz-Signature=[redacted key]"),
