@@ -307,6 +307,15 @@ _HASHED = re2.compile(
     rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
     rb"[^\s|;&]+|-5\b))*)[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"
 )
+# ``printf``'s format (group 1) and its arguments (group 2, each a word or quoted: ``_PRINTF_ARGUMENT``), where a
+# pair of the format is named for a secret and its value is a conversion that an argument fills (``printf
+# "password=%s\\n" PW > .env``: ``_printf_arguments``)
+_PRINTF = re2.compile(
+    rb"\bprintf(?:[ \t]+-v[ \t]+[A-Za-z_][A-Za-z0-9_]*)?[ \t]+" + _QUOTE + rb"([^\"'\n]*?%[^\"'\n]*?)" + _QUOTE
+    + rb"((?:[ \t]+(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|" + _CLI_WORD + rb"))+)"
+)
+_PRINTF_ARGUMENT = re.compile(rb"[ \t]+(?:(\\*[\"'])([^\"'\n]*?)\1|(" + _CLI_WORD + rb"))")
+_CONVERSION = re.compile(rb"%(?:%|[-+ #0]*[0-9*]*(?:\.[0-9*]*)?[A-Za-z])")  # a format's, or its ``%%``
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
 _BEARER = re2.compile(_HTTPIE_AUTH + rb"(" + _CLI_WORD + rb")")
@@ -1084,6 +1093,23 @@ def _hashed_value(data: bytes, m: Any) -> bool:
     return m.group(1)[:1] != b"-" and _cli_value(data, m)
 
 
+def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
+    """The arguments of a ``printf`` (``_PRINTF``) that fill a conversion its format gives a key named for a secret
+    (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``; the format is used again for more arguments, as printf
+    does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``)."""
+    form = m.group(1)
+    conversions = [c.start() for c in _CONVERSION.finditer(form) if c.group() != b"%%"]
+    secret = {conversions.index(pair.start(3)) for pair in _PAIR.finditer(form) if pair.start(3) in conversions}
+    if not secret:
+        return []
+    spans = []
+    for i, argument in enumerate(_PRINTF_ARGUMENT.finditer(data, m.start(2), m.end(2))):
+        value = 2 if argument.group(1) is not None else 3
+        if i % len(conversions) in secret and not _placeholder(argument.group(value)):
+            spans.append((argument.start(value), argument.end(value)))
+    return spans
+
+
 def _bearer_value(data: bytes, m: Any) -> bool:
     """True when httpie's ``-a`` value is a bearer token: ``-A bearer`` (``--auth-type=bearer``) is given to the same
     command, before or after it, and the value is no reference (``$TOKEN``)."""
@@ -1396,7 +1422,7 @@ class Redactor:
             ("key", _CHPASSWD_AGAIN, 1, _grouped),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),
             ("key", _BEARER, 1, _bearer_value),
-            ("key", _HASHED, 1, _hashed_value),
+            ("key", _HASHED, 1, _hashed_value), ("key", _PRINTF, 2, None),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),
@@ -1490,6 +1516,8 @@ class Redactor:
                     start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
                     if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins
                         spans.extend((a, b, kind) for a, b in _echoed_lines(data, start, stop))
+                    elif pattern is _PRINTF:  # the arguments its format gives a secret's key
+                        spans.extend((a, b, kind) for a, b in _printf_arguments(data, m))
                     else:
                         spans.append((start, stop, kind))
         if name:

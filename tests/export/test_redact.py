@@ -3266,6 +3266,30 @@ def test_the_value_a_command_stores_as_a_secret_goes(text: str, out: str) -> Non
     _redacts(text, out, keys=out.count("[redacted key]"))
 
 
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ('printf "password=%s\\n" Hunter2pw > .env', 'printf "password=%s\\n" [redacted key] > .env', 1),
+        ('printf "password=%s\\n" PW > .env', 'printf "password=%s\\n" [redacted key] > .env', 1),
+        ("printf 'user=%s\\nDB_PASSWORD=%s\\n' bob 'Hunter 2pw' >> .env",
+         "printf 'user=%s\\nDB_PASSWORD=%s\\n' bob '[redacted key]' >> .env", 1),
+        ('printf "password=%s\\n" A1b2c3 B4d5e6', 'printf "password=%s\\n" [redacted key] [redacted key]', 2),
+        ('printf -v line "100%% token: %s" abc123xyz', 'printf -v line "100%% token: %s" [redacted key]', 1),
+        ('{"c": "printf \\"password=%s\\\\n\\" Hunter2pw > .env"}', '{"c": "printf \\"password=%s\\\\n\\" [redacted key] > .env"}', 1),
+    ],
+)  # fmt: skip
+def test_the_argument_printf_writes_after_a_key_named_for_a_secret_goes(text: str, out: str, keys: int) -> None:
+    """``printf "password=%s\\n" PW > .env`` let ``PW`` out: the pair in the format holds a conversion, no secret,
+    and the argument that fills it stood alone. Each argument that fills a conversion the format gives a key named
+    for a secret goes (the format is used again for more arguments, as printf does); the others stay."""
+    _redacts(text, out, keys)
+
+
+def test_printf_giving_a_secret_s_key_no_value_stays() -> None:
+    _stays("printf 'DB_PASSWORD=%s\\nDB_USER=%s\\n' \"$PW\" bob\nprintf '%s\\n' hello world\n"
+           "printf 'user=%s\\n' bob > .env\n")
+
+
 def test_those_secret_stores_given_no_value_stay() -> None:
     _stays("gh secret set DB_PASSWORD\ngh secret list\nkubectl create secret generic db --from-file=pw.txt\n"
            "az keyvault secret show --name db\naws ssm put-parameter --name /x --value $PW\n")
