@@ -278,6 +278,10 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         out.close()
     else:
         _copy_marked(spool, gaps, session)
+    if args.turn is not None and args.turn not in session.turns:  # said apart from a turn without such events
+        first, last = min(session.turns, default=None), max(session.turns, default=None)
+        has = "none" if first is None else f"{first}" if first == last else f"{first}..{last}"
+        warn(f"--turn {args.turn}: the session has no turn {args.turn} (its turns: {has})")
 
 
 def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session) -> None:

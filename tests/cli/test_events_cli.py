@@ -58,6 +58,19 @@ def test_type_takes_the_comma_list_the_tui_filter_takes(tmp_path: Path, capsys: 
     assert "user/message" in left and not {t for t in left if t.startswith(("assistant/", "step/", "turn/"))}
 
 
+def test_a_turn_the_log_does_not_have_is_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--turn 9`` on a log of one turn printed '(no matching events)' alone, as if turn 9 had only no events
+    (found walking the CLI over the fixtures): the warning says which turns the log has."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    assert main(["events", str(path), "--turn", "9"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "(no matching events)\n" and err == "tapedeck: --turn 9: the session has no turn 9 (its turns: 1)\n"
+    assert main(["events", str(path), "--turn", "1", "--json"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_a_type_no_log_uses_is_warned_of_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A typo in ``--type`` matched nothing and said nothing: the warning names the nearest known type, and the
     listing still runs (a log may hold types tapedeck does not know)."""
