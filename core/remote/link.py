@@ -175,8 +175,7 @@ class SshLink:
             try:
                 result = future.result()
             except (TimeoutError, OSError, asyncssh.Error, EOFError) as exc:
-                lost = (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
-                if isinstance(exc, asyncssh.SFTPError) and exc.code not in lost:  # the file failed, not the link
+                if isinstance(exc, asyncssh.SFTPError) and not _link_lost(exc):  # the file failed, not the link
                     raise TapedeckError(f"{self.target.where}: {quoted(exc.reason)}") from None  # as listdir's
                 self._drop()
                 first = self.unreachable_since is None
@@ -189,6 +188,14 @@ class SshLink:
             self.unreachable_since = None
             self._backoff = BACKOFF
             return result
+
+    def _file_failed(self, exc: Any, path: str, doing: str) -> Exception:
+        """What the server's SFTP status ``exc`` for ``path`` raises: named as a local file's failure is, what was
+        being done and on which file (``me@box:/s/session.jsonl: cannot read (Permission denied)``), the server's
+        words quoted; a status that says the link is lost as it is (``call`` calls the machine unreachable)."""
+        if _link_lost(exc):
+            return exc
+        return TapedeckError(f"{quoted_path(str(self.target.at(path)))}: cannot {doing} ({quoted(exc.reason)})")
 
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None
@@ -247,8 +254,13 @@ class SshLink:
         async def go(sftp: Any) -> list[bytes]:
             import asyncio
 
-            async with sftp.open(path, "rb") as f:
-                return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
+            import asyncssh
+
+            try:
+                async with sftp.open(path, "rb") as f:
+                    return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
+            except asyncssh.SFTPError as exc:
+                raise self._file_failed(exc, path, "read") from None
 
         data = self.call(go)
         self.bytes_read += sum(map(len, data))
@@ -273,6 +285,8 @@ class SshLink:
                     return bytes(await f.read(limit, 0))
             except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
                 return None
+            except asyncssh.SFTPError as exc:
+                raise self._file_failed(exc, path, "read") from None
 
         async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
             data = asyncio.gather(*(one(sftp, path) for path in paths))
@@ -293,6 +307,8 @@ class SshLink:
                 attrs = await (sftp.stat(path) if follow else sftp.lstat(path))
             except asyncssh.SFTPNoSuchFile:
                 return None
+            except asyncssh.SFTPError as exc:
+                raise self._file_failed(exc, path, "stat") from None
             return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs))
 
         return self._each(paths, one)
@@ -323,16 +339,14 @@ class SshLink:
         ``core.log.sessions`` notes a local one) when given; else the refusal is raised."""
         import asyncssh
 
-        lost = (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
-
         async def one(sftp: Any, path: str) -> list[tuple[str, str]]:
             try:
                 entries = await sftp.readdir(path)
             except asyncssh.SFTPNoSuchFile:
                 return []
             except asyncssh.SFTPError as exc:
-                if skipped is None or exc.code in lost:
-                    raise
+                if skipped is None or _link_lost(exc):
+                    raise self._file_failed(exc, path, "list") from None
                 skipped.append(f"skipped {quoted_path(f'{self.target.where}:{path}')}: {quoted(exc.reason)}")
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
@@ -349,17 +363,22 @@ class SshLink:
                 attrs = await sftp.lstat(path)
             except asyncssh.SFTPNoSuchFile:
                 attrs = None
+            except asyncssh.SFTPError as exc:
+                raise self._file_failed(exc, path, "stat") from None
             if attrs is not None and _kind(attrs) != "file":
                 raise TapedeckError(f"{quoted_path(str(self.target.at(path)))}: the control inbox is not a regular file "
                                     f"(a {_kind(attrs)}); refusing to write through it")  # fmt: skip
             body = data
             flags = asyncssh.FXF_READ | asyncssh.FXF_WRITE | asyncssh.FXF_APPEND | asyncssh.FXF_CREAT
-            async with sftp.open(path, flags, asyncssh.SFTPAttrs(permissions=mode), encoding=None) as f:
-                size = (await f.stat()).size or 0
-                if size and await f.read(1, size - 1) != b"\n":
-                    body = b"\n" + data
-                await f.write(body)
-                await f.fsync()
+            try:
+                async with sftp.open(path, flags, asyncssh.SFTPAttrs(permissions=mode), encoding=None) as f:
+                    size = (await f.stat()).size or 0
+                    if size and await f.read(1, size - 1) != b"\n":
+                        body = b"\n" + data
+                    await f.write(body)
+                    await f.fsync()
+            except asyncssh.SFTPError as exc:
+                raise self._file_failed(exc, path, "append to") from None
 
         self.call(go)
 
@@ -388,6 +407,13 @@ class SshLink:
             return bytes(done.stdout or b"") if done.exit_status == 0 else None
 
         return self.call(go)
+
+
+def _link_lost(exc: Any) -> bool:
+    """Whether an SFTP status says the connection is gone, not that the server refused a file."""
+    import asyncssh
+
+    return exc.code in (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
 
 
 async def _readlink(sftp: Any, path: str) -> str | None:

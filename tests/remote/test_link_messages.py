@@ -142,3 +142,51 @@ def test_an_inbox_that_is_no_file_is_named_quoted() -> None:
     text = str(refused.value)
     assert text.startswith(f"{NAMED}/control.jsonl: the control inbox is not a regular file (a dir)"), text
     assert not {"\x1b", "\x07", "\n"} & set(text), text
+
+
+class _Refusing:
+    """An SFTP client whose server refuses every file it is asked about with a status that is no lost link (as a
+    permission it lacks, or a read of what is no file, refuses it)."""
+
+    def __init__(self, absent: str | None = None) -> None:
+        self.absent = absent  # a path that is not there (stat says so) rather than refused
+
+    async def stat(self, path: str) -> None:
+        import asyncssh
+
+        if path == self.absent:
+            raise asyncssh.SFTPNoSuchFile("no such file")
+        raise asyncssh.SFTPError(asyncssh.sftp.FX_FAILURE, SAID)
+
+    lstat = readdir = stat
+
+    def open(self, *_args: Any, **_kwargs: Any) -> _Refusing:
+        return self
+
+    async def __aenter__(self) -> None:
+        await self.stat("")
+
+    async def __aexit__(self, *_exc: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("doing", "path", "ask"),
+    [
+        ("read", "/s/session.jsonl", lambda link: link.read("/s/session.jsonl", 0, 10)),
+        ("read", "/s/host.json", lambda link: link.read_files(["/s/host.json"], 10)),
+        ("stat", "/s/session.jsonl", lambda link: link.stat("/s/session.jsonl")),
+        ("list", "/s", lambda link: link.listdir("/s")),
+        ("append to", "/s/control.jsonl", lambda link: link.append("/s/control.jsonl", b"{}\n", 0o600)),
+    ],
+)
+def test_a_file_the_server_refuses_is_named_with_what_was_being_done(doing: str, path: str, ask: Any) -> None:
+    """A status the server gave for one file came out as the machine and the server's words only (`me@box: Failure`):
+    the operator could not tell which file failed, nor at what. It names both, as a local file's failure does."""
+    link = _link()
+    link._sftp = _Refusing(absent=path if doing == "append to" else None)  # an inbox not made yet: created by the open
+    with pytest.raises(TapedeckError) as refused:
+        ask(link)
+    assert not isinstance(refused.value, Unreachable)
+    assert _said(refused.value).startswith(f"me@box:{path}: cannot {doing} ({ESCAPED}"), str(refused.value)
+    assert str(refused.value).endswith("k…)")
