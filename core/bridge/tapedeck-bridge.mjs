@@ -759,9 +759,17 @@ class SessionBridge {
     for (const mark of this.marks) if (mark.markId >= markId) mark.completed = true;
   }
 
+  // A state file that cannot be written is noted, and what was done stands: the log holds it too (each td command
+  // with its outcome: the marks, the pause, what ran), and a reload or restart reads it back from there. An op
+  // whose effect is kept must not be answered rejected.
   saveState() {
     if (!this.attached) return;
-    writeAtomic(this.file(STATE), JSON.stringify({ cursor: this.cursor, paused: this.paused, marks: this.marks }) + "\n");
+    const file = this.file(STATE);
+    try {
+      writeAtomic(file, JSON.stringify({ cursor: this.cursor, paused: this.paused, marks: this.marks }) + "\n");
+    } catch (err) {
+      this.note(fsProblem("write", file, err));
+    }
   }
 
   state() {

@@ -402,6 +402,19 @@ def test_an_inbox_that_is_a_symlink_or_not_0600_is_handled(shared_web: tuple[Dsh
     wait_for(lambda: (bridge_json(d) or {}).get("problem") == said, 10, "the outcomes problem")
     answers.unlink()
     kept.rename(answers)
+    # a state file that cannot be written is noted, and the op stands (the log holds the mark): it was answered
+    # rejected while its mark stayed
+    state = d / "bridge.state.json"
+    state.rename(tmp_path / "state.json")
+    state.mkdir()
+    (state / "held").touch()  # not empty: the rename onto it fails
+    mark = send(d, "checkpoint")
+    assert final_outcome(d, mark["id"])["outcome"] == "applied"
+    tmp = d / f".bridge.state.json.{bridge_json(d)['pid']}.tmp"
+    said = f"cannot write {state}: rename {tmp} to {state} failed with EISDIR (illegal operation on a directory)"
+    assert bridge_json(d)["problem"] == said
+    (state / "held").unlink()
+    state.rmdir()
     _idle(d, 1)
 
 
