@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,15 @@ def _wait_gone(marker: str) -> list[int]:
 @pytest.mark.parametrize("sandbox", MODES)
 def test_setsid_children_do_not_outlive_the_call(tmp_path: Path, sandbox: str) -> None:
     marker = f"{os.getpid()}{time.monotonic_ns()}"
-    command = (
-        f"bash -c 'exec -a background-{marker} sleep 300' & "
-        f"setsid bash -c 'exec -a setsid-{marker} sleep 300' & sleep 0.3; echo spawned"
+    go = tmp_path / "go"  # the command ends once both children run (not after a fixed 0.3 s)
+    toucher = threading.Thread(target=_once_running, args=(go.touch, f"background-{marker}", f"setsid-{marker}"))
+    toucher.start()
+    command = (  # the names made when it runs, so that only the processes named so hold them, not the command line
+        f'n={marker}; bash -c "exec -a background-$n sleep 300" & setsid bash -c "exec -a setsid-$n sleep 300" & '
+        "until [ -e go ]; do sleep 0.01; done; echo spawned"
     )
     outcome = _bash(tmp_path, sandbox).run({"command": command})
+    toucher.join()
     assert outcome.text == "spawned\n(exit code 0)", outcome.text
     assert _wait_gone(marker) == []
 
@@ -81,10 +86,10 @@ def test_setsid_children_do_not_outlive_the_call(tmp_path: Path, sandbox: str) -
 def test_stop_kills_a_running_command_and_its_tree(tmp_path: Path, sandbox: str) -> None:
     marker = f"{os.getpid()}{time.monotonic_ns()}"
     stop = threading.Event()
-    stopper = threading.Thread(target=_set_once_running, args=(stop, f"stopped-{marker}", f"running-{marker}"))
+    stopper = threading.Thread(target=_once_running, args=(stop.set, f"stopped-{marker}", f"running-{marker}"))
     stopper.start()
-    command = (  # the names made when it runs, so that only the processes named so hold them, not the command line
-        f"n={marker}; setsid bash -c \"exec -a stopped-$n sleep 300\" & echo started; "
+    command = (  # names made as it runs, as above
+        f'n={marker}; setsid bash -c "exec -a stopped-$n sleep 300" & echo started; '
         'bash -c "exec -a running-$n sleep 120"'
     )
     outcome = _bash(tmp_path, sandbox).run({"command": command, "timeout": 300}, stop)
@@ -94,12 +99,12 @@ def test_stop_kills_a_running_command_and_its_tree(tmp_path: Path, sandbox: str)
     assert _wait_gone(f"stopped-{marker}") == []
 
 
-def _set_once_running(stop: threading.Event, *names: str) -> None:
-    """Set ``stop`` once a process of each of ``names`` runs (60 s at most)."""
+def _once_running(then: Callable[[], object], *names: str) -> None:
+    """Call ``then`` once a process of each of ``names`` runs (60 s at most)."""
     deadline = time.monotonic() + 60
     while not all(_host_pids_with(name) for name in names) and time.monotonic() < deadline:
         time.sleep(0.02)
-    stop.set()
+    then()
 
 
 @needs_bwrap
