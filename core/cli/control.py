@@ -397,7 +397,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--queue",
         action="store_true",
-        help="write the request even when no host is running; the next `run --resume` applies it",
+        help="write the request even when no host is running; the next `run --resume` applies it, or on a DSH "
+        "session the bridge's next start",
     )
     p.add_argument(
         "--expires", type=decimal, metavar="S", help="with --queue: the request expires S seconds from now"

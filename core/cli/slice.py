@@ -20,6 +20,7 @@ from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.read_index import ReadIndex, index_reads
 from core.policies.recall import (
     LINE_RANGE,
+    MAX_SEARCH_TERMS,
     RECALL_SEARCH_TOOL,
     RECALL_STEP_TOOL,
     RECALL_TURN_TOOL,
@@ -285,7 +286,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "scope auto a few tool-output hits besides.",
     )
     _common(p)
-    p.add_argument("query", metavar="QUERY", help="words to look for")
+    p.add_argument("query", metavar="QUERY",
+                   help=f"words of two or more characters to look for, at most {MAX_SEARCH_TERMS} distinct ones")
     p.add_argument(
         "--kinds", metavar="A,B", help=f"comma-separated kinds to search: {', '.join(SEARCH_KINDS)}"
     )

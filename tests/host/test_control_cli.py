@@ -336,3 +336,12 @@ def test_a_pid_no_process_can_have_is_named_as_such(
     assert main(["inspect", str(writer.path)]) == 0
     out = capsys.readouterr().out
     assert f"host exited (pid {pid}, which no process can have) since 2025-12-06" in out, out
+
+
+def test_control_help_says_who_takes_a_queued_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--queue``'s help named only `run --resume`, while on a DSH session the bridge's next start takes it (as
+    control's own refusal says). Found walking the CLI's --help."""
+    with pytest.raises(SystemExit):
+        _run(["control", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the next `run --resume` applies it, or on a DSH session the bridge's next start" in text

@@ -274,3 +274,14 @@ def test_a_query_of_too_many_distinct_terms_is_refused_before_any_document_is_re
     at_cap = " ".join(f"w{i}" for i in range(recall.MAX_SEARCH_TERMS - 1))
     assert recall_search(host.session, {"query": f"{at_cap} kiwi " * 100}).startswith('[recall_search "w0 w1')
     assert read == ["docs"]
+
+
+def test_recall_search_help_says_which_words_are_searched(capsys: pytest.CaptureFixture[str]) -> None:
+    """``recall search --help`` said only 'words to look for': a one-letter query got '0 hits … broaden the query'
+    and a long one a refusal, neither foretold (found walking the CLI's --help)."""
+    from core.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["recall", "search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "words of two or more characters to look for, at most 128 distinct ones" in text
