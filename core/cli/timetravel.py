@@ -254,10 +254,13 @@ def _write_text(args: argparse.Namespace, requests: list[Request]) -> None:
 
 
 def _request(args: argparse.Namespace) -> None:
-    if not args.all and args.seq is None and (args.turn is None or args.step is None):
-        raise TapedeckError("say which request: --turn T --step S, --seq SEQ or --all")
     if (args.all or args.seq is not None) and (args.turn is not None or args.step is not None):
         raise TapedeckError(f"--turn and --step pick a request themselves: give them without {'--all' if args.all else '--seq'}")
+    if (args.turn is None) != (args.step is None):
+        given, missing = ("turn", "step") if args.step is None else ("step", "turn")
+        raise TapedeckError(f"--{given} needs --{missing}: a request is one step's (--turn T --step S)")
+    if not args.all and args.seq is None and args.turn is None:
+        raise TapedeckError("say which request: --turn T --step S, --seq SEQ or --all")
     if args.all:
         _print_all(args)
         return

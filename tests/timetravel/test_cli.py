@@ -55,7 +55,10 @@ def test_request_text_shows_every_message(capsys: pytest.CaptureFixture[str], de
     ("argv", "message"),
     [
         (["--turn", "9", "--step", "1"], "turn 9 step 1 made no model request in this log"),
-        (["--turn", "1"], "say which request: --turn T --step S, --seq SEQ or --all"),
+        ([], "say which request: --turn T --step S, --seq SEQ or --all"),
+        # a --turn alone was answered as if nothing were given (found walking the CLI over the fixtures)
+        (["--turn", "1"], "--turn needs --step: a request is one step's (--turn T --step S)"),
+        (["--step", "1"], "--step needs --turn: a request is one step's (--turn T --step S)"),
         (["--seq", "0"], "no model request went out at or before seq 0"),
         (["--seq", "99999"], "seq 99999 is not in this log: its events are seq 0..70"),
         (["--seq", "-1"], "seq -1 is not in this log: its events are seq 0..70"),
