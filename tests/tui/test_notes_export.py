@@ -20,6 +20,7 @@ from textual.widgets._toast import Toast
 
 from core.read.event_filter import EventFilter
 from core.read.notes import load_notes, set_note, sidecar_paths
+from core.shared.text import quoted_path
 from tests.conftest import FIXTURES
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
@@ -63,13 +64,14 @@ def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
-    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+    # in a directory whose name holds ESC: the toast names the sidecar as every message names a path (quoted_path)
+    async with _on_a_row(tmp_path / "lo\x1bgs") as (app, pilot, screen, path, seq):
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"check this step", "enter")
         await until(pilot, lambda: screen.events.notes.get(seq) == "check this step")
         assert {s: n.text for s, n in load_notes(path).items()} == {seq: "check this step"}
-        assert any(f"Noted seq {seq}" in t for t in _toasts(app))
+        assert f"Noted seq {seq} ({quoted_path(sidecar_paths(path)[0])})." in _toasts(app), _toasts(app)
         row = screen.events.cursor - int(screen.events.scroll_offset.y)  # type: ignore[attr-defined]
         line = "".join(s.text for s in screen.events.render_line(row))
         assert "✎ note" in line
@@ -175,19 +177,21 @@ async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
-        screen.export_dir = tmp_path
+        screen.export_dir = exports = tmp_path / "ex\x1bports"  # named in the toasts as quoted_path names a path
+        exports.mkdir()
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
-        pages = list(tmp_path.glob("tapedeck-*.html"))
-        assert len(pages) == 1 and f"to {pages[0]}" in next(
+        pages = list(exports.glob("tapedeck-*.html"))
+        assert len(pages) == 1 and f"to {quoted_path(pages[0])} (" in next(
             t for t in _toasts(app) if t.startswith("Exported")
         )
+        assert f"Exporting to {quoted_path(pages[0])} …" in _toasts(app), _toasts(app)
         assert "Surface at the end of the log" in pages[0].read_text()
         await pilot.press("T")  # time travel: the moment of the cursor
         await until(pilot, lambda: screen.stop is not None)
         at = screen.stop.moment.seq  # type: ignore[union-attr]
         await pilot.press("X")
-        target = tmp_path / pages[0].name.replace(".html", f"-at-{at}.html")
+        target = exports / pages[0].name.replace(".html", f"-at-{at}.html")
         await until(pilot, lambda: target.exists())
         assert f"Surface right after seq {at}" in target.read_text()
 

@@ -15,7 +15,7 @@ from core.export.naming import export_name
 from core.read.event_filter import EventFilter
 from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
-from core.shared.text import counted, printable
+from core.shared.text import counted, printable, quoted_path
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen
 
@@ -130,9 +130,9 @@ class ShareActions:
     def _write_note(self, seq: int, text: str) -> None:
         try:
             written = set_note(self.live.path, seq, text)  # type: ignore[attr-defined]
-            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({written.sidecar})."
+            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({quoted_path(written.sidecar)})."
             if written.kept is not None:
-                said += f" The notes of the session this log replaced are kept in {written.kept}."
+                said += f" The notes of the session this log replaced are kept in {quoted_path(written.kept)}."
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Note not saved: {exc}", "error"
@@ -172,12 +172,12 @@ class ShareActions:
 
         try:
             target = export_target(log, session_id, at, self.export_dir)
-            self.app.call_from_thread(self.notify, f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
+            self.app.call_from_thread(self.notify, f"Exporting to {quoted_path(target)} …", timeout=3)  # type: ignore[attr-defined]
             options = ExportOptions(at=at, cut=at is not None, redactor=Redactor(), filter=flt)
             doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
             rows = counted(doc["rows"], "row")
-            said = f"Exported {what.format(rows=rows, shown=doc['shown'])} to {target} ({counted(redacted, 'redaction')})."
+            said = f"Exported {what.format(rows=rows, shown=doc['shown'])} to {quoted_path(target)} ({counted(redacted, 'redaction')})."
             severity = "information"
         except Exception as exc:  # noqa: BLE001 - any failure ends in a toast that names it, never in silence
             cause = str(exc) if isinstance(exc, TapedeckError) else f"{type(exc).__name__}: {exc}"
