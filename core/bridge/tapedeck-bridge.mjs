@@ -919,6 +919,7 @@ class SessionBridge {
       if (err.code === "ENOENT") {
         this.inboxProblem = undefined;
         this.refreshProblem();
+        this.forgetInbox();
         return undefined;
       }
       if (err.code === "ELOOP") this.note(`the control inbox ${quotedPath(file)} is a symbolic link; ignored`, true);
@@ -943,6 +944,18 @@ class SessionBridge {
     this.inboxProblem = undefined;
     this.refreshProblem();
     return { fd, st };
+  }
+
+  // The inbox is gone: the file that takes its name next is read from its start, also when it gets the inode number
+  // of the one read before (a file system hands a freed one out again at once), which the cursor alone would take
+  // for the old file grown, and read from past its first lines. What it repeats is skipped by id, as in an inbox
+  // read again.
+  forgetInbox() {
+    if (this.cursor.ino === 0 && this.cursor.offset === 0) return;
+    this.cursor = { ino: 0, offset: 0 };
+    this.line = 0;
+    this.partial = null;
+    this.saveState();
   }
 
   poll() {

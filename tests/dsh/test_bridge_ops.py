@@ -415,7 +415,25 @@ def test_an_inbox_that_is_a_symlink_or_not_0600_is_handled(shared_web: tuple[Dsh
     assert bridge_json(d)["problem"] == said
     (state / "held").unlink()
     state.rmdir()
+    # an inbox removed and made again is read from its start, also where the new file has the old one's inode
+    # number (here the old file itself, written anew while its name was gone): the bridge read on from where it had
+    # read the old one, past the new request
+    os.link(inbox, aside)
+    inbox.unlink()
+    wait_for(lambda: _cursor(d) == {"ino": 0, "offset": 0}, 5, "the bridge to see the inbox gone")
+    again = {"id": "again-1", "op": "checkpoint", "args": {}, "at": int(time.time() * 1000)}
+    aside.write_bytes(json.dumps(again).encode() + b"\n" * (aside.stat().st_size + 1))  # blank lines: skipped
+    aside.rename(inbox)
+    assert final_outcome(d, "again-1")["outcome"] == "applied"
     _idle(d, 1)
+
+
+def _cursor(d: Path) -> dict[str, int] | None:
+    """How far the bridge has read the inbox, as its state file says (None before it wrote one)."""
+    try:
+        return json.loads((d / "bridge.state.json").read_text())["cursor"]
+    except (OSError, ValueError):
+        return None
 
 
 def test_every_event_type_in_bridged_logs_is_dshs_own(shared_web: tuple[DshHome, DshWeb], dsh: Any) -> None:
