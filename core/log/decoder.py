@@ -7,6 +7,7 @@ completed in place and parsed in slices (``core.log.bigjson``), so decoding it n
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -33,6 +34,7 @@ from core.log.vocabulary import (
     is_known_type,
 )
 from core.shared.diagnostics import Diagnostic
+from core.shared.errors import LogFormatError
 from core.shared.text import quoted_path, shown
 
 if TYPE_CHECKING:
@@ -209,6 +211,12 @@ class LogDecoder:
         if self._frames is None:
             return self._offset
         return self._frames.pending_offset + self._frames.pending
+
+    def no_header(self, path: str | os.PathLike[str]) -> LogFormatError:
+        """Why the log at ``path``, fed to its end, gave no session header: it is empty, or it ends inside its first
+        line or frame (a copy cut short: ``zstd`` writes a whole log as one frame)."""
+        what = "empty log" if self.bytes_fed == 0 else "no complete first line or frame"
+        return LogFormatError(f"{quoted_path(path)}: {what} (no session header)")
 
     def state(self) -> dict[str, Any]:
         """What a later decoder needs to go on from here (``resumed``), as plain data; only ``at_boundary``."""

@@ -56,7 +56,7 @@ def read_log(path: str | os.PathLike[str], packed_rows: bool = False) -> LogData
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        raise LogFormatError(f"{quoted_path(p)}: empty log (no session header)")
+        raise decoder.no_header(p)
     return LogData(p, compressed, decoder.header, events, diagnostics, size)
 
 

@@ -493,7 +493,7 @@ def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        raise LogFormatError(f"{quoted_path(path)}: empty log (no session header)")
+        raise decoder.no_header(path)
     return list(last)
 
 

@@ -170,7 +170,7 @@ def load_session(
         whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
         take(decoder.finish())
     if not sessions:
-        raise LogFormatError(f"{quoted_path(p)}: empty log (no session header)")
+        raise decoder.no_header(p)
     session = sessions[0]
     session.diagnostics[:0] = found
     session.compressed = compressed

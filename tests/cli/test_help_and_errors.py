@@ -445,3 +445,19 @@ def test_the_demos_lines_name_its_workspace_escaped(tmp_path: Path, capfd: pytes
     named = str(workspace).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
     assert out.startswith(f"workspace {named}\nlog ") and f"\nworkspace {named} kept (yours)\n" in out, out
     assert "\x1b" not in out and not any(line.startswith("forged") for line in out.splitlines()), out
+
+
+@pytest.mark.parametrize("command", ["inspect", "events", "cost", "export"])
+def test_a_zstd_log_cut_inside_its_only_frame_is_not_called_empty(
+    fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``zstd`` writes a log as one frame; a copy cut short holds no whole frame, and the readers called its 1,000
+    bytes an 'empty log' (found walking the CLI over a truncated copy). It says the file ends inside its first
+    frame, as ``sessions`` and ``alerts`` (read_log_header) say of it."""
+    import zstandard
+
+    whole = zstandard.ZstdCompressor().compress((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
+    cut = tmp_path / "session.jsonl.zstd"
+    cut.write_bytes(whole[: len(whole) // 2])
+    assert main([command, str(cut)]) == 2
+    assert capsys.readouterr().err == f"tapedeck: {cut}: no complete first line or frame (no session header)\n"
