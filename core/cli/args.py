@@ -118,9 +118,9 @@ def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
     """Refuse a ``--<option>`` that is not a positive number of seconds (``zero``: a finite one, 0 or more, as a
     delay that may be left out), or that is longer than a day (``MAX_SECONDS``)."""
     if zero and not (math.isfinite(value) and value >= 0):
-        raise TapedeckError(f"--{option} must be a finite number of seconds, 0 or more, not {value}")
+        raise TapedeckError(f"--{option} must be a finite number of seconds, 0 or more, not {value:g}")
     if not zero and not (value > 0 and math.isfinite(value)):
-        raise TapedeckError(f"--{option} must be a positive number of seconds, not {value}")
+        raise TapedeckError(f"--{option} must be a positive number of seconds, not {value:g}")
     if value > MAX_SECONDS:
         raise TapedeckError(f"--{option} must be at most {MAX_SECONDS:,} seconds (a day), not {value:g}")
 

@@ -303,6 +303,9 @@ def test_route_reads_no_more_of_stdin_than_a_request_can_be(
     ("argv", "said"),
     [
         (["--follow", "--interval", "inf"], "--interval must be a positive number of seconds, not inf"),
+        # the value was written as Python's float: "not 0.0" for a typed 0 (found walking the CLI)
+        (["--exec", "true", "--exec-timeout", "0"], "--exec-timeout must be a positive number of seconds, not 0"),
+        (["--follow", "--interval", "-2"], "--interval must be a positive number of seconds, not -2"),
         (["--follow", "--interval", "1e300"], "--interval must be at most 86,400 seconds (a day), not 1e+300"),
         (["--exec", "true", "--exec-timeout", "1e10"], "--exec-timeout must be at most 86,400 seconds (a day), not 1e+10"),
     ],

@@ -20,7 +20,7 @@ def test_fleet_refuses_an_interval_that_is_not_a_positive_number_of_seconds(
 
     monkeypatch.setattr(TapedeckApp, "run", started)
     assert main(["fleet", str(tmp_path), "--interval", interval]) == 2
-    assert f"--interval must be a positive number of seconds, not {float(interval)}" in capsys.readouterr().err
+    assert f"--interval must be a positive number of seconds, not {float(interval):g}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
