@@ -34,7 +34,7 @@ from core.control.inbox import (
     make_request,
     withdrawal,
 )
-from core.remote.link import SshLink
+from core.remote.link import LostUnderWay, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.text import quoted, quoted_path
 
@@ -121,20 +121,30 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
     inbox, log_path = (posixpath.join(directory, name) for name in (INBOX_NAME, posixpath.basename(log.path)))
     data = inbox_line(obj)
     command = shlex.join(["sh", "-c", SEND, "sh", inbox, log_path, "1" if live else "0"])
-    status, err = link.run(command, data)
+    where = quoted_path(str(log.at(inbox)))
+    try:
+        status, err = link.run(command, data)
+        if status == _NO_FLOCK:
+            link.append(inbox, data, INBOX_MODE)
+            return not live
+    except LostUnderWay as exc:  # the line was on its way: it may be there
+        raise _maybe_written(where, obj, f"the machine stopped answering with the append under way ({exc})") from None
     if status == 0:
         return True
-    if status == _NO_FLOCK:
-        link.append(inbox, data, INBOX_MODE)
-        return not live
     if status == _GONE:
         raise RemoteHostExited(f"{quoted_path(str(log))}: its host exited just now; nothing was sent")
-    where, err = quoted_path(str(log.at(inbox))), quoted(err, 200)  # the machine's stderr, its path: its words
     if status is None:  # the connection went, or the command was killed, before it said how the append ended
-        line = f"request {obj['id']} ({obj['op']})" if "id" in obj else f"the withdrawal of request {obj['withdraw']}"
-        raise ControlError(f"{where}: the append gave no exit status (the connection was lost or the command killed), "
-                           f"so {line} may have been written and may still be applied: once the machine answers "
-                           "again, look for its id in that file")  # fmt: skip
+        raise _maybe_written(where, obj, "the append gave no exit status (the connection was lost or the command "
+                                         "killed)")  # fmt: skip
+    err = quoted(err, 200)  # the machine's stderr: its words
     if status == _NOT_A_FILE:
         raise ControlError(f"{where}: {err}")
     raise ControlError(f"{where}: the request could not be written (exit {status}{': ' + err if err else ''})")
+
+
+def _maybe_written(where: str, obj: Mapping[str, Any], why: str) -> ControlError:
+    """The refusal for ``obj``'s line, appended to the inbox at ``where`` when ``why`` left unknown whether it was
+    written: it may have been, and may still be applied."""
+    line = f"request {obj['id']} ({obj['op']})" if "id" in obj else f"the withdrawal of request {obj['withdraw']}"
+    return ControlError(f"{where}: {why}, so {line} may have been written and may still be applied: once the machine "
+                        "answers again, look for its id in that file")  # fmt: skip

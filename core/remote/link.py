@@ -55,6 +55,11 @@ class Unreachable(TapedeckError):
         self.since = since
 
 
+class LostUnderWay(Unreachable):
+    """The connection was lost, or the call gave up, once a command or a write had been sent: it may have taken
+    effect on the far side."""
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteStat:
     """A remote file's size, last change (epoch ms), whether it is a regular file, a directory or a link, and its file
@@ -188,6 +193,17 @@ class SshLink:
             self.unreachable_since = None
             self._backoff = BACKOFF
             return result
+
+    def _changing(self, make: Callable[[Any], Awaitable[T]], sent: threading.Event) -> T:
+        """``call(make)`` for a call that changes the far side, where ``make`` sets ``sent`` just before it sends the
+        change: an ``Unreachable`` after that is ``LostUnderWay``; before it (the link backing off, the connect
+        failing) nothing was sent."""
+        try:
+            return self.call(make)
+        except Unreachable as exc:
+            if not sent.is_set():
+                raise
+            raise LostUnderWay(str(exc), exc.since) from None
 
     def _file_failed(self, exc: Any, path: str, doing: str) -> Exception:
         """What the server's SFTP status ``exc`` for ``path`` raises: named as a local file's failure is, what was
@@ -355,8 +371,11 @@ class SshLink:
 
     def append(self, path: str, data: bytes, mode: int) -> None:
         """Append ``data`` to the file as one write (created with ``mode``), never through a symbolic link; a
-        torn last line gets a newline first; flushed to disk before returning."""
+        torn last line gets a newline first; flushed to disk before returning. ``LostUnderWay`` when the link went
+        once the write was sent."""
         import asyncssh
+
+        sent = threading.Event()
 
         async def go(sftp: Any) -> None:
             try:
@@ -375,23 +394,27 @@ class SshLink:
                     size = (await f.stat()).size or 0
                     if size and await f.read(1, size - 1) != b"\n":
                         body = b"\n" + data
+                    sent.set()
                     await f.write(body)
                     await f.fsync()
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "append to") from None
 
-        self.call(go)
+        self._changing(go, sent)
 
 
     def run(self, command: str, stdin: bytes) -> tuple[int | None, str]:
         """Run ``command`` (a line for the login shell) on the machine with ``stdin`` as its input; its exit status
-        (None when it ended without one) and what it wrote on stderr."""
+        (None when it ended without one) and what it wrote on stderr. ``LostUnderWay`` when the link went (or the
+        call gave up) once the command was sent."""
+        sent = threading.Event()
 
         async def go(_sftp: Any) -> tuple[int | None, str]:
+            sent.set()
             done = await self._conn.run(command, input=stdin, encoding=None, check=False)
             return done.exit_status, bytes(done.stderr or b"").decode("utf-8", "replace").strip()
 
-        return self.call(go)
+        return self._changing(go, sent)
 
 
     def output(self, command: str) -> bytes | None:

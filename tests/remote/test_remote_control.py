@@ -172,6 +172,88 @@ def _kill_once_there(sshd: Sshd, mark: Path) -> None:
     sshd.kill()
 
 
+def test_an_append_the_link_gives_up_on_may_have_been_written_one_it_never_began_was_not(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The link gave up on the append (as after its call timeout) with the request's line already in the far inbox,
+    written by the far side's command or, on a machine with neither flock(1) nor perl, over SFTP: the operator saw
+    only 'unreachable since …', though the request may be there and may still be applied. The far side's ``sync``
+    (or the SFTP fsync) is held until the link has given up, so the window is certain. An append the link refuses
+    before sending anything (the machine down, or the link backing off) still says only that it is unreachable."""
+    from core.remote import inbox
+    from core.remote.link import Unreachable, link_for
+    from core.remote.target import parse_remote
+
+    sshd.trust()
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    synced, fsynced = _sync_hangs(tmp_path, monkeypatch), _fsync_hangs(monkeypatch)
+    _give_up_once(monkeypatch, lambda: synced.exists() or fsynced.is_set())
+    assert main(["control", f"testbox:{log}", "pause"]) == 2
+    synced.unlink()  # the far side held in `sync`: the line was written
+    errs = [capsys.readouterr().err]
+    monkeypatch.setattr(inbox, "SEND", "exit 100")  # the next one over SFTP, held in its fsync
+    assert main(["control", f"testbox:{log}", "resume"]) == 2
+    assert fsynced.is_set()
+    errs.append(capsys.readouterr().err)
+    lines = (log.parent / INBOX_NAME).read_bytes().splitlines()
+    requests = [orjson.loads(line) for line in lines]
+    assert [r["op"] for r in requests] == ["pause", "resume"]
+    for request, err in zip(requests, errs, strict=True):
+        assert f"request {request['id']} ({request['op']}) may have been written" in err, err
+        assert "unreachable since" in err and "may still be applied" in err, err
+    sshd.kill()
+    link, target = link_for(parse_remote("testbox:/x")), parse_remote(f"testbox:{log}")
+    for _ in range(2):  # the connect refused, then the link backing off: nothing sent, nothing more said
+        with pytest.raises(Unreachable) as refused:
+            inbox.append_remote_request(link, target, "pause")
+        assert "may have been written" not in str(refused.value)
+    assert (log.parent / INBOX_NAME).read_bytes().splitlines() == lines
+
+
+def _fsync_hangs(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Make an SFTP fsync (sent once the write was answered) never return; the event returned is set once one was
+    called."""
+    import asyncio
+
+    import asyncssh
+
+    called = threading.Event()
+
+    async def fsync(self: Any) -> None:
+        called.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(asyncssh.SFTPClientFile, "fsync", fsync)
+    return called
+
+
+def _give_up_once(monkeypatch: pytest.MonkeyPatch, there: Callable[[], bool]) -> None:
+    """Make a link's call give up, as it does after ``CALL_TIMEOUT``, once ``there()`` holds with the call still
+    under way (60 s at most)."""
+    import asyncio
+
+    from core.remote.link import SshLink
+
+    call = SshLink.call
+
+    def held(self: SshLink, make: Callable[[Any], Any]) -> Any:
+        async def until_there(sftp: Any) -> Any:
+            task = asyncio.ensure_future(make(sftp))
+            deadline = time.monotonic() + 60
+            while not task.done():
+                if there() or time.monotonic() > deadline:
+                    task.cancel()
+                    raise TimeoutError
+                await asyncio.sleep(0.01)
+            return task.result()
+
+        return call(self, until_there)
+
+    monkeypatch.setattr(SshLink, "call", held)
+
+
 def test_a_remote_sessions_root_is_refused_as_locally_even_with_one_session(sshd: Sshd, tmp_path: Path,
                                                                           sleeper: Callable[[], Any],  # noqa: F811
                                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
