@@ -173,6 +173,28 @@ def local_roots(roots: Iterable[str]) -> list[Path]:
     return [Path(root).expanduser() for root in roots if parse_remote(root) is None]
 
 
+def layout_notes(roots: Iterable[str], command: str) -> list[str]:
+    """What each root given that holds no session in the sessions root layout holds instead, and the commands that
+    read it (``core.log.sessions.layout_note``; over SSH ``core.remote.sessions.remote_layout_note``); a root that
+    cannot be read is left to the listing's own notes."""
+    from core.log.sessions import layout_note
+
+    notes = []
+    for root in roots:
+        if (target := parse_remote(root)) is None:
+            note = layout_note(Path(root).expanduser(), command)
+        else:
+            from core.remote.link import link_for
+            from core.remote.sessions import remote_layout_note
+
+            try:
+                note = remote_layout_note(link_for(target), target, command)
+            except TapedeckError:
+                note = None
+        notes += [note] if note else []
+    return notes
+
+
 def check_local_roots(roots: Iterable[str]) -> None:
     """Refuse, naming it, the first root on this machine that is not there or cannot be looked at (a link loop, a
     denied directory: ``stat_or_none`` says why), or that is neither a directory nor a file (a FIFO, a device),

@@ -17,6 +17,7 @@ from core.cli.args import (
     check_at_least,
     check_local_roots,
     check_types,
+    layout_notes,
     local_roots,
     path_argument,
     whole,
@@ -316,8 +317,6 @@ def _sessions(args: argparse.Namespace) -> int | None:
     from core.control.config import load_config
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, FleetRow, cells, twin
-    from core.log.sessions import layout_note
-
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
         if blocked := in_the_way(default):
@@ -351,7 +350,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)
-    for note in [*fleet.skipped, *unread, *filter(None, (layout_note(root, 'sessions') for root in local_roots(args.roots)))]:
+    for note in [*fleet.skipped, *unread, *layout_notes(args.roots, "sessions")]:
         warn(note)
     # as alerts: a machine that could not be listed, or a session that could not be read, leaves no whole answer
     return 2 if fleet.unreached or unread else None

@@ -6,7 +6,7 @@ import errno
 import os
 import shlex
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,23 +76,35 @@ def layout_note(root: Path, command: str) -> str | None:
         entries = sorted(root.iterdir())
     except OSError:
         return None  # the listing noted it
+    sessions = [e for e in entries if _of_kind(e) and not is_sessions_root(e)]
+    logs = [] if sessions else [e for e in entries if _of_kind(e, kind=stat.S_ISREG) and read_header(e) is not None]
+    return layout_text(root, root.parent, command, sessions, logs)
+
+
+def layout_text(root: str | Path, parent: str | Path, command: str, sessions: Sequence[str | Path],
+                logs: Sequence[str | Path], shell_expands: bool = True) -> str | None:  # fmt: skip
+    """``layout_note``'s words for the directory ``root`` (here, or ``host:PATH``; ``parent`` holds it), which holds
+    the session directories ``sessions`` of one project, else the session logs ``logs`` loose (None: neither).
+    Without ``shell_expands`` (a path on another machine, which no shell here expands) the commands offered name
+    one of them instead of a pattern."""
     layout = f"ROOT/PROJECT/SESSION/{RAW_NAME} or {ZSTD_NAME}"
     where = _argument(root)
-    sessions = [e for e in entries if _of_kind(e) and not is_sessions_root(e)]
     if sessions:
         n = len(sessions)
-        return (f"{quoted_path(root)} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
-                f"reads its {n} session director{'y' if n == 1 else 'ies'}, "
-                f"`tapedeck {command} {_argument(root.parent)}` every project's")  # fmt: skip
-    logs = [e for e in entries if _of_kind(e, kind=stat.S_ISREG) and read_header(e) is not None]
+        dirs = f"session director{'y' if n == 1 else 'ies'}"
+        these = (f"`tapedeck {command} {where}/*/` reads its {n} {dirs}" if shell_expands else
+                 f"`tapedeck {command} {_argument(sessions[0])}` reads {'its' if n == 1 else f'one of its {n}'} {dirs}")
+        return (f"{quoted_path(root)} is one project's directory, not a sessions root ({layout}): {these}, "
+                f"`tapedeck {command} {_argument(parent)}` every project's")  # fmt: skip
     if not logs:
         return None
-    kinds = sorted({"*" + "".join(log.suffixes[-2:]) if log.name.endswith(".zstd") else "*" + log.suffix for log in logs})
     n = len(logs)
+    kinds = sorted({"*" + "".join(Path(log).suffixes[-2:]) if str(log).endswith(".zstd") else "*" + Path(log).suffix
+                    for log in logs})  # fmt: skip
+    these = f"`tapedeck {command} {' '.join(f'{where}/{kind}' for kind in kinds)}` reads {'it' if n == 1 else 'them'}, "
     return (f"{quoted_path(root)} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
-            f"sessions root holds ({layout}); a log is read where it lies: `tapedeck {command} "
-            f"{' '.join(f'{where}/{kind}' for kind in kinds)}` reads {'it' if n == 1 else 'them'}, `tapedeck inspect "
-            f"{_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
+            f"sessions root holds ({layout}); a log is read where it lies: {these if shell_expands else ''}`tapedeck "
+            f"inspect {_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
 
 
 def no_session_note(directory: Path) -> str | None:

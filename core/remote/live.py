@@ -18,7 +18,13 @@ from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.sessions import sessions_root_note
 from core.remote.inbox import append_remote_request, withdraw_remote_request
 from core.remote.link import SshLink, link_for
-from core.remote.sessions import remote_header, remote_host_state, remote_logs, session_log_of
+from core.remote.sessions import (
+    remote_header,
+    remote_host_state,
+    remote_layout_note,
+    remote_logs,
+    session_log_of,
+)
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
@@ -32,7 +38,9 @@ def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     logs = remote_logs(link, target)
     log = session_log_of(target, logs)
     if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
-        note = f"; {sessions_root_note(str(target), len(logs))}" if logs else ""  # as the command line adds locally
+        # what it holds instead, as the command line adds to a local refusal (``core.log.sessions.no_session_note``)
+        note = sessions_root_note(str(target), len(logs)) if logs else remote_layout_note(link, target, "sessions")
+        note = f"; {note}" if note else ""
         raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory{note}")
     return log
 

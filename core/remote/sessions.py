@@ -51,7 +51,7 @@ from core.control.host_state import (
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing
-from core.log.sessions import SessionRef, ref_from_header
+from core.log.sessions import SessionRef, layout_text, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
@@ -89,6 +89,22 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
                 skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
     listings = list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True))
     return _dir_logs(link, listings, skipped)
+
+
+def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
+    """``core.log.sessions.layout_note`` for a directory on another machine: what ``target`` holds instead of
+    sessions in the sessions root layout (one project's session directories, or session logs lying loose in it) and
+    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions)."""
+    if remote_logs(link, target):
+        return None
+    entries = link.listdir(target.path)
+    dirs = [target.join(name) for name, kind in entries if kind == "dir"]
+    sessions = _dir_logs(link, list(zip(dirs, link.listdir_many([d.path for d in dirs]), strict=True)))
+    files = [] if sessions else [target.join(name) for name, kind in entries if kind == "file"]
+    logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
+    parent = target.at(posixpath.dirname(posixpath.normpath(target.path)))
+    return layout_text(str(target), str(parent), command, [str(log.at(posixpath.dirname(log.path))) for log in sessions],
+                       logs, shell_expands=False)  # fmt: skip
 
 
 def _missing(link: SshLink, target: RemoteTarget) -> str:

@@ -276,7 +276,10 @@ def test_a_remote_sessions_root_is_refused_as_locally_even_with_one_session(sshd
 
 def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    """``inspect`` on a sessions root of one session read that session over SSH; locally it is refused."""
+    """``inspect`` on a sessions root of one session read that session over SSH; locally it is refused. A project's
+    directory or a folder of loose logs, refused for one session or given to ``sessions``, got the local note on what
+    it holds and what to pass only here, none over SSH; now both, the commands offered naming one session directory
+    or log over SSH (no shell here expands a pattern in a remote path)."""
     sshd.trust()
     root = tmp_path / "sessions"
     dsh_log(root / "--w--" / "s1")
@@ -285,6 +288,22 @@ def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd,
     assert main(["inspect", f"testbox:{root}"]) == 2
     assert capsys.readouterr().err == local.replace(f"{root}", f"testbox:{root}")  # the listing command too
     assert "it is a sessions root, holding 1 session: `tapedeck sessions " in local
+    dsh_log(root / "--w--" / "s2")
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    shutil.copy(root / "--w--" / "s1" / "session.jsonl", loose / "a.jsonl")
+    project = root / "--w--"
+    for directory, said in ((project, f"`tapedeck sessions testbox:{project}/s1` reads one of its 2 session directories, "
+                                      f"`tapedeck sessions testbox:{root}` every project's"),
+                            (loose, f"a log is read where it lies: `tapedeck inspect testbox:{loose}/a.jsonl` reads it")):  # fmt: skip
+        assert main(["inspect", str(directory)]) == 2
+        local = capsys.readouterr().err
+        assert main(["inspect", f"testbox:{directory}"]) == 2
+        remote = capsys.readouterr().err
+        assert said in remote, remote
+        assert remote.split("`")[0] == local.replace(f"{tmp_path}", f"testbox:{tmp_path}").split("`")[0], local
+        assert main(["sessions", f"testbox:{directory}"]) == 0
+        assert said in capsys.readouterr().err
 
 
 # The host as `tapedeck run` runs it, but half a second passes between its last read of the inbox (under the
