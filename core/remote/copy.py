@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.control.host_state import HostState
+from core.log.layout import not_a_log
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
 from core.shared.text import quoted_path
@@ -48,8 +49,10 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
         link = link_for(target)
         log = resolve_remote_log(link, target)
         st = link.stat(log.path)
-        if st is None or st.kind != "file":
+        if st is None:
             raise TapedeckError(f"{quoted_path(str(log))}: no such file")
+        if st.kind != "file":  # what locally is said of it: a FIFO is never opened, as SFTP would wait on it
+            raise TapedeckError(not_a_log(str(log), st.fmt))
         with tempfile.TemporaryDirectory(prefix="tapedeck-remote-") as tmp:
             copy = Path(tmp) / posixpath.basename(log.path)
             with open(copy, "wb") as out:

@@ -50,7 +50,7 @@ from core.control.host_state import (
 )
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
-from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing
+from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing, not_a_log
 from core.log.sessions import SessionRef, layout_text, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
@@ -196,7 +196,7 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     if st is None:
         raise LogNotFoundError(f"{quoted_path(str(log))}: no such file")
     if st.kind != "file":
-        raise LogFormatError(f"{quoted_path(str(log))}: not a regular file")
+        raise LogFormatError(not_a_log(str(log), st.fmt))  # in the words a local one gets
     decoder = LogDecoder(str(log), log.compressed)
     size, read = min(st.size, HEADER_BYTES), 0
     while decoder.header is None and not decoder.fatal and read < size:  # a few KB, more only for a long line 1

@@ -190,3 +190,28 @@ def test_a_file_the_server_refuses_is_named_with_what_was_being_done(doing: str,
     assert not isinstance(refused.value, Unreachable)
     assert _said(refused.value).startswith(f"me@box:{path}: cannot {doing} ({ESCAPED}"), str(refused.value)
     assert str(refused.value).endswith("k…)")
+
+
+def test_a_remote_log_that_is_no_regular_file_is_named_in_the_local_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO where a remote log was named was `no such file` to inspect and `not a regular file` to watch (the
+    header's read), where the same file here is `is a FIFO, not a session log file`."""
+    import argparse
+    import stat
+
+    from core.remote import copy, live
+    from core.remote.link import RemoteStat
+    from core.remote.sessions import remote_header
+
+    class Machine:  # the log's name on a FIFO
+        def stat(self, path: str, follow: bool = True) -> RemoteStat:
+            return RemoteStat(0, 1_700_000_000_000, "other", stat.S_IFIFO)
+
+    log = RemoteTarget("me", "box", f"{HOSTILE}/session.jsonl")
+    monkeypatch.setattr("core.remote.link.link_for", lambda _target: Machine())
+    monkeypatch.setattr(live, "resolve_remote_log", lambda _link, t: t)
+    with pytest.raises(TapedeckError) as copied:
+        copy.with_remote_copy(lambda _args: 0)(argparse.Namespace(path=str(log)))
+    with pytest.raises(TapedeckError) as read:
+        remote_header(Machine(), log)  # type: ignore[arg-type]
+    said = f"{NAMED}/session.jsonl: is a FIFO, not a session log file"
+    assert (str(copied.value), str(read.value)) == (said, said)
