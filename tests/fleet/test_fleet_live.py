@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 import core.log.sessions
 import tui.app
 from core.fleet.row import COLUMNS
+from core.shared.text import quoted_path
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import NO_KEYMAP, QUIET, make_app, settle, until
 from tui.app import TapedeckApp
@@ -151,14 +152,18 @@ async def test_a_session_that_appeared_while_one_was_open_above_the_table_is_lis
 
 @pytest.mark.anyio
 async def test_an_empty_root_says_it_has_no_sessions_yet_then_lists_the_first(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
+    # a root whose name holds ESC: the title and the status line name it as `tapedeck sessions` does (quoted_path)
+    root = tmp_path / "sess\x1bions"
     root.mkdir()
     app = make_app(root)
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
         screen = app.screen
         assert isinstance(screen, FleetScreen)
-        assert f"no sessions under {root} yet" in str(screen.query_one("#fleet-status").render())
+        status = str(screen.query_one("#fleet-status").render())
+        assert f"no sessions under {quoted_path(root)} yet" in status, status
+        title = str(screen.query_one("#fleet-title").render())
+        assert title.endswith(" · sess\\u001bions"), title
         first = _write(root, "first-1")
         await until(pilot, lambda: screen.shown == [str(first)], timeout=WAIT)
         assert "no sessions" not in str(screen.query_one("#fleet-status").render())

@@ -25,7 +25,7 @@ from core.control.host_state import KIND_DSH, HostState
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.shared.errors import TapedeckError
-from core.shared.text import printable
+from core.shared.text import printable, quoted_path
 from tui.cells import cut, fitting, show_columns
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.keymap import key_of
@@ -163,7 +163,7 @@ class FleetScreen(Screen[None]):
         need = sum(1 for shown in rows if shown.row.attention)
         names = [root.name or str(root) for root in self.roots]
         # a name two roots share (a/sessions, b/sessions, or one here and one over SSH) tells neither: given whole
-        where = ", ".join(name if names.count(name) == 1 else str(root) for name, root in zip(names, self.roots, strict=True))
+        where = ", ".join(quoted_path(name if names.count(name) == 1 else root) for name, root in zip(names, self.roots, strict=True))
         self.query_one("#fleet-title", Static).update(
             Text(
                 f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
@@ -182,7 +182,7 @@ class FleetScreen(Screen[None]):
         elif self.query_text and len(self.shown) < n:
             status += f" · {len(self.shown)} of {n} shown"
         if not rows:
-            status = "; ".join([f"no sessions under {', '.join(str(root) for root in self.roots)} yet", *self.layout_notes])
+            status = "; ".join([f"no sessions under {', '.join(quoted_path(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
             Text(printable("; ".join([status, *self.skipped, *self.problems])))  # names of what is on disk
         )
