@@ -12,7 +12,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument, whole
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
-from core.shared.text import counted, nearest, quoted, quoted_path
+from core.shared.text import counted, nearest, printable, quoted, quoted_path
 
 if TYPE_CHECKING:
     from core.export.build import ExportOptions
@@ -168,7 +168,8 @@ def _notes(args: argparse.Namespace) -> None:
     def render(rows: list[dict[str, Any]]) -> str:
         if not rows:
             return "no notes"
-        return "\n".join(f"{r['seq']:>6}  " + r["text"].replace("\n", "\n" + " " * 8) for r in rows)
+        # a note is the sidecar's text (a shared log's may be anyone's): its controls drawn, piped or not
+        return "\n".join(f"{r['seq']:>6}  " + printable(r["text"]).replace("\n", "\n" + " " * 8) for r in rows)
 
     emit(notes, args.json, render)
 

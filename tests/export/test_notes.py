@@ -41,6 +41,17 @@ def test_note_add_edit_remove_and_list(log: Path, capsys: pytest.CaptureFixture[
     assert sidecar_paths(log)[0].exists()
 
 
+def test_notes_piped_draws_a_notes_controls_and_keeps_its_lines(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``notes`` wrote a note's text as the sidecar held it when stdout was no terminal: a sidecar beside a shared
+    log (anyone's words) put its escape sequences raw into ``| less -R`` or a model reading the list, and a
+    carriage return overwrote the line. Its controls are drawn (``printable``) as the event summaries draw theirs,
+    piped or not; its line breaks still continue the note under its text (found walking the CLI piped)."""
+    assert main(["note", str(log), "--seq", "4", "evil\x1b]52;c;QQ==\x07\rok\nsecond line"]) == 0
+    capsys.readouterr()
+    assert main(["notes", str(log)]) == 0
+    assert capsys.readouterr().out == "     4  evil␛]52;c;QQ==␇␍ok\n        second line\n"
+
+
 def test_a_log_opened_through_a_link_shares_its_notes(
     log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
