@@ -42,6 +42,7 @@ from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 from core.shared.regular import open_regular
+from core.shared.text import quoted_path
 from tui.heap import trim_heap
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
@@ -382,11 +383,11 @@ class LiveSession:
         except LogFormatError as exc:
             self._fail(str(exc))
         except OSError as exc:
-            self._fail(f"{self.path}: {exc.strerror or exc}")
+            self._fail(f"{quoted_path(self.path)}: {exc.strerror or exc}")
         except TapedeckError as exc:  # a remote log: its host key refused, or not one session
             self._fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a reader bug must end on the error screen, not in a frozen one
-            self._fail(f"{self.path}: {INTERNAL_ERROR} {type(exc).__name__}: {exc}")
+            self._fail(f"{quoted_path(self.path)}: {INTERNAL_ERROR} {type(exc).__name__}: {exc}")
 
     def _fail(self, message: str) -> None:
         if self.alerts is not None:

@@ -18,6 +18,7 @@ from bench.gen_session import generate
 from core.read.facts import is_error_event
 from core.read.load import load_session
 from core.read.session import Session
+from core.shared.text import quoted_path
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
 from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated
@@ -603,3 +604,21 @@ def test_a_rewrite_in_place_of_an_empty_log_is_read(tmp_path: Path) -> None:
         assert live.phase == "following" and any(n.code == "log-reset" for n in live.notices)
     finally:
         follower.stop()
+
+
+@pytest.mark.parametrize("failure", [OSError(5, "Input/output error"), KeyError("x")], ids=["os-error", "bug"])
+def test_a_read_that_fails_names_the_log_as_every_message_names_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    """A read that stopped on an I/O error (a disk, a network mount) or on a reader bug named the log as it was, in
+    the error the header and every refused action show: a directory holding ESC ] 2 or a newline was written raw
+    there, where the readers' own errors name it through quoted_path."""
+    path = policy_log().write(tmp_path / "lo\x1b]2;x\x07\ngs" / "session.jsonl")
+
+    def failing(_self: LiveSession) -> None:
+        raise failure
+
+    monkeypatch.setattr(LiveSession, "_load", failing)
+    live, _ = load(path)
+    assert live.phase == "error" and live.error is not None
+    assert live.error.startswith(f"{quoted_path(path)}: "), live.error
