@@ -524,7 +524,7 @@ class TapedeckApp(ControlActions, App[None]):
         columns_legend = getattr(self.screen, "columns_legend", None)  # the main screen's, Folds'
         legend = columns_legend() if columns_legend is not None else ()
         title = f"{getattr(self.screen, 'HEADING', '')}: what the columns mean" if legend else ""
-        self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems, legend, title))
+        self.push_screen(HelpScreen(entries, quoted_path(self.keymap_file), self.keymap_problems, legend, title))
 
     def action_back(self) -> None:
         """On a session's main screen: out of time travel (back to live), else, for a session opened in the fleet

@@ -115,19 +115,26 @@ def test_a_keymap_or_settings_file_python_cannot_hold_is_a_problem_not_a_crash(
 
 @pytest.mark.anyio
 async def test_app_applies_the_keymap(tmp_path: Path) -> None:
-    keymap = tmp_path / "keymap.toml"
+    keymap = tmp_path / "con\x1bfig" / "keymap.toml"  # a directory whose name holds ESC: named as quoted_path does
+    keymap.parent.mkdir()
     # the unknown id's hint names the key the same file gives help, which '?' no longer opens
     keymap.write_text('main.search = "ctrl+f"\nmain.bogus = "z"\n"app.help" = "f1"\n')
-    (tmp_path / "tui.toml").write_text('theme = "nord"\n')
+    (keymap.parent / "tui.toml").write_text('theme = "nord"\n')
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
     # both files are read as the app is built, before it runs: the UI thread does no I/O (it read them in on_mount)
     keymap.unlink()
-    (tmp_path / "tui.toml").unlink()
+    (keymap.parent / "tui.toml").unlink()
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
-        assert app.keymap_problems == [f'{keymap}: unknown binding id "main.bogus" (press f1 to see the ids)']
+        named = quoted_path(keymap)
+        assert app.keymap_problems == [f'{named}: unknown binding id "main.bogus" (press f1 to see the ids)']
         assert [t.message for t in app._notifications] == app.keymap_problems
         assert app.theme == "nord"
+        app.action_help()  # it names the file to write the keymap in as the problems name it (it wrote it raw)
+        await pilot.pause()
+        notes = str(app.screen.query_one("#help-notes", Static).render())
+        assert notes.startswith(f"Rebind keys in {named} with lines like"), notes
+        app.pop_screen()
         screen = main_screen(app)
         assert screen is not None
         await pilot.press("slash")
