@@ -29,7 +29,7 @@ from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.model_specs import missing_price
-from core.shared.text import counted, model_label, usd
+from core.shared.text import counted, model_label, path_text, quoted, usd
 from core.shared.wire import call_text
 
 CLIP = 400
@@ -230,7 +230,9 @@ def _request_lines(
         f"  usage: {_usage(r['usage'])}",
         *(f"  not in the log: {note}" for note in r["unlogged"]),
     ]
-    yield from map(for_terminal, heading)  # the model, tools, usage and settings quote the log as messages do
+    # tapedeck's words about the request, whose names (the model, the tools, the settings, usage's keys) the log gave:
+    # quoted, piped or not, one line each; the messages below are the bytes the model got (``for_terminal``)
+    yield from (quoted(path_text(line), None) for line in heading)
     if args.all:
         return
     for i, m in enumerate(messages):

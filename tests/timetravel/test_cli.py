@@ -115,6 +115,22 @@ def test_cost_counts_one_request_in_the_singular(capsys: pytest.CaptureFixture[s
     ], out  # fmt: skip
 
 
+def test_request_s_heading_quotes_the_names_it_takes_from_the_log_when_piped(
+    capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """request's heading (the model, the tools, the settings) was written as the log holds them when piped, as the
+    messages are (the bytes the model got): an escape sequence in the model's name went out raw and a newline in it
+    forged a heading line. The heading is tapedeck's words about the request, not what the model got: its names are
+    quoted (found running every reading command piped on a log with hostile strings); the messages stay verbatim."""
+    log = tmp_path / "s.jsonl"
+    text = (fixtures_dir / "multi-turn.session.jsonl").read_text(encoding="utf-8")
+    log.write_text(text.replace('"model":"deepseek-v4-flash"', '"model":"m\\u001b]52;c;QQ==\\u0007\\nforged"'))
+    code, out, _ = _run(capsys, "request", str(log), "--turn", "1", "--step", "1")
+    assert code == 0
+    assert out.splitlines()[0].startswith("turn 1 step 1 · at seq 8 · dsh · deepseek-official/m\\u001b]52;c;QQ==\\u0007\\nforged · ")
+    assert "\x1b" not in out and "\nforged" not in out, out
+
+
 def test_cost_of_a_model_without_a_price_says_which_key_to_set(
     capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path
 ) -> None:
