@@ -154,6 +154,9 @@ def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_t
 def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(
     tmp_path: Path, spawn: Callable[..., _Process]
 ) -> None:
+    """The resumed host says it is paused and runs nothing until the operator's ``resume``: the call the model asked
+    for comes after the host's answer to that request in its log (a call run while paused would come before it,
+    however late it came), not merely not seen within a fixed wait."""
     script = tmp_path / "script.json"
     write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "x" * 200}}
     script.write_text(json.dumps({"responses": [{"toolCalls": [write]}, {"text": "done"}]}))
@@ -170,15 +173,15 @@ def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(
     first.kill()
 
     second = spawn("second", "--resume", "s1", *common)
-    second.wait_for(lambda: _state(log) == ("paused", second.proc.pid))
-    time.sleep(0.5)  # a host that ignored the pause would write the file now
-
-    assert not (workspace / "out.txt").exists()
-    assert [e for e in read_log(log).events if e["type"] == "tool/call"] == []
-    assert "paused" in second.text().split("log ", 1)[1], second.text()
-    control.append_request(inbox, "resume", {})
+    second.wait_for(lambda: _state(log) == ("paused", second.proc.pid) and "nothing runs until" in second.text())
+    resume = control.append_request(inbox, "resume", {})
     second.wait_for(lambda: _state(log)[0] == "idle")
     assert (workspace / "out.txt").read_text() == "x" * 200
+    events = read_log(log).events
+    [resumed] = [e["seq"] for e in events if e["type"] == control.CONTROL_EVENT
+                 and e["data"]["requestId"] == resume["id"] and e["data"]["outcome"] == control.APPLIED]  # fmt: skip
+    [call] = [e["seq"] for e in events if e["type"] == "tool/call"]
+    assert resumed < call  # held until then
     control.append_request(inbox, "stop", {})
     assert second.proc.wait(60) == 0
 
