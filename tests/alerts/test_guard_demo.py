@@ -93,14 +93,18 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(  #
         later = [e for e in events if e["type"] in ("assistant/chunk", "assistant/message")
                  and (e["data"]["turn"], e["data"]["step"]) > step]  # fmt: skip
         assert later == [], "a model request went out after the crossing one and before the pause"
-        time.sleep(0.3)  # held: still nothing new from the model
-        assert not [e for e in _events(log) if e["type"] == "assistant/message" and e["seq"] > crossing["seq"]]
         # the CLI shows why the host paused
         assert main(["events", str(log), "--type", "tapedeck/control"]) == 0
         assert "control pause applied (sent by alert:budget)" in capsys.readouterr().out
-        control.append_request(control.inbox_path(log), "resume", {})
+        resume = control.append_request(control.inbox_path(log), "resume", {})
         runner.join(60)
         assert not runner.is_alive()
+        # held until then: every model answer after the crossing one comes after the host's answer to the resume
+        events = _events(log)
+        [resumed] = [e["seq"] for e in events if e["type"] == "tapedeck/control"
+                     and e["data"]["requestId"] == resume["id"] and e["data"]["outcome"] == "applied"]  # fmt: skip
+        answers = [e["seq"] for e in events if e["type"] == "assistant/message" and e["seq"] > crossing["seq"]]
+        assert answers and min(answers) > resumed, (answers, resumed)
     finally:
         if runner.is_alive():
             control.append_request(control.inbox_path(log), "stop", {})

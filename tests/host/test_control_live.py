@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -133,10 +134,14 @@ def test_stop_aborts_the_model_stream_in_flight(
 
 
 def test_stop_kills_a_running_tool_and_its_setsid_children(tmp_path: Path, server: ChatServer) -> None:
-    beat = tmp_path / "ws" / "beat.txt"  # a detached grandchild appends to it until something kills it
-    server.push(_tool_reply("setsid sh -c 'while true; do echo x >> beat.txt; sleep 0.05; done' & sleep 60"))
+    # a detached grandchild appends to beat.txt until something kills it, holding beat.lock's flock while it (or a
+    # child of it) lives: the lock comes free only once every one of them is gone
+    beat = tmp_path / "ws" / "beat.txt"
+    server.push(_tool_reply("setsid flock beat.lock sh -c 'while true; do echo x >> beat.txt; sleep 0.05; done' & "
+                            "sleep 60"))  # fmt: skip
     run = Running(tmp_path, server, ["run the job"])
     _wait(lambda: beat.exists() and beat.stat().st_size > 10)
+    assert not _lock_free(tmp_path / "ws" / "beat.lock")  # held while it runs
     rid = run.send("stop", {})
     run.join()
 
@@ -146,9 +151,17 @@ def test_stop_kills_a_running_tool_and_its_setsid_children(tmp_path: Path, serve
     [end] = run.events("turn/end")
     assert end["data"]["reason"]["kind"] == "aborted"
     assert end["data"]["stop"] == {"by": "operator", "requestId": rid}  # no reason given, none made up
-    size = beat.stat().st_size
-    time.sleep(0.5)
-    assert beat.stat().st_size == size  # the setsid grandchild is gone too
+    _wait(lambda: _lock_free(tmp_path / "ws" / "beat.lock"))  # the setsid grandchild is gone too
+
+
+def _lock_free(path: Path) -> bool:
+    """Whether the flock of the file at ``path`` can be taken now (and is let go at once)."""
+    with path.open("rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
 
 
 def test_pause_mid_stream_holds_before_the_tool_call_and_resume_goes_on(
