@@ -1244,13 +1244,18 @@ def _shell_end(data: bytes, m: Any, group: int) -> int:
     its close on the line and the word's rest after that (``Hunter'2 pw'x`` and ``Hunter"2 pw"x`` are one word),
     or, a ``'`` closed nowhere on the line, over the apostrophe it is then and the word after it (``don't``). A bare
     ``"`` that closes nothing on its line is left where it is: in JSON text it ends the string (its line holds an
-    odd number of ``"`` before it), whose shell quotes are ``\\"``."""
+    odd number of ``"`` before it), whose shell quotes are ``\\"``; and so is one whose line begins at a ``\\n``
+    of JSON text (a string's next line: no bare ``"`` is inside it) or further back than ``COMMAND_REACH`` (its
+    quotes cannot be counted)."""
     start, end = m.start(group), _quoted_end(data, m, group, shell=True)
     quote = _QUOTE_AT.match(data, end)
     if quote is None or end == start or data[start - 1] in b"\"'":
         return end
-    lo = max(0, end - COMMAND_REACH)  # the line's start, looked for so far back at most
-    lo = min(max(data.rfind(b"\n", lo, end) + 1, data.rfind(b"\\n", lo, end) + 2, lo), start)
+    reach = max(0, end - COMMAND_REACH)  # the line's start, looked for so far back at most
+    real, escaped = data.rfind(b"\n", reach, end), data.rfind(b"\\n", reach, end)
+    if quote.group() == b'"' and (escaped > real or reach and real < 0):  # JSON text, or a line begun too far back:
+        return end  # a bare ``"`` ends the JSON string the value is in, or cannot be told from its end
+    lo = min(max(real + 1, escaped + 2, reach), start)
     if data.count(quote.group(), lo, start) % 2:  # it closes a quote the line opened before the value
         return end
     if data.count(quote.group(), start, end) % 2:  # it closes one the value opened: the word goes on after it

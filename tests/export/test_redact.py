@@ -3084,6 +3084,17 @@ def test_a_quote_inside_a_commands_word_goes_with_it(text: str, out: str, keys: 
     _redacts(text, out, keys)
 
 
+@pytest.mark.parametrize("head", ["a" * 2000 + " ", "cd /srv/app\\n"], ids=["long-line", "next-line"])
+@pytest.mark.parametrize("command", ["sshpass -p Hunter2pw", "mysql -pHunter2pw", "echo Hunter2pw | passwd"])
+def test_a_json_strings_end_is_no_quote_of_the_password(head: str, command: str) -> None:
+    """0f71d486 takes a bare ``"`` after a command's password for one it opens inside its word when the line holds
+    an even number of ``"`` before the value. In JSON text (a bash call's arguments, a tool's JSON output) whose
+    string began before the line did (after a ``\\n`` of the string) or more than 1,024 bytes back, the string's
+    closing quote was counted so, and the redaction ran on over ``", "d`` to the next quote, the next key with it."""
+    text = '{"c": "' + head + f'{command}", "d": "x y"}}'
+    _redacts(text, text.replace("Hunter2pw", "[redacted key]"))
+
+
 @pytest.mark.parametrize(
     ("text", "out"),
     [
