@@ -140,3 +140,29 @@ def test_a_reading_command_imports_no_module_it_never_calls(argv: list[str], unu
     modules = modules_after(argv)
     for name in ("decimal", "core.log.sessions", "core.read.rows", "core.log.frames", *unused):
         assert name not in modules, name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["inspect", FIXTURE, "--json"], ["surface", FIXTURE, "--json"], ["events", FIXTURE, "--type", "tool/result"],
+     ["cost", FIXTURE, "--json"]],  # fmt: skip
+    ids=["inspect", "surface", "events", "cost"],
+)
+def test_a_reading_commands_dataclasses_compile_no_repr_or_eq(argv: list[str]) -> None:
+    """Every dataclass of ours a reading command loads is a ``core.shared.records.record``: its ``__repr__``,
+    ``__eq__`` and ``__hash__`` are shared, not compiled from source for it at each start (``dataclasses`` does
+    that per class and method: a tenth of ``cost --json``'s start-up on a small log)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main({argv!r})\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    if name.split('.')[0] in ('core', 'tui'):\n"
+        "        for cls in vars(module).values():\n"
+        "            params = getattr(cls, '__dict__', {}).get('__dataclass_params__')\n"
+        "            if params is not None and cls.__module__ == name and (params.repr or params.eq):\n"
+        "                print(f'{name}.{cls.__qualname__}')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == []

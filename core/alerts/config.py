@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 from core.shared.errors import ConfigError
+from core.shared.records import record
 from core.shared.text import plain_number, quoted, shown
 
 # cause id -> the rule's config table
@@ -72,7 +73,7 @@ _NUMBERS: dict[str, dict[str, tuple[float, float, float, bool]]] = {
 ACTIONS: dict[str, tuple[str, ...]] = {"budget": ("none", "pause"), "runRate": ("none", "pause"), "loop": ("none", "message")}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RuleConfig:
     """One rule: on or off, its numbers (by config key), its action (``none`` for rules that cannot act)."""
 
@@ -85,7 +86,7 @@ class RuleConfig:
         return self.numbers[key]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AlertsConfig:
     """The validated ``alerts`` section."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from itertools import islice
 from operator import le
 from typing import Any
@@ -48,6 +47,7 @@ from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
 from core.shared.jsonout import dumps, inert
 from core.shared.model_specs import ModelConfig, limits_for, price_lookup
+from core.shared.records import record
 
 RULES: dict[str, Rule] = {
     "error-streak": error_streak,
@@ -70,7 +70,7 @@ INFORM_ONLY = frozenset({"class-change"})  # active, listed, never a reason to c
 ALERT_KEYS = ("session", "path", "cause", "seq", "severity", "reason", "at")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Alert:
     """One alert: which session, what caused it, the event that triggered it, how bad, why, and when (epoch ms;
     the triggering event's time when it has one)."""

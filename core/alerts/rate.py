@@ -11,7 +11,6 @@ no budget to project to.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from core.alerts.config import AlertsConfig
@@ -19,6 +18,7 @@ from core.alerts.engine import ModelBook
 from core.alerts.rules import MIN_EPOCH_MS, Signals
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.shared.model_specs import ModelConfig
+from core.shared.records import record
 
 _CHUNK = "assistant/chunk"
 # The event types whose rule handlers change what ``project`` reads (see ``RateFold``)
@@ -27,7 +27,7 @@ PROJECTED = frozenset({"turn/start", "turn/end", HOST_EVENT, "request/header", R
 ReadBack = Callable[[int, int], Iterable[Mapping[str, Any]]]  # the events of seqs start..stop-1, read back
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Projection:
     """The run rate and the open turn's projected cost (None where unknown)."""
 

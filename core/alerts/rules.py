@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 import orjson
@@ -25,6 +25,7 @@ from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
 from core.shared.deepjson import deep_dumps
+from core.shared.records import record
 from core.shared.text import quoted, tool_block_failed, tool_result_failed
 from core.shared.values import int_or_none
 
@@ -62,7 +63,7 @@ class Pricing(Protocol):
         """The model's context window in tokens (None: unknown)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Finding:
     """A rule's condition holds: since which event, and why (one line)."""
 
@@ -70,7 +71,7 @@ class Finding:
     reason: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CacheBreak:
     """The latest request's break of the provider's prefix cache, priced: where it broke and what broke it, as
     ``core.rebuild.request_diff`` found them for ``tapedeck diff``."""
@@ -91,7 +92,7 @@ def _usd(value: float) -> str:
     return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"
 
 
-@dataclass
+@record()
 class Signals:
     """The facts the rules read, folded from a session's events in seq order (see the module docstring)."""
 

@@ -17,13 +17,14 @@ import re
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.shared.records import record
 from core.shared.regular import read_regular
 from core.shared.text import quoted, quoted_path, shown
 from core.shared.values import int_or_none, whole_digits
@@ -95,7 +96,7 @@ def newer_release(version: str, packaged: str) -> bool:
     return mine is not None and theirs is not None and mine > theirs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BridgeInfo:
     """``bridge.json`` as read: the fields tapedeck relies on, each checked for its type."""
 

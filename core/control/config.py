@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
+from core.shared.records import record
 from core.shared.text import describe, nearest, quoted, quoted_path
 
 SECTIONS: dict[str, str] = {
@@ -61,7 +62,7 @@ def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
     return module.validate(raw)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PolicyConfig:
     """The effective configuration: validated sections plus the raw values they came from."""
 

@@ -23,7 +23,7 @@ import io
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -43,6 +43,7 @@ from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
 from core.shared.clock import IMPLAUSIBLE, utc_time
+from core.shared.records import record
 from core.shared.regular import open_regular, read_regular
 from core.shared.text import quoted, quoted_path
 from core.shared.values import int_or_none
@@ -61,7 +62,7 @@ _NEEDLE = b'"type":"' + HOST_EVENT.encode() + b'"'
 _LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line names first, as every writer puts it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HostState:
     """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms),
     ``kind`` (``tapedeck`` or ``dsh``) and, for a bridged DSH session, what its ``bridge.json`` says."""

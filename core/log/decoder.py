@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from core.log.vocabulary import (
 )
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
+from core.shared.records import record
 from core.shared.text import quoted_path, shown
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class Consumer:
         self.packed_rows = packed_rows
 
 
-@dataclass
+@record()
 class DecodeBatch:
     """What one feed produced."""
 

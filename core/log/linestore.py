@@ -28,7 +28,6 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter, le, lt
 from pathlib import Path
@@ -39,6 +38,7 @@ from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.validate import readable
 from core.shared.errors import LogFormatError, replaced_while_read
+from core.shared.records import record
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 
@@ -79,7 +79,7 @@ class RecordSource(Protocol):
         """Whether the log is zstd frames rather than raw lines."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LineFacts:
     """What the line table says of one event's line without decoding it, plus its head's own turn and step."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
+from core.shared.records import record
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 
@@ -18,7 +19,7 @@ CHUNK = 1 << 20
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
 
 
-@dataclass
+@record()
 class LogData:
     """A decoded log: header, events (seq == index) and every diagnostic met on the way."""
 

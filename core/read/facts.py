@@ -7,12 +7,12 @@ projection's state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.log.decoder import CHUNK
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
+from core.shared.records import record
 from core.shared.text import tool_block_failed, tool_result_failed
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
     return etype == "llm/retry"
 
 
-@dataclass
+@record()
 class SessionFacts:
     """What the TUI needs beyond the projection, gathered while events are applied (append-only lists)."""
 

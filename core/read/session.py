@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,14 @@ from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
 from core.read.usage import UsageTally
 from core.shared.diagnostics import Diagnostic
+from core.shared.records import record
 from core.shared.text import shown, tool_block_failed, tool_result_failed
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Step:
     """One model call and its tool executions."""
 
@@ -40,7 +41,7 @@ class Step:
     usage: dict[str, int] | None = None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Turn:
     """One turn: from ``turn/start`` to ``turn/end``."""
 
@@ -58,7 +59,7 @@ class Turn:
         return str((self.end_reason or {}).get("kind", "unknown"))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolCall:
     """A tool call and, once it lands, its result (paired by ``callId`` within the step)."""
 
@@ -73,7 +74,7 @@ class ToolCall:
     result_error: bool = False  # whether the result at ``result_seq`` reports a failure (``tool_result_failed``)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Cut:
     """A replacement that changed the surface: what kind, and how many chars it removed (negative = grew).
 

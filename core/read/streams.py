@@ -12,9 +12,9 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from core.shared.records import record
 from core.shared.seqview import SeqView
 
 CHUNK_TYPE = "assistant/chunk"
@@ -28,7 +28,7 @@ def delta_chars(chunk: Any) -> int:
     return len(text) if isinstance(text, str) else 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Block:
     """One streamed block: seqs ``start`` … ``end - 1`` of turn ``turn``, step ``step``; ``chars`` streamed."""
 

@@ -8,8 +8,9 @@ the dialog takes them comma-separated in its field.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
+
+from core.shared.records import record
 
 
 def _matches(etype: str, item: str) -> bool:
@@ -18,7 +19,7 @@ def _matches(etype: str, item: str) -> bool:
     return etype == item or (item.endswith("/") and etype.startswith(item))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TypeSelection:
     """The items of a type list, in order; ``etype in selection`` tells whether an event type is picked."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from core.shared.records import record
 
 
 def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int | None, int, int] | None:
@@ -22,7 +23,7 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int | None, int, int]
     )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class UsageTally:
     """``usage_tokens`` summed over each step's usage in force, kept up to date as samples replace each other
     (so a live header reads totals without walking the steps)."""

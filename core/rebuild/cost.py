@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
@@ -35,11 +34,12 @@ from core.read.usage import usage_tokens
 from core.rebuild.request import AGENT, COMPACTION, Request, prompt_bytes
 from core.rebuild.request_diff import CAUSE_NAMES, RequestDiff, diff_base, diff_requests
 from core.shared.model_specs import ModelConfig, Prices, price_for, price_lookup
+from core.shared.records import record
 
 BYTES_PER_TOKEN = 4.0
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RequestCost:
     """One request's tokens and price."""
 
@@ -110,7 +110,7 @@ def _rounded(share: float | None) -> float | None:
     return None if share is None else round(share, 4)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Break:
     """What a cut's estimate needs of a request's diff against the one before it."""
 

@@ -39,7 +39,7 @@ import bisect
 import os
 from array import array
 from collections.abc import Callable, Container, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,7 @@ from core.shared.dsh_wire import (
     thinking_fields,
     wire_digest,
 )
+from core.shared.records import record
 from core.shared.text import cp_len
 from core.shared.values import int_or_none, str_or_none
 from core.shared.wire import OpenAIMessages, request_body
@@ -75,7 +76,7 @@ INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message
 Wired = tuple[list[dict[str, Any]], bytes]  # a surface node's wire messages (``node_wire``) and their JSON
 
 
-@dataclass
+@record()
 class Request:
     """One model request as it went out."""
 
@@ -234,7 +235,7 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [t for t in value if isinstance(t, dict)] if isinstance(value, list) else []
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Point:
     """When a request went out: its step, its attempt and the last event logged before it."""
 
@@ -374,7 +375,7 @@ def prompt_bytes(request: Request) -> bytes | bytearray:
     return request.prompt
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Digest:
     """What a lean request (built by a ``RequestPass`` with ``lean``) holds of its prompt instead of its messages:
     the prompt's head (``prompt_head``), its surface nodes that project a message (the first ``count`` of
@@ -648,7 +649,7 @@ class WireCache:
         return bool(self.images and self.images[-1])
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LeanParts:
     """What a lean DSH request takes of its request header (``WireCache.lean_request``)."""
 

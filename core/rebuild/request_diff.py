@@ -11,12 +11,13 @@ went, or a changed request header.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from itertools import chain, islice
 from typing import Any
 
 from core.read.session import Session, cut_kind
 from core.rebuild.request import Request, prompt_bytes, prompt_head, prompt_parts
+from core.shared.records import record
 
 CAUSE_NAMES = {"tape": "seal"}  # cut kinds whose user-facing name differs
 HEADER_CHANGE = "header change"
@@ -34,7 +35,7 @@ def diff_base(request: Request) -> Request:
     return replace(request, messages=[], body={"messages": request.wire[:1], "tools": request.body.get("tools")})
 
 
-@dataclass
+@record()
 class RequestDiff:
     """The second request against the first."""
 

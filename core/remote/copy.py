@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,11 @@ from core.control.host_state import HostState
 from core.log.layout import not_a_log
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
+from core.shared.records import record
 from core.shared.text import quoted_path
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RemoteCopy:
     """The remote log a command reads through a local copy, and the connection to its machine: what is beside the
     log there (its host's state) is read there, not beside the copy."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 
+from core.shared.records import record
 from core.shared.text import quoted
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RemoteTarget:
     """A path on ``host`` (an ssh config alias or a name), reached as ``user`` (None: the ssh config's)."""
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from core.shared.errors import ConfigError
+from core.shared.records import record
 from core.shared.text import quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
@@ -39,7 +40,7 @@ PRICE_KEYS = ("hit", "miss", "output")
 PER_TOKENS = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Prices:
     """USD per million tokens: input served from the provider's prompt cache, input that missed it, output."""
 
@@ -56,7 +57,7 @@ class Prices:
         return {"hit": self.hit, "miss": self.miss, "output": self.output}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Limits:
     """A model's context window and output limit in tokens (None: unknown)."""
 
@@ -90,7 +91,7 @@ DEEPSEEK_PRICES: dict[str, Prices] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ModelConfig:
     """The validated ``model`` section: overrides for the routed model and per-model table entries."""
 
