@@ -23,7 +23,9 @@ from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower, FedWatch, Recall, now_ms
 from core.alerts.rate import Projection
 from core.control.config import PolicyConfig
+from core.log.layout import resolve_log_path
 from core.log.pace import Pacer
+from core.shared.errors import TapedeckError
 
 FEED_INTERVAL = 0.1  # seconds between polls of the followed logs: alerts reach the screen within ~0.2 s
 BURST_GAP = 2.0  # alerts less than this many seconds apart make one burst …
@@ -67,7 +69,8 @@ class AlertFeed:
         self.follow = follow
         self.stop_event = threading.Event()
         self.problems: list[str] = []
-        self.focus: Path | None = None  # the log the main screen shows: its run rate and projection are kept
+        self.focus: Path | None = None  # the log the main screen shows (as opened): its run rate and projection are kept
+        self._focus_log: tuple[Path, Path] | None = None  # the focus and its log, found in the worker (``_focused``)
         self.projections: dict[Path, Projection] = {}
 
     def spend_label(self, path: Path) -> str:
@@ -108,7 +111,7 @@ class AlertFeed:
                 self.post(AlertRaised(alert, recall.replayed(alert)))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))
-            focus = self.focus
+            focus = self._focused()
             watch = self.watch_of(follower, focus) if focus is not None else None
             if watch is not None:
                 projection = watch.projection(now_ms())
@@ -120,6 +123,19 @@ class AlertFeed:
             self.polled(follower)
             if self.final or self.pause():
                 return
+
+    def _focused(self) -> Path | None:
+        """The log of ``focus`` (a session directory's log), looked up here in the worker, not on the app's thread,
+        and once found kept until the focus changes (None while there is none: a log not born yet)."""
+        focus, found = self.focus, self._focus_log
+        if focus is None:
+            return None
+        if found is None or found[0] != focus:
+            try:
+                found = self._focus_log = (focus, resolve_log_path(focus))
+            except (TapedeckError, OSError):
+                return None
+        return found[1]
 
     def pause(self) -> bool:
         """Wait until the next poll is due; True when the feed was stopped meanwhile."""

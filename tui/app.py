@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import importlib
 import os
@@ -28,13 +27,12 @@ from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
-from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, resolve_log_path
+from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root
 from core.log.pace import Pacer
 from core.log.sessions import layout_note
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
-from core.shared.errors import TapedeckError
 from core.shared.jsonout import allow_deepest_walks
 from core.shared.text import counted, printable, quoted_path, short_session, shown
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
@@ -457,10 +455,8 @@ class TapedeckApp(ControlActions, App[None]):
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
         self.push_screen(MainScreen(live))
         self.alert_marks = self.board.marks_for(path)
-        if self.alert_feed is not None:
-            # the live session reports what is wrong with it
-            with contextlib.suppress(TapedeckError, OSError):
-                self.alert_feed.focus = resolve_log_path(path)
+        if self.alert_feed is not None:  # the live session reports what is wrong with it (its log found by the feed)
+            self.alert_feed.focus = path
 
     def switch_session(self, path: Path) -> None:
         """Show ``path`` in place of the session on the top main screen (the parent/child jump)."""

@@ -179,11 +179,25 @@ def test_the_alerts_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.anyio
-async def test_the_header_shows_the_run_rate_and_the_turn_projection(tmp_path: Path) -> None:
+async def test_the_header_shows_the_run_rate_and_the_turn_projection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import re
     import time as clock
 
+    import core.log.layout
     from tui.widgets.header import SessionHeader
+
+    # the log whose spend the header shows is found in the feed's thread: the app's thread looked it up on disk
+    on_ui: list[Path] = []
+    looked, running = core.log.layout.stat_or_none, threading.Event()
+
+    def watched(path: Path) -> Any:
+        if threading.current_thread() is threading.main_thread() and running.is_set():
+            on_ui.append(path)
+        return looked(path)
+
+    monkeypatch.setattr(core.log.layout, "stat_or_none", watched)
 
     path = tmp_path / "session.jsonl"
     log = Log(start_ms=int(clock.time() * 1000) - 120_000, step_ms=6_000)
@@ -200,11 +214,13 @@ async def test_the_header_shows_the_run_rate_and_the_turn_projection(tmp_path: P
     def header_text() -> str:
         return str(app.screen.query_one(SessionHeader).render())
 
+    running.set()  # from here on the test's thread is the app's
     async with app.run_test(size=(200, 30)) as pilot:
         await settle(pilot)
         await until(pilot, lambda: "turn → " in header_text())
         # six steps left of the hard budget of 8, at the turn's average of $0.15: $0.30 + $0.90
         assert re.search(r"\$\d+\.\d\d/h · turn → \$1\.20", header_text()), header_text()
+    assert on_ui == []
 
 
 @pytest.mark.anyio
