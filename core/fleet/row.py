@@ -42,8 +42,9 @@ class FleetRow:
 
     @property
     def label(self) -> str:
-        """The title, else the session id, as a terminal shows it (``printable``)."""
-        return printable(self.title or self.ref.id)
+        """The title, else the session id, as a terminal shows it (``printable``), on one line: a newline in it (the
+        log's text; a terminal breaks its line at nothing else that ``printable`` leaves) is a space."""
+        return printable((self.title or self.ref.id).replace("\n", " "))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``sessions --json`` object: the session's discovery keys, then the fleet columns."""

@@ -77,3 +77,31 @@ def test_no_text_printer_writes_a_logs_controls_to_a_terminal(line: int, text: s
             for name, written in (("stdout", out.getvalue()), ("stderr", err.getvalue())):
                 found = CONTROL.search(written)
                 assert found is None, (argv[0], name, written[max(0, found.start() - 80) : found.end() + 20])
+
+
+# what keeps the log's bytes when piped, by design (docs/cli.md): the pages the model gets (recall, expand), the
+# request's messages, an export's transcript
+VERBATIM = ("request", "recall", "expand", "export")
+
+
+def test_no_report_writes_a_logs_controls_to_a_pipe(tmp_path: Path) -> None:
+    """Piped, a report is no terminal's to draw: inspect's header, cost's unpriced model, sessions' outcome column
+    wrote what the log held (an escape sequence raw, a newline forging a line; found running every command piped),
+    and sessions' title column broke its row in two at a newline in the title.
+    One log whose every string ends in hostile text: no command but those that keep the model's bytes writes one
+    of those characters to a stdout or stderr that is no terminal."""
+    hostile = "\x1b]52;c;cHduZWQ=\x07\nforged\u202e\r\x9b"
+    root = tmp_path / "root"
+    log = root / "--w--" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"".join(orjson.dumps(_appended(orjson.loads(line), hostile, False)) + b"\n" for line in LINES))
+    for argv in _commands(str(log), str(root)):
+        if argv[0] in VERBATIM:
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(argv)
+        for name, written in (("stdout", out.getvalue()), ("stderr", err.getvalue())):
+            found = CONTROL.search(written)
+            assert found is None, (argv, name, written[max(0, found.start() - 80) : found.end() + 20])
+            assert "\nforged" not in written, (argv, name, written)  # no line of the log's forges one of the report
