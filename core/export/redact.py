@@ -820,15 +820,17 @@ def _pair_end(data: bytes, m: Any, group: int) -> int:
 
 
 # a URL query's parameter, or a form's: its name after ``?`` or ``&`` (also as Go's JSON writes it, ``\u0026``), and
-# what ends its value, the next parameter's ``&`` or the fragment's ``#`` (``_query_end``)
+# what ends its value, the next parameter's ``&``, the fragment's ``#``, or a ``<`` or ``>``, which a URL holds only
+# encoded (``<https://h/?token=…>``: a Markdown autolink's end) (``_query_end``)
 _QUERY_NAME = re.compile(rb"(?:[?&]|\\u0026)[\w.-]*\Z")
-_QUERY_END = re.compile(rb"&|\\+u0026|#")
+_QUERY_END = re.compile(rb"&|\\+u0026|[#<>]")
 
 
 def _query_end(data: bytes, m: Any) -> int | None:
     """Where the unquoted value of ``m`` (group 3) ends when its key is a URL query's parameter or a form's
-    (``?token=…&x=1``, ``user=bob&password=…&remember=1``): at the ``&`` before the next one, or the ``#`` of
-    the fragment, which a URL's value holds only encoded. None for any other key."""
+    (``?token=…&x=1``, ``user=bob&password=…&remember=1``): at the ``&`` before the next one, the ``#`` of the
+    fragment, or a ``<`` or ``>``, which a URL's value holds only encoded (``<https://h/?token=…>``). None for any
+    other key."""
     if m.group(2) is not None or data[m.end(1) : m.start(3)] != b"=":
         return None
     if _QUERY_NAME.search(data, max(0, m.start(1) - 64), m.start(1)) is None:

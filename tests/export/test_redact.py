@@ -3239,6 +3239,7 @@ def test_the_signature_of_a_signed_url_goes(text: str, out: str) -> None:
         ("curl -d 'user=bob&password=Hunter2pw&remember=1' h.io", "curl -d 'user=bob&password=[redacted key]&remember=1' h.io"),
         ("https://h.io/?password=Hunter2pw&x=1 and more words", "https://h.io/?password=[redacted key]&x=1 and more words"),
         ("https://h.io/?client_secret=Abc123Xyz789#frag", "https://h.io/?client_secret=[redacted key]#frag"),
+        ("see <https://h.io/?token=Abc123Xyz789>.", "see <https://h.io/?token=[redacted key]>."),
     ],
 )  # fmt: skip
 def test_a_secret_in_a_url_query_goes_alone(text: str, out: str) -> None:
