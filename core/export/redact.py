@@ -695,19 +695,25 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
         return upper and b"=" in sep or config and not TYPE_NAME.fullmatch(value)
-    if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
+    if code.group(1) and _code_name(value[: code.end()]):  # names, not a dotted token's parts (``Abc1.Def2``)
         return False
     # the key's own name, in its case or another, is code after any key (``{ api_key: apiKey }``: a field passed on);
     # another name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
     # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``); a name is
-    # words without a digit, as a password made to look like one has none (``Sup3rSecret``, ``MySecret123``)
+    # words without a digit (``_code_name``), which a password made to look like one has (``Sup3rSecret``)
     if whole and _bare_name(value) == _bare_name(_key_name(data, m)):
         return False
-    named = value.lower() == m.group(1).lower() or (
-        _KEY_WORD.search(value) and _NAME_PARTS.search(value) and value.replace(b"_", b"").isalpha()
-        and readable(value.decode())
-    )  # fmt: skip
+    named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value) and _code_name(value)
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
+
+
+_DIGIT = re.compile(rb"[0-9]")
+
+
+def _code_name(name: bytes) -> bool:
+    """True when ``name`` (a name, or names joined by dots) is made of words as code names them: ``readable``, and
+    without a digit, which a password made to look like a name has (``Sup3rSecret``, ``MySecret123``, ``Abc1.Def2``)."""
+    return _DIGIT.search(name) is None and readable(name.decode(errors="replace"))
 
 
 def _key_name(data: bytes, m: Any) -> bytes:

@@ -1272,6 +1272,21 @@ def test_a_password_that_holds_the_key_word_with_digits_or_random_case_goes(text
     _redacts(text, out)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("docker login -u bob --password Abcde0.A00 r.io", "docker login -u bob --password [redacted key] r.io"),
+        ("password: Summer2024.Fall", "password: [redacted key]"),
+        ("tool --api-key Abcd1.Efgh2 run", "tool --api-key [redacted key] run"),
+    ],
+)  # fmt: skip
+def test_a_dotted_password_with_digits_goes(text: str, out: str) -> None:
+    """``--password Abcde0.A00`` and ``password: Summer2024.Fall`` were kept: a value of names joined by dots was
+    taken for an attribute (``args.api_key``) when each part read as a word, digits after it and all. A name is
+    words without a digit, as for a name holding the key word; a dotted value with one is data."""
+    _redacts(text, out)
+
+
 def test_a_name_holding_the_key_word_assigned_in_code_stays() -> None:
     _stays("password=userPassword\nself.password = new_password\ntoken=accessToken\napi_key = API_KEY\n"
            '"password": password_hash\n')
