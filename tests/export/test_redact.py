@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import shlex
 import string
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import pytest
@@ -3320,3 +3323,118 @@ def test_printf_giving_a_secret_s_key_no_value_stays() -> None:
 def test_those_secret_stores_given_no_value_stay() -> None:
     _stays("gh secret set DB_PASSWORD\ngh secret list\nkubectl create secret generic db --from-file=pw.txt\n"
            "az keyvault secret show --name db\naws ssm put-parameter --name /x --value $PW\n")
+
+
+# Secrets in the shapes a share holds them, punctuation inside them: each comes out replaced where it stood and
+# nothing else changes, so the text still reads as its format reads it (a URL its parts, a shell line its words, a
+# config file its lines, the JSON text of a tool call's arguments its value)
+R = "[redacted key]"
+
+
+def _secret(punctuation: str) -> st.SearchStrategy[str]:
+    """A generated secret of eight characters or more: a letter first, a letter and a digit in it, ``punctuation``
+    inside, alphanumeric last."""
+    return st.tuples(
+        st.from_regex(r"[A-Za-z][a-z]{4,6}[0-9]{1,2}", fullmatch=True),
+        st.text(alphabet=ALNUM + punctuation, max_size=10),
+        st.text(alphabet=ALNUM, min_size=2, max_size=3),
+    ).map("".join)
+
+
+URL_PARTS = st.tuples(
+    st.sampled_from(["postgres", "mysql", "amqp", "redis", "mongodb", "https"]),
+    st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True),
+    st.sampled_from(["db", "db.internal:5432", "10.0.0.7:6379", "rabbit.example.com"]),
+    st.sampled_from(["", "/", "/app", "/app?sslmode=require", "/v1/x#top"]),
+)
+URL_QUERY = st.tuples(
+    st.sampled_from(["token", "access_token", "api_key", "client_secret", "password", "X_API_TOKEN"]),
+    st.sampled_from(["?", "?page=2&", "?a=1\\u0026"]), st.sampled_from(["", "&page=2", "#frag", "&x=1&y=2"]),
+)  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(parts=URL_PARTS, password=_secret("!$&()*+,;=-._~"), query=URL_QUERY, value=_secret("-._~+"),
+       around=st.sampled_from(["{}", "DATABASE_URL={}", 'url = "{}"', "curl -s '{}' | jq .", "see <{}>."]))  # fmt: skip
+def test_a_secret_in_a_url_goes_and_the_url_keeps_its_parts(
+    parts: tuple[str, str, str, str], password: str, query: tuple[str, str, str], value: str, around: str
+) -> None:
+    """A URL's password (``+,;=()`` inside too) and a query's secret go alone: scheme, user, host, path, the other
+    parameters and what surrounds the URL stay, also in the JSON text of a tool call's arguments."""
+    scheme, user, host, rest = parts
+    key, before, after = query
+    url = f"{scheme}://{user}:{password}@{host}{rest}"
+    queried = f"https://{host}/x{before}{key}={value}{after}"
+    for text, out in ((url, f"{scheme}://{user}:{R}@{host}{rest}"), (queried, f"https://{host}/x{before}{key}={R}{after}")):
+        text, out = around.format(text), around.format(out)
+        assume(text.count(password if text.startswith(url) else value) == 1)
+        _redacts(text, out)
+        _in_json_text(text, out)
+    # a URL reader reads the same query (urllib refuses the brackets of ``[redacted key]`` in a URL's user part)
+    assert urlsplit(queried.replace(value, R)).query == urlsplit(queried).query.replace(value, R)
+
+
+SHELL_LINES = st.sampled_from([
+    "sshpass -p {} ssh bob@h", "mysql -u root -p{} app", "docker login -u bob --password {} r.io",
+    "echo {} | passwd --stdin bob", "redis-cli -h cache -a {} ping", "curl -sS -u bob:{} https://h.io/x",
+    "PGPASSWORD={} psql -h db -U app", "export DB_PASSWORD={}", "htpasswd -b .htpasswd bob {}",
+    "openssl enc -d -pass pass:{} -in f", "tool --api-key {} run", "echo {} | docker login -u bob --password-stdin",
+    "printf 'password=%s\\n' {} > .env",
+])  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(line=SHELL_LINES, secret=_secret("!%+,._~-@:=]}^"), spaced=_secret("!%+,._~-@:=]}^ "),
+       quote=st.sampled_from(["", "'", '"']), after=st.sampled_from(["", " 2>/dev/null", " && echo ok", "; ls", " | tee log"]))  # fmt: skip
+def test_a_secret_on_a_shell_line_goes_and_the_line_keeps_its_words(
+    line: str, secret: str, spaced: str, quote: str, after: str
+) -> None:
+    """A command's password (quoted with blanks, or a word with punctuation inside) goes alone, whatever follows
+    the command: a shell reads the same words, and the JSON text of a tool call's arguments still parses."""
+    secret = spaced if quote else secret  # a blank only inside quotes
+    assume(not NEXT_KEY.search(secret))
+    assume(quote or "=" not in secret or "printf" not in line)
+    text = line.format(f"{quote}{secret}{quote}") + after
+    out = line.format(f"{quote}{R}{quote}") + after
+    assume(text.count(secret) == 1)
+    _redacts(text, out)
+    # a shell reads the same words, the secret's in its place (``[redacted key]`` unquoted is two words of its own)
+    assert " ".join(shlex.split(out)) == " ".join(word.replace(secret, R) for word in shlex.split(text))
+    _in_json_text(text, out)
+
+
+CONFIG_LINES = st.sampled_from([
+    "password: {}", "DB_PASSWORD={}", "  api_key: {}", "client_secret = {}", "export API_TOKEN={}", "psk={}",
+    "- db_password: {}", "SECRET_KEY_BASE={}", "passphrase = {}", "REDIS_AUTH={}",
+])  # fmt: skip
+OTHER_LINES = st.lists(st.sampled_from(["user: bob", "port: 5432", "# settings", "host=db.internal", "", "  - a,b"]),
+                       max_size=3)  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(line=CONFIG_LINES, secret=_secret("!#%+,;)]}^_~-@"), before=OTHER_LINES, after=OTHER_LINES,
+       words=st.sampled_from(["", " more words", " the red apple"]))  # fmt: skip
+def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
+    line: str, secret: str, before: list[str], after: list[str], words: str
+) -> None:
+    """A value after a key word on an env or config file's line (``,;)]}#`` inside it, a password's words after it)
+    goes alone: every other line, and the key and its sign, stay."""
+    words = words if "pass" in line.lower() else ""  # the words a password's line goes on with are the password's
+    text = "\n".join([*before, line.format(secret + words), *after])
+    out = "\n".join([*before, line.format(R), *after])
+    assume(text.count(secret) == 1)
+    _redacts(text, out)
+    assert [ln.partition(R)[0] for ln in out.splitlines()] == [ln.partition(secret)[0] for ln in text.splitlines()]
+    _in_json_text(text, out)
+
+
+# a next key's shape, which ends a value with punctuation inside it there by design (``DB_PASSWORD=pw;PORT=5432``)
+NEXT_KEY = re.compile(r"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
+
+
+def _in_json_text(text: str, out: str) -> None:
+    """``text`` as a tool call's arguments hold it, JSON text in a string, redacts to ``out`` so held: the JSON text
+    still parses, to ``out``."""
+    r = Redactor(environ={}, home="/home/ann")
+    redacted = r.text(orjson.dumps({"command": text}).decode())
+    assert orjson.loads(redacted) == {"command": out}, redacted
