@@ -61,14 +61,15 @@ def _host(
 
 def lingering_host(processes: Processes, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     """A ``tapedeck run --linger`` host whose one turn answers "done" and then waits for requests; its process and
-    log."""
+    log (what it reports goes to ``host.out`` in ``tmp_path``)."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     (tmp_path / "ws").mkdir()
     proc = processes.start(
         [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
          str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=(tmp_path / "host.out").open("wb"),
+        stderr=subprocess.PIPE,
     )  # fmt: skip
     return proc, log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
 

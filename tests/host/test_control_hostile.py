@@ -347,7 +347,10 @@ def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
     inbox = inbox_path(log)
     inbox.unlink(missing_ok=True)
     {"fifo": os.mkfifo, "directory": os.mkdir, "link": lambda p: p.symlink_to(tmp_path / "elsewhere")}[thing](inbox)
-    time.sleep(0.5)  # the host polls it ten times
+    said = tmp_path / "host.out"  # the host met it: it says so once
+    while not any(why in said.read_bytes() for why in (b"is not a regular file", b"is a symbolic link; refusing")):
+        assert host.poll() is None and time.monotonic() < deadline, said.read_text()
+        time.sleep(0.02)
     inbox.rmdir() if thing == "directory" else inbox.unlink()
     assert main(["control", str(log), "checkpoint", "--wait", "--timeout", "10"]) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("applied: checkpoint")
