@@ -558,8 +558,11 @@ def test_zstd_logs_load_and_follow(tmp_path: Path, retain_bytes: int | None) -> 
 
 
 @pytest.mark.parametrize("born", ["empty", "half-line", "half-frame"])
-def test_waits_for_a_log_being_born(tmp_path: Path, born: str) -> None:
+def test_waits_for_a_log_being_born(tmp_path: Path, born: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log whose first line (or first zstd frame) is still being written is waited for, as an empty one is."""
+    looks: list[object] = []  # each time the follower read the header of the log being born
+    read = live_module.read_log_header
+    monkeypatch.setattr(live_module, "read_log_header", lambda *args: (looks.append(args), read(*args))[1])
     log = policy_log()
     whole = log.lines([log.header, *log.events])
     path = tmp_path / ("session.jsonl.zstd" if born == "half-frame" else "session.jsonl")
@@ -573,7 +576,8 @@ def test_waits_for_a_log_being_born(tmp_path: Path, born: str) -> None:
     follower = Follower(path)
     try:
         wait_for(lambda: follower.live.phase == "waiting" or follower.live.phase == "error")
-        time.sleep(0.2)
+        seen = len(looks)  # it looks twice more at what is there, and still waits
+        wait_for(lambda: len(looks) >= seen + 2 or follower.live.phase == "error")
         assert follower.live.phase == "waiting", follower.live.error
         with open(path, "ab") as f:
             f.write(whole[len(start) :])
@@ -597,7 +601,7 @@ def test_a_rewrite_in_place_of_an_empty_log_is_read(tmp_path: Path) -> None:
         inode = path.stat().st_ino
         with open(path, "wb") as f:  # the shell truncates, then the copy writes
             f.flush()
-            time.sleep(0.2)
+            wait_for(lambda: live.phase == "waiting")  # the follower saw it empty
             f.write(other.lines([other.header, *other.events]))
         assert path.stat().st_ino == inode
         wait_for(lambda: live.session.id == other.header["id"] and live.session.next_seq == len(other.events))
