@@ -467,8 +467,8 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 class InboxReader:
     """Reads an inbox incrementally: each ``read`` returns the complete lines added since the last one.
 
-    A partial last line is kept until its newline arrives. A file that was replaced or truncated is read again
-    from the start (answered ids make the replay harmless). A line longer than ``MAX_LINE_BYTES`` is reported
+    A partial last line is kept until its newline arrives. A file that was replaced or truncated, or removed and
+    made again (whatever its inode number), is read again from the start (answered ids make the replay harmless). A line longer than ``MAX_LINE_BYTES`` is reported
     and skipped.
     """
 
@@ -520,6 +520,9 @@ class InboxReader:
                 os.close(fd)
         except OSError as exc:
             if exc.errno == errno.ENOENT:
+                # The next file to take its name is read from its start, also where it gets the inode number of
+                # this one (a file system hands a freed one out again at once): what it repeats is skipped by id.
+                self._restart(None)
                 return []
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from None

@@ -204,6 +204,22 @@ def test_replaced_inbox_is_read_again_from_the_start(inbox: Path) -> None:
     assert [e.request for e in reader.read()] == [again]
 
 
+def test_an_inbox_made_again_with_the_old_inode_number_is_read_from_its_start(inbox: Path, tmp_path: Path) -> None:
+    # a file system hands a freed inode number out again at once: here the old file itself, kept through a hard link
+    # while its name is gone and written anew (blank lines make it no shorter than what was read of the old one)
+    reader = InboxReader(inbox)
+    append_request(inbox, "pause")
+    assert len(reader.read()) == 1
+    aside = tmp_path / "aside"
+    os.link(inbox, aside)
+    inbox.unlink()
+    assert reader.read() == []
+    request = {"id": "again-1", "op": "stop", "args": {}, "at": 1}
+    aside.write_bytes(json.dumps(request).encode() + b"\n" * (aside.stat().st_size + 1))
+    aside.rename(inbox)
+    assert [e.request["id"] for e in reader.read() if e.request] == ["again-1"]
+
+
 def test_outcome_events() -> None:
     request = {"id": "req-1", "op": "expand", "args": {"seq": 4}, "at": 0}
     assert outcome_event(request, "applied", detail={"seq": 40}) == {
