@@ -393,10 +393,19 @@ function expiryError(request) {
 
 // --- small file helpers --------------------------------------------------------------------------------------
 
+// Replaces `file` by one holding `data` (written under a temporary name, renamed into place); when that fails, the
+// temporary file is removed and the error thrown.
 function writeAtomic(file, data) {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  fs.writeFileSync(tmp, data, { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, data, { mode: 0o600 });
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    try {
+      fs.unlinkSync(tmp);
+    } catch {}
+    throw err;
+  }
 }
 
 // A JSON object file's value; undefined when it is not there, not JSON, or JSON of another shape (null, a list),
@@ -512,7 +521,7 @@ export function fsProblem(doing, file, err) {
 
 // --- one bridged session ---------------------------------------------------------------------------------------
 
-class SessionBridge {
+export class SessionBridge {
   constructor(plugin, agent, dir) {
     this.plugin = plugin;
     this.agent = agent;

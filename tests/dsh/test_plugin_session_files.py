@@ -1,0 +1,49 @@
+"""The bridge's own files in one session directory, driven in one Node process (no DSH): how it words a problem
+with the inbox, an inbox whose mode it cannot restore, the checkpoint marks it takes back from ``bridge.state.json``
+and the temporary file of an atomic write that failed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from core.shared.text import quoted_path
+from tests.dsh.harness import PLUGIN, DshInstall
+
+SCRIPT = """
+import { SessionBridge } from %s;
+import fs from "node:fs";
+const [base] = %s;
+const said = {};
+const plugin = { warn: (text) => (said.warned ??= []).push(text) };
+const agent = (id) => ({ id, status: "idle", session: { events: [] } });
+
+// an atomic write whose rename fails: bridge.state.json is a directory that is not empty
+const blocked = `${base}/blocked`;
+fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
+fs.writeFileSync(`${blocked}/bridge.state.json/held`, "");
+const b4 = new SessionBridge(plugin, agent("s4"), blocked);
+b4.attached = true;
+b4.saveState();
+said.blocked = { problem: b4.problem, left: fs.readdirSync(blocked).sort() };
+process.stdout.write(JSON.stringify(said));
+"""
+
+
+@pytest.fixture(scope="module")
+def said(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("bridge-files")
+    script = SCRIPT % (json.dumps(PLUGIN.as_uri()), json.dumps([str(base)]))
+    done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
+                          timeout=30, cwd=base)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return {"base": base, **json.loads(done.stdout)}
+
+
+def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[str, Any]) -> None:
+    state = quoted_path(said["base"] / "blocked" / "bridge.state.json")
+    assert said["blocked"]["problem"].startswith(f"cannot write {state}: rename ")
+    assert said["blocked"]["left"] == ["bridge.json", "bridge.state.json"]  # bridge.json: saying the problem
