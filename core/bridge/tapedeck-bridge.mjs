@@ -482,14 +482,10 @@ function dshVersion() {
   }
 }
 
-function oneLine(text) {
-  return String(text).replace(/\s+/g, " ").trim();
-}
-
-// What an error DSH threw says, as a message quotes it: on one line, quoted at 200 characters as the host quotes an
-// exception's text (DSH's reasons cite the value they refuse as it came, escape sequences and all).
+// What an error DSH threw says, as a message quotes it: quoted at 200 characters as the host quotes an exception's
+// text (DSH's reasons cite the value they refuse as it came, escape sequences and all).
 function reasonOf(err) {
-  return quoted(oneLine(err?.message ?? err), 200);
+  return quoted(err?.message ?? err, 200);
 }
 
 // A path as a message names it, in the words of text.py's quoted_path: whole, so that it can be copied back, each
@@ -850,7 +846,7 @@ export class SessionBridge {
   // A problem with the inbox file itself lasts until the file is usable again; one with a line stays shown
   // until a later problem replaces it.
   note(problem, inbox = false) {
-    const text = oneLine(problem);
+    const text = quoted(problem, Infinity); // on one line, each path in it still whole and exact
     if (inbox) this.inboxProblem = text;
     else this.lineProblem = text;
     this.refreshProblem();

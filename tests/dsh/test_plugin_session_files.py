@@ -21,6 +21,14 @@ const said = {};
 const plugin = { warn: (text) => (said.warned ??= []).push(text) };
 const agent = (id) => ({ id, status: "idle", session: { events: [] } });
 
+// a symlinked inbox in a directory whose name holds two spaces in a row
+const spaced = `${base}/two  spaces`;
+fs.mkdirSync(spaced);
+fs.symlinkSync("/dev/null", `${spaced}/control.jsonl`);
+const b1 = new SessionBridge(plugin, agent("s1"), spaced);
+b1.openInbox();
+said.spaced = b1.problem;
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -41,6 +49,11 @@ def said(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
                           timeout=30, cwd=base)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return {"base": base, **json.loads(done.stdout)}
+
+
+def test_a_problem_names_a_path_with_two_spaces_in_a_row_as_it_is(said: dict[str, Any]) -> None:
+    inbox = quoted_path(said["base"] / "two  spaces" / "control.jsonl")
+    assert said["spaced"] == f"the control inbox {inbox} is a symbolic link; ignored"
 
 
 def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[str, Any]) -> None:
