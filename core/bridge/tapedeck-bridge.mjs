@@ -939,7 +939,15 @@ export class SessionBridge {
     }
     if ((st.mode & 0o777) !== 0o600) {
       if (typeof process.getuid === "function" && st.uid === process.getuid()) {
-        fs.fchmodSync(fd, 0o600);
+        // one it cannot restore (a read-only mount) is ignored as a stranger's is: the mode says who may write it
+        try {
+          fs.fchmodSync(fd, 0o600);
+        } catch (err) {
+          fs.closeSync(fd);
+          const mode = (st.mode & 0o777).toString(8);
+          this.note(`${fsProblem("restore mode 600 of the control inbox", file, err)}; it has mode ${mode} and is ignored`, true);
+          return undefined;
+        }
       } else {
         fs.closeSync(fd);
         this.note(`the control inbox ${quotedPath(file)} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`, true);

@@ -29,6 +29,23 @@ const b1 = new SessionBridge(plugin, agent("s1"), spaced);
 b1.openInbox();
 said.spaced = b1.problem;
 
+// an inbox of ours at 0644 whose mode cannot be restored (as on a read-only mount)
+const ro = `${base}/ro`;
+fs.mkdirSync(ro);
+fs.writeFileSync(`${ro}/control.jsonl`, "", { mode: 0o644 });
+fs.chmodSync(`${ro}/control.jsonl`, 0o644);
+const fchmod = fs.fchmodSync;
+fs.fchmodSync = () => {
+  throw Object.assign(new Error("EROFS: read-only file system, fchmod"), { code: "EROFS", errno: -30, syscall: "fchmod" });
+};
+const b2 = new SessionBridge(plugin, agent("s2"), ro);
+try {
+  said.ro = { opened: b2.openInbox() !== undefined, problem: b2.problem };
+} catch (err) {
+  said.ro = { threw: String(err) };
+}
+fs.fchmodSync = fchmod;
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -54,6 +71,15 @@ def said(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 def test_a_problem_names_a_path_with_two_spaces_in_a_row_as_it_is(said: dict[str, Any]) -> None:
     inbox = quoted_path(said["base"] / "two  spaces" / "control.jsonl")
     assert said["spaced"] == f"the control inbox {inbox} is a symbolic link; ignored"
+
+
+def test_an_inbox_whose_mode_cannot_be_restored_is_reported_and_ignored(said: dict[str, Any]) -> None:
+    inbox = quoted_path(said["base"] / "ro" / "control.jsonl")
+    assert said["ro"] == {
+        "opened": False,
+        "problem": f"cannot restore mode 600 of the control inbox {inbox}: fchmod failed with EROFS (read-only file "
+        "system); it has mode 644 and is ignored",
+    }
 
 
 def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[str, Any]) -> None:
