@@ -610,8 +610,8 @@ export class SessionBridge {
       if (saved.cursor && Number.isSafeInteger(saved.cursor.ino) && Number.isSafeInteger(saved.cursor.offset))
         this.cursor = { ino: saved.cursor.ino, offset: saved.cursor.offset };
       if (typeof saved.paused === "boolean") this.paused = saved.paused;
-      for (const mark of Array.isArray(saved.marks) ? saved.marks : [])
-        if (Number.isSafeInteger(mark?.markId)) {
+      for (const mark of (Array.isArray(saved.marks) ? saved.marks : []).map(savedMark))
+        if (mark) {
           const known = this.marks.find((m) => m.markId === mark.markId);
           if (!known) this.marks.push(mark);
           else if (mark.completed) known.completed = true;
@@ -1359,6 +1359,22 @@ function devIno(dir) {
   } catch {
     return undefined;
   }
+}
+
+// A checkpoint mark from bridge.state.json, with the fields the plugin uses, as it writes them; undefined when one is
+// of another kind (the file is anybody's; a mark the log's td commands hold comes back from there anyway).
+function savedMark(value) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const { markId, seq, objective, at, completed } = value;
+  if (!Number.isSafeInteger(markId) || markId < 1) return undefined;
+  if (seq !== null && !(Number.isSafeInteger(seq) && seq >= 0)) return undefined;
+  if (!Number.isSafeInteger(at) || at < 0) return undefined;
+  if ((objective !== undefined && typeof objective !== "string") || (completed !== undefined && completed !== true))
+    return undefined;
+  const mark = { markId, seq, at };
+  if (objective !== undefined) mark.objective = objective;
+  if (completed) mark.completed = true;
+  return mark;
 }
 
 // A directory's identity, `<machine id>:<device>:<inode>` (undefined when it cannot be told).

@@ -46,6 +46,29 @@ try {
 }
 fs.fchmodSync = fchmod;
 
+// saved marks with fields of the wrong kind
+const marked = `${base}/marked`;
+fs.mkdirSync(marked);
+const good = { markId: 1, seq: 4, objective: "tests pass", at: 1700000000000 };
+const marks = [
+  good,
+  { markId: 2, seq: null, at: 1700000000001, completed: true },
+  { markId: 3, seq: "4", at: 1700000000002 },
+  { markId: 4, seq: 5, at: 1700000000003, objective: { text: "x" } },
+  { markId: 5, seq: 6, at: 1700000000004, completed: "no" },
+  { markId: 6, seq: 7, at: "now" },
+  { markId: 7, seq: -1, at: 1700000000005 },
+  { markId: 0, seq: 8, at: 1700000000006 },
+  { markId: 8, at: 1700000000007 },
+  { markId: 9, seq: 9, at: 1700000000008, extra: "x".repeat(10) },
+  "mark",
+  null,
+];
+fs.writeFileSync(`${marked}/bridge.state.json`, JSON.stringify({ cursor: { ino: 0, offset: 0 }, paused: false, marks }));
+const b3 = new SessionBridge(plugin, agent("s3"), marked);
+b3.attach(Date.now());
+said.marks = b3.marks;
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -80,6 +103,14 @@ def test_an_inbox_whose_mode_cannot_be_restored_is_reported_and_ignored(said: di
         "problem": f"cannot restore mode 600 of the control inbox {inbox}: fchmod failed with EROFS (read-only file "
         "system); it has mode 644 and is ignored",
     }
+
+
+def test_saved_marks_with_a_field_of_the_wrong_kind_are_left_out(said: dict[str, Any]) -> None:
+    assert said["marks"] == [
+        {"markId": 1, "seq": 4, "at": 1700000000000, "objective": "tests pass"},
+        {"markId": 2, "seq": None, "at": 1700000000001, "completed": True},
+        {"markId": 9, "seq": 9, "at": 1700000000008},
+    ]
 
 
 def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[str, Any]) -> None:
