@@ -59,7 +59,8 @@ def _read(master: int, out: bytes, done: Callable[[bytes], bool]) -> bytes:
 
 def _run_watch(processes: Processes, tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -> bytes:
     """Start ``tapedeck watch`` on a pty over a log whose history raised an alert; once its summary is drawn, append
-    what raises one live, read what it writes until that alert's toast is drawn, then quit."""
+    what raises one live, read what it writes until that alert's toast is drawn, then quit and read the rest of what
+    it writes, up to its exit (a notification sent after the toast is in it, whatever the machine's load)."""
     log = Log()
     log.turn(1)
     log.result(True)
@@ -84,13 +85,9 @@ def _run_watch(processes: Processes, tmp_path: Path, alerts: dict[str, object], 
         with open(path, "a") as f:
             f.write(_lines(log.events[-2:]))
         out = _read(master, out, _toast)
-        time.sleep(0.5)
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                out += os.read(master, 65536)
-            except OSError:
-                break
         os.write(master, b"q")
+        out = _read(master, out, lambda _: proc.poll() is not None)  # what it writes up to its exit
+        out = _read(master, out, lambda _: not select.select([master], [], [], 0)[0])  # and what is left unread
         proc.wait(20)
     finally:
         if proc.poll() is None:
