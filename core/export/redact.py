@@ -691,7 +691,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if code is None:  # it starts with no name (``9f8e…``)
         return True
     whole = code.end() == len(value)
-    if code.group(2) or whole and (value.lower() in _LITERALS or _CONSTANT.fullmatch(value)):
+    if code.group(2) and _closed(data, m.start(3), code.group(2)) or whole and (
+        value.lower() in _LITERALS or _CONSTANT.fullmatch(value)
+    ):
         return False
     if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
         return upper and b"=" in sep or config and not TYPE_NAME.fullmatch(value)
@@ -705,6 +707,27 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value) and _code_name(value)
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
+
+
+_CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}
+
+
+_BARE_QUOTE = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: in JSON text, the end of the string
+
+
+def _closed(data: bytes, at: int, bracket: bytes) -> bool:
+    """True when ``bracket``, opened in a value that starts at ``at``, closes later on its line (looked for at most
+    ``COMMAND_REACH`` bytes on either side): a call's, an index's or a type's (``getpass()``, ``Optional[str]``), not
+    a password's own character (``password: ab(cd1234``). In a JSON string (its line begun at a ``\\n`` escape, or
+    holding an odd number of ``"`` before the value) the string's closing quote ends the line: a ``}`` after it is
+    the object's (``{"c": "password: ab{cd1234"}``)."""
+    lo, hi = max(0, at - COMMAND_REACH), min(len(data), at + COMMAND_REACH)
+    stop = min((i for end in (b"\n", b"\\n") if (i := data.find(end, at, hi)) >= 0), default=hi)
+    real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
+    if escaped > real or data.count(b'"', real + 1, at) % 2:
+        quote = _BARE_QUOTE.search(data, at, stop)
+        stop = stop if quote is None else quote.start()
+    return data.find(_CLOSING[bracket], at, stop) >= 0
 
 
 _DIGIT = re.compile(rb"[0-9]")
@@ -809,7 +832,9 @@ def _joined_end(data: bytes, m: Any) -> int:
     call or an index (``token = response.json()["token"]``), however long the value (``_joined``). Elsewhere at the
     group's end."""
     end, stop = _joined(data, m.end(3)), m.end(3)
-    if end == stop or (code := _CODE.match(m.group(3))) is not None and code.group(2):
+    if end == stop or (code := _CODE.match(m.group(3))) is not None and code.group(2) and _closed(
+        data, m.start(3), code.group(2)
+    ):
         return stop
     env = data[m.end(1) : m.start(3)] == b"=" and m.group(1).isupper()
     return end if env or _config_line(data, m, end) else stop

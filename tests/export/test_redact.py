@@ -1290,6 +1290,30 @@ def test_a_dotted_password_with_digits_goes(text: str, out: str) -> None:
     _redacts(text, out)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password: ab(cd1234", "password: [redacted key]"),
+        ("DB_PASSWORD = xy[Zw9876\nPORT = 5432", "DB_PASSWORD = [redacted key]\nPORT = 5432"),
+        ("api_key: Abc123<def", "api_key: [redacted key]"),
+        ('{"c": "password: ab(cd1234\\nls()"}', '{"c": "password: [redacted key]\\nls()"}'),
+        ('{"c": "password: ab{cd1234"}', '{"c": "password: [redacted key]"}'),
+        ("password: Abcde0[,00", "password: [redacted key]"),
+    ],
+)  # fmt: skip
+def test_a_bracket_inside_a_value_that_closes_nothing_is_the_passwords(text: str, out: str) -> None:
+    """``password: ab(cd1234`` was kept: a bracket after a name in a value was taken for a call, an index or a
+    type's (``getpass()``, ``Optional[str]``), though nothing closes it on the line (and ``,00`` of
+    ``password: Abcde0[,00`` went out, the value not followed past the comma). A bracket that closes nothing there,
+    in a JSON string before the string's end, is the password's own character."""
+    _redacts(text, out)
+
+
+def test_a_call_an_index_or_a_type_after_a_key_word_stays() -> None:
+    _stays("token = next_token()\npassword: Optional[str] = None\ntoken = response.json()[\"token\"]\n"
+           "x = f(password=getpass(prompt))\npassword: Dict<str, str>\n")
+
+
 def test_a_name_holding_the_key_word_assigned_in_code_stays() -> None:
     _stays("password=userPassword\nself.password = new_password\ntoken=accessToken\napi_key = API_KEY\n"
            '"password": password_hash\n')
@@ -3412,7 +3436,7 @@ OTHER_LINES = st.lists(st.sampled_from(["user: bob", "port: 5432", "# settings",
 
 
 @settings(max_examples=CASES, deadline=None)
-@given(line=CONFIG_LINES, secret=_secret("!#%+,;)]}^_~-@"), before=OTHER_LINES, after=OTHER_LINES,
+@given(line=CONFIG_LINES, secret=_secret("!#%+,;()[]{}^_~-@"), before=OTHER_LINES, after=OTHER_LINES,
        words=st.sampled_from(["", " more words", " the red apple"]))  # fmt: skip
 def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     line: str, secret: str, before: list[str], after: list[str], words: str
@@ -3420,6 +3444,7 @@ def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     """A value after a key word on an env or config file's line (``,;)]}#`` inside it, a password's words after it)
     goes alone: every other line, and the key and its sign, stay."""
     words = words if "pass" in line.lower() else ""  # the words a password's line goes on with are the password's
+    assume(not re.search(r"\(.*\)|\[.*\]|\{.*\}", secret))  # a bracket closed after a name reads as code's call
     text = "\n".join([*before, line.format(secret + words), *after])
     out = "\n".join([*before, line.format(R), *after])
     assume(text.count(secret) == 1)
