@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from core.bridge.files import packaged_fingerprint, proc_start_time
 from core.control.outcome import unknown_hint
@@ -139,16 +140,22 @@ def test_restart_resumes_the_session_and_replays_nothing(
         forged = final_outcome(d, "sib-2")
         assert (forged["op"], "origin" in forged) == (None, False), forged
         assert "while it ran this request," in forged["error"] and "\x1b" not in forged["error"], forged
-        time.sleep(1.0)
-        assert len([e for e in log_events(d) if e["type"] == "step/start"]) == 3  # the new turn is held
         resumed = _tapedeck("control", str(d), "resume", "--wait", "--json")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         wait_for(lambda: len(_turn_ends(d)) == 2, 30, "the resumed session's new turn to end")
+        # the new turn was held: it took no step before the resume's command ran
+        assert _steps_before_run(log_events(d), json.loads(resumed.stdout)["data"]["requestId"]) == 3
     assert _turn_ends(d)[-1]["data"]["reason"] == {"kind": "completed"}
     _no_replays(d, sent=8)  # sib-1 and sib-2 among them
     state = json.loads((d / "bridge.state.json").read_text())
     assert [m["markId"] for m in state["marks"]] == [1, 2] and state["paused"] is False
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
+
+
+def _steps_before_run(events: list[dict[str, Any]], request_id: str) -> int:
+    """How many steps DSH started before the ``td`` command that ran ``request_id``."""
+    [at] = [run["seq"] for run, _ in td_runs(events) if run["request"]["id"] == request_id]
+    return len([e for e in events if e["type"] == "step/start" and e["seq"] < at])
 
 
 def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
@@ -178,13 +185,14 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
         wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
         time.sleep(0.5)
         assert bridge_json(d)["state"] == "paused"  # the new instance answers; the old one wrote no exit
-        time.sleep(1.5)
-        # the held step stayed held through the reload, and nothing ran again
-        assert len([e for e in log_events(d) if e["type"] == "step/start"]) == steps
-        assert len(td_runs(log_events(d))) == runs_before
         resume = send(d, "resume")
         sent.append(resume)
         assert final_outcome(d, resume["id"])["outcome"] == "applied"
+        # the held step stayed held through the reload, and nothing ran again: up to the resume's command, no step
+        # started and no command ran (one at any moment before it would be there)
+        events = log_events(d)
+        assert _steps_before_run(events, resume["id"]) == steps
+        assert [run["request"]["id"] for run, _ in td_runs(events)].index(resume["id"]) == runs_before
         assert final_outcome(d, rewind["id"], timeout=40)["outcome"] == "applied"  # once the turn has ended
         assert _turn_ends(d)[0]["data"]["reason"] == {"kind": "completed"}
         after = send(d, "checkpoint")
