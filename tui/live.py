@@ -202,11 +202,9 @@ class LiveSession:
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
         self.remote = remote or RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
         self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
-        self.bridge_outcomes = (  # read by ``check_host``: in the session directory
-            self.remote.outcomes()
-            if self.remote is not None
-            else OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
-        )
+        # the DSH bridge's outcomes in the session directory, read by ``check_host``: a local log's reader is made
+        # there, in a worker, as telling a session directory from a log looks at the disk
+        self.bridge_outcomes: OutcomeReader | None = self.remote.outcomes() if self.remote is not None else None
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
@@ -244,6 +242,8 @@ class LiveSession:
             # a loaded log's facts say whether a tapedeck host ever ran it: its head is not read at every check
             hosted = (self.facts.host is not None) if self.ready else None
             self.host = read_host_state(self.path, hosted) if self.path.is_file() else HostState("none")
+        if self.bridge_outcomes is None:
+            self.bridge_outcomes = OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
         if self.host.kind == KIND_DSH and self.host.state != "none":
             with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
                 self.bridge_outcomes.read()
@@ -300,7 +300,8 @@ class LiveSession:
         session a line of the bridge's ``control.outcomes.jsonl``. Once the host is known to have exited, the
         log past what the view has read is looked at too: a host may answer and exit before the view reads it; a DSH
         bridge that died while it ran the request leaves it ``unknown`` (``interrupted``)."""
-        found = self.facts.outcomes.get(request_id) or self.bridge_outcomes.outcomes.get(request_id)
+        bridged = self.bridge_outcomes.outcomes if self.bridge_outcomes is not None else {}
+        found = self.facts.outcomes.get(request_id) or bridged.get(request_id)
         if found is None and not self.host.live and self.facts.host is not None:
             found = self._late_outcome(request_id)
         if found is None or found.get("outcome") not in FINAL:  # one acknowledged pending may be running too

@@ -626,3 +626,20 @@ def test_a_read_that_fails_names_the_log_as_every_message_names_a_path(
     live, _ = load(path)
     assert live.phase == "error" and live.error is not None
     assert live.error.startswith(f"{quoted_path(path)}: "), live.error
+
+
+def test_a_session_is_built_without_touching_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app builds a LiveSession on its own thread as it opens a log (the fleet's Enter, a subagent's J), where
+    the UI thread does no I/O: the constructor looked at the disk to place the DSH bridge's outcome file (a stat of
+    the path). The loader's worker places it, as it reads the log."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+
+    def no_disk(*_: object, **__: object) -> None:
+        raise AssertionError("the disk was touched")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "stat", no_disk)
+        patched.setattr(os, "lstat", no_disk)
+        live = LiveSession(path, follow=False)
+    live.run()
+    assert live.ready and live.outcome_for("none") is None
