@@ -410,9 +410,10 @@ class Operator:
 
     # the ops that steer the host -----------------------------------------------------------------------------
     def op_pause(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:
-        """Hold before the next model or tool call."""
+        """Hold before the next model or tool call (a host already paused stays so: it holds now)."""
         self._paused = True
-        self.set_state("paused" if self.host.session.open_turn is None else "pausing")
+        if self.state != "paused":
+            self.set_state("paused" if self.host.session.open_turn is None else "pausing")
         return [], None
 
     def op_resume(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:

@@ -175,6 +175,9 @@ def test_pause_mid_stream_holds_before_the_tool_call_and_resume_goes_on(
     assert read_host_state(run.log).state == "pausing"  # the model call in flight goes on
     _wait(lambda: read_host_state(run.log).state == "paused")
     assert run.events("assistant/message") and not run.events("tool/call")  # held before the tool call
+    again = run.send("pause")  # to a host already held: it stays paused (it said "pausing" for good, held)
+    _wait(lambda: run.outcome(again))
+    assert read_host_state(run.log).state == "paused"
     resume = run.send("resume")
     run.join()
 
