@@ -610,7 +610,7 @@ export class SessionBridge {
       if (saved.cursor && Number.isSafeInteger(saved.cursor.ino) && Number.isSafeInteger(saved.cursor.offset))
         this.cursor = { ino: saved.cursor.ino, offset: saved.cursor.offset };
       if (typeof saved.paused === "boolean") this.paused = saved.paused;
-      for (const mark of (Array.isArray(saved.marks) ? saved.marks : []).map(savedMark))
+      for (const mark of (Array.isArray(saved.marks) ? saved.marks : []).map(markOf))
         if (mark) {
           const known = this.marks.find((m) => m.markId === mark.markId);
           if (!known) this.marks.push(mark);
@@ -749,11 +749,11 @@ export class SessionBridge {
     if (paused !== undefined) this.paused = paused;
   }
 
+  // The mark a checkpoint's applied outcome (in the outcomes file or a td command's output in the log) made.
   addMark(detail) {
-    if (!detail || !Number.isSafeInteger(detail.markId)) return;
-    if (this.marks.some((m) => m.markId === detail.markId)) return;
-    const mark = { markId: detail.markId, seq: detail.seq ?? null, at: detail.at ?? Date.now() };
-    if (typeof detail.objective === "string") mark.objective = detail.objective;
+    const { markId, seq = null, objective, at = Date.now() } = detail ?? {};
+    const mark = markOf({ markId, seq, objective, at });
+    if (!mark || this.marks.some((m) => m.markId === mark.markId)) return;
     this.marks.push(mark);
     this.marks.sort((a, b) => a.markId - b.markId);
   }
@@ -1361,9 +1361,9 @@ function devIno(dir) {
   }
 }
 
-// A checkpoint mark from bridge.state.json, with the fields the plugin uses, as it writes them; undefined when one is
-// of another kind (the file is anybody's; a mark the log's td commands hold comes back from there anyway).
-function savedMark(value) {
+// A checkpoint mark read back (from bridge.state.json, the outcomes file or the log), with the fields the plugin uses,
+// as it writes them; undefined when one is of another kind (those files are anybody's).
+function markOf(value) {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
   const { markId, seq, objective, at, completed } = value;
   if (!Number.isSafeInteger(markId) || markId < 1) return undefined;

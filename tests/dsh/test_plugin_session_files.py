@@ -69,6 +69,23 @@ const b3 = new SessionBridge(plugin, agent("s3"), marked);
 b3.attach(Date.now());
 said.marks = b3.marks;
 
+// checkpoint outcomes whose detail has fields of the wrong kind
+const logged = `${base}/logged`;
+fs.mkdirSync(logged);
+const applied = (requestId, detail) => ({ requestId, op: "checkpoint", outcome: "applied", detail, at: 1 });
+const outcomes = [
+  applied("c1", { markId: 1, seq: 4, objective: "tests pass" }),
+  applied("c2", { markId: 2, seq: "4" }),
+  applied("c3", { markId: 3, seq: -1 }),
+  applied("c4", { markId: 4, seq: 5, objective: ["x"] }),
+  applied("c5", { markId: 5, seq: 6, at: "now" }),
+  applied("c6", { markId: 6, seq: null, at: 1700000000000 }),
+];
+fs.writeFileSync(`${logged}/control.outcomes.jsonl`, outcomes.map((o) => JSON.stringify(o) + "\\n").join(""));
+const b5 = new SessionBridge(plugin, agent("s5"), logged);
+b5.readOutcomes();
+said.logged = b5.marks.map(({ at, ...mark }) => ({ ...mark, at: typeof at }));
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -110,6 +127,13 @@ def test_saved_marks_with_a_field_of_the_wrong_kind_are_left_out(said: dict[str,
         {"markId": 1, "seq": 4, "at": 1700000000000, "objective": "tests pass"},
         {"markId": 2, "seq": None, "at": 1700000000001, "completed": True},
         {"markId": 9, "seq": 9, "at": 1700000000008},
+    ]
+
+
+def test_marks_from_checkpoint_outcomes_with_a_field_of_the_wrong_kind_are_left_out(said: dict[str, Any]) -> None:
+    assert said["logged"] == [
+        {"markId": 1, "seq": 4, "objective": "tests pass", "at": "number"},
+        {"markId": 6, "seq": None, "at": "number"},
     ]
 
 
