@@ -20,7 +20,7 @@ from core.export.build import FOUND, NOTES_UNREAD, cache_break, count_shown, tur
 from core.export.redact import KINDS, Counts
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import counted, model_label, usd
+from core.shared.text import counted, model_label, printable, usd
 
 CLIP = 600
 BUDGET = 50_000  # characters of rows and, at a moment, of the surface; the head and tail add a few thousand at most
@@ -321,7 +321,8 @@ class MarkdownFormat:
         if doc["redaction"] is not None:
             doc["redaction"] = {kind: n + now - was for (kind, n), now, was
                                 in zip(doc["redaction"].items(), self.found, before, strict=True)}  # fmt: skip
-        yield self._head(doc) + "".join(self.rows).encode() + tail
+        # a document to read and paste: a log's controls (but newline and tab) drawn, so `cat` runs none of them
+        yield printable(self._head(doc) + "".join(self.rows) + tail).encode()
 
     def shown(self, doc: dict[str, Any]) -> int:
         """The rows the transcript shows (a paragraph, or a note under one)."""
@@ -373,7 +374,7 @@ class MarkdownFormat:
             "",
         ]
 
-    def _head(self, doc: dict[str, Any]) -> bytes:
+    def _head(self, doc: dict[str, Any]) -> str:
         """Title, header lines and the redaction summary."""
         s = doc["session"]
         turns = turns_line(s["turns"])
@@ -397,7 +398,7 @@ class MarkdownFormat:
             "",
             "",
         ]
-        return "\n".join(lines).encode()
+        return "\n".join(lines)
 
     @staticmethod
     def _problems(found: list[dict[str, Any]]) -> list[str]:
@@ -409,7 +410,7 @@ class MarkdownFormat:
         more = [f"  - … {left} more (`tapedeck inspect`)"] if left > 0 else []
         return [f"- log problems: {len(found)}", *shown, *more]
 
-    def _tail(self, doc: dict[str, Any]) -> bytes:
+    def _tail(self, doc: dict[str, Any]) -> str:
         """Rows left out, the notes on no row shown (on rows left out, on seqs the log does not have), and the cost
         summary."""
         lines = []
@@ -446,4 +447,4 @@ class MarkdownFormat:
             saved, spent, net = (usd(_priced(k[key] for k in c["cuts"])) for key in ("savedUsd", "costUsd", "netUsd"))
             tokens += f" · {len(c['cuts'])} cut(s) saved {saved}, their cache breaks cost {spent}: net {net} (estimated)"
         lines.append(tokens)
-        return ("\n".join(lines) + "\n").encode()
+        return "\n".join(lines) + "\n"

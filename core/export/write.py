@@ -40,7 +40,7 @@ from core.read.index import SUFFIX as INDEX_SUFFIX
 from core.read.notes import LOCK, SUFFIX, sidecar_paths, temporary_prefix
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import is_temporary
-from core.shared.jsonout import dumps
+from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, quoted_path
 
 FORMATS = ("html", "md", "json")
@@ -84,7 +84,8 @@ _AT_DEPTH = (len(b"[\n  [\n    [\n      0"), len(b"\n    ]\n  ]\n]"))
 
 
 class JsonFormat:
-    """One JSON object: ``events``, the rows in seq order, then the document's sections."""
+    """One JSON object: ``events``, the rows in seq order, then the document's sections, with nothing a terminal acts on
+    (``inert``: a log's DEL, C1 and BiDi controls and U+2028/U+2029 as ``\\u`` escapes)."""
 
     messages = True
     costs = True
@@ -106,15 +107,15 @@ class JsonFormat:
         sep, self.first = (b"\n" if self.first else b",\n"), False
         if FOUND in row:
             count_shown(self.found, row.pop(FOUND))
-        return sep + orjson.dumps(row)
+        return sep + inert(orjson.dumps(row))
 
     def surface_piece(self, row: dict[str, Any]) -> bytes:
         """A surface row as ``OPT_INDENT_2`` writes it in its list, after its comma."""
-        return _item(row)
+        return inert(_item(row))
 
     def message_piece(self, message: dict[str, Any]) -> bytes:
         """A request message as ``OPT_INDENT_2`` writes it in its list, after its comma."""
-        return _item(message)
+        return inert(_item(message))
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of ``events`` and the sections, as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes them (the
@@ -126,7 +127,7 @@ class JsonFormat:
         shallow["cost"] = {**doc["cost"], "requests": []}
         if request is not None:
             shallow["request"] = {**request, "messages": []}
-        whole = dumps(shallow, orjson.OPT_INDENT_2)[1:].lstrip()
+        whole = inert(dumps(shallow, orjson.OPT_INDENT_2)[1:].lstrip())
         yield b"\n],\n"
         cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
         yield whole[:cut]
@@ -145,7 +146,7 @@ class JsonFormat:
                 yield from messages
         cut = _after(whole, b'\n    "requests": [', at)  # the cost's (the only such key after the request's)
         yield whole[at:cut]
-        yield from _items(_groups(doc["cost"]["requests"]))
+        yield from _items(map(inert, _groups(doc["cost"]["requests"])))
         yield whole[cut : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
         redaction = orjson.dumps(doc["redaction"], option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
         yield b',\n  "redaction": ' + redaction + b"\n}\n"

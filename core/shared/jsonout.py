@@ -25,18 +25,20 @@ WALK_FRAMES = 2 * DEEPEST_READ + 500
 
 
 # what orjson writes as itself but a terminal showing the JSON acts on: DEL, a C1 control (U+0080-U+009F; 0x9b is a
-# CSI) and a BiDi embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), in UTF-8 (each from a lead byte)
-_ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+# CSI) and a BiDi embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), and the line and paragraph
+# separators (U+2028, U+2029: a line break to editors and older JavaScript), in UTF-8 (each from a lead byte)
+_ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 # the same, each led by its literal first byte (a text full of '…' and '·' holds lead bytes everywhere: the
 # alternation above tests a set of bytes at each of them)
 _C1 = re.compile(rb"\xc2[\x80-\x9f]")
-_BIDI = re.compile(rb"\xe2(?:\x80[\xaa-\xae]|\x81[\xa6-\xa9])")
+_BIDI = re.compile(rb"\xe2(?:\x80[\xa8-\xae]|\x81[\xa6-\xa9])")  # and the separators
 _PROBES = 8  # lead bytes a pattern is tried at, each found by ``find``, before the regex engine searches the rest
 
 
 def inert(data: bytes) -> bytes:
-    """JSON text ``data`` with each DEL, C1 and BiDi control written as its ``\\uXXXX`` escape: the same JSON value,
-    with nothing in it that a terminal it is printed on would act on (orjson escapes only the C0 controls)."""
+    """JSON text ``data`` with each DEL, C1 and BiDi control and U+2028/U+2029 written as its ``\\uXXXX`` escape: the
+    same JSON value, with nothing in it that a terminal it is printed on would act on (orjson escapes only the C0
+    controls)."""
     if b"\x7f" not in data and not _holds(data, b"\xc2", _C1) and not _holds(data, b"\xe2", _BIDI):  # most texts
         return data
     return _ACTIVE.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)

@@ -1,5 +1,5 @@
 """``dumps_indented`` writes what ``orjson.dumps(value, option=OPT_INDENT_2 | OPT_NON_STR_KEYS)`` writes, but for DEL,
-the C1 controls and the BiDi controls, which it writes as their escapes (the same value)."""
+the C1 controls, the BiDi controls and U+2028/U+2029, which it writes as their escapes (the same value)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from core.cli.common import dumps_indented
 
 BOTH = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-ACTIVE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # what a terminal acts on and orjson writes as it is
+ACTIVE = re.compile("[\x7f-\x9f\u2028-\u202e\u2066-\u2069]")  # what a terminal acts on and orjson writes as it is
 _KEYS = st.text(max_size=4) | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False)
 _VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats() | st.text(max_size=8),

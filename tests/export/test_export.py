@@ -23,6 +23,7 @@ from core.export.build import ExportOptions
 from core.export.write import export, export_to_file
 from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
+from tests.export.planted import plant
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted(FIXTURES.glob("*.jsonl"))
@@ -715,3 +716,16 @@ def test_the_page_lets_only_its_own_script_run() -> None:
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
     assert directives["script-src"] == f"'sha256-{digest}'"
     assert directives["default-src"] == "'none'"
+
+
+def test_the_json_export_escapes_what_a_terminal_acts_on(tmp_path: Path) -> None:
+    """The JSON export wrote a log's C1 controls (U+009B is a one-byte CSI to some terminals), DEL, the BiDi
+    overrides and U+2028/U+2029 as they are, which orjson does: ``cat share.json`` acted on them. They are ``\\u``
+    escapes now, and the JSON decodes to the same strings."""
+    hostile = "a\x9b2J\x7f\u202e\u2028\u2029\x85z"
+    log = plant(tmp_path / "s.jsonl", hostile, "out" + hostile, "done" + hostile)
+    out = _run("export", str(log), "--format", "json", "--no-redact")
+    assert re.findall("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]", out) == []
+    assert "\\u009b" in out and "\\u2028" in out
+    texts = json.dumps(json.loads(out), ensure_ascii=False)
+    assert texts.count(hostile) >= 3  # the user message, the result and the answer, whole

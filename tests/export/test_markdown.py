@@ -385,3 +385,25 @@ def test_a_log_s_long_names_leave_the_comment_its_room(tmp_path: Path) -> None:
     head = text.split("### Turn")[0]
     assert "- title: word word" in head and "iiii…`" in head and "- log problems: " in head
     assert max(len(line) for line in head.splitlines()) < 700
+
+
+HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\r\x9b31m\x7f\u202e\x00"
+
+
+def test_a_log_s_control_characters_are_drawn_in_the_transcript(tmp_path: Path) -> None:
+    """``cat comment.md`` ran a hostile log's escape sequences (a clipboard write, a screen clear, a one-byte CSI)
+    kept raw in the heading, the messages and a tool result's fence. Every C0 and C1 control but newline and tab,
+    DEL and the BiDi overrides are drawn as pictures there, as the summaries draw them, in each place."""
+    log = plant(tmp_path / "s.jsonl", HOSTILE, "out" + HOSTILE + "\tend", "```\n" + HOSTILE + "\n```")
+    items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    items[0]["id"] = "id" + HOSTILE
+    for item in items:
+        if item.get("type") == "session/title":
+            item["data"]["title"] = "title" + HOSTILE
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    text = _md(str(log), "--no-redact")
+    assert re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text) == []
+    drawn = "␛]52;c;cm0gLXJmIH4=␇␛[2J"  # (a head field is one line: its \r a space)
+    head = text.split("### Turn")[0]
+    assert f"id{drawn}" in head.splitlines()[0] and "- title: title␛" in head  # (Markdown escapes its brackets)
+    assert text.count(drawn) == 4 and "\tend" in text  # heading, user, the result's fence, the answer's fence
