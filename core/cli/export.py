@@ -58,7 +58,7 @@ def _export(args: argparse.Namespace) -> None:
     total = counted(doc["rows"], "row")
     rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
-    filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
+    filtered = f" (filter: {quoted(f['text'])}; {f['rowsLeftOut']} left out)" if f else ""  # the operator's input, quoted
     warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
     for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
         if tool not in doc["toolsSeen"]:

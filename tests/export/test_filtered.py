@@ -107,6 +107,16 @@ def test_the_cli_exports_with_the_tui_s_filter(log: Path, capsys: pytest.Capture
     assert "regex '(' does not compile" in capsys.readouterr().err
 
 
+def test_the_summary_line_quotes_the_filter(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The stderr line named the filter raw: a ``--tool`` or ``--grep`` a script pasted from a log's text wrote its
+    escape sequence to the terminal, its line break a second line. It is quoted as the rest of the line is."""
+    capsys.readouterr()
+    argv = ["export", str(log), "-o", str(tmp_path / "x.json"), "--tool", "b\x1b[2Jx", "--grep", "SNAP\nSHOT"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "(filter: tool b\\u001b[2Jx, /SNAP\\nSHOT/; 19 left out)" in err, err
+
+
 @pytest.mark.parametrize("fmt", ["json", "md", "html"])
 def test_a_redacted_export_redacts_the_filter_it_names(log: Path, fmt: str) -> None:
     """The filter's text went into a redacted export's header as typed: a key or a home directory in a regex was
