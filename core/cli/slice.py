@@ -29,6 +29,7 @@ from core.policies.recall import (
     run_recall_tool,
 )
 from core.policies.slice import plan_seal
+from core.policies.slice_config import MIN_ENTRY_MAX_CHARS
 from core.read.load import load_session
 from core.read.session import Session
 from core.read.summary import human_chars, turn_span
@@ -66,6 +67,9 @@ def _seal_lines(report: dict[str, Any]) -> Iterator[str]:
 
 
 def _seal(args: argparse.Namespace) -> None:
+    # named as typed here; a config file's bad value is named by its key, in the spec's words
+    check_at_least("keep-recent-turns", args.keep_recent_turns, 0)
+    check_at_least("entry-max-chars", args.entry_max_chars, MIN_ENTRY_MAX_CHARS)
     session = load_session(args.path, retain=False, readback=True, observe=index_reads, observe_types=ReadIndex.TYPES)
     overrides = []
     if args.keep_recent_turns is not None:
@@ -237,10 +241,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     _common(p)
     p.add_argument(
-        "--keep-recent-turns", metavar="N", help="completed turns to keep raw (history.keepRecentTurns)"
+        "--keep-recent-turns", metavar="N", type=whole, help="completed turns to keep raw (history.keepRecentTurns)"
     )
     p.add_argument(
-        "--entry-max-chars", metavar="N", help="code-point cap per entry (history.entryMaxChars, >= 256)"
+        "--entry-max-chars", metavar="N", type=whole, help="code-point cap per entry (history.entryMaxChars, >= 256)"
     )
     p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [slice] section applies")
     add_json(p)
