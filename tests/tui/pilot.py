@@ -134,11 +134,11 @@ async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: floa
     """Wait (processing messages) until ``predicate`` holds; past ``timeout``, fail saying where the app's live
     session stood and what its other threads were doing (a flake seen once in a loaded CI run is read from that)."""
     deadline = time.monotonic() + timeout
-    while not predicate():
-        await asyncio.sleep(0.01)
-        await pilot.pause()
+    while not predicate():  # looked at again after each pause: one long pause may be what brought it about
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not reached\n{_stood(pilot.app)}")
+        await asyncio.sleep(0.01)
+        await pilot.pause()
 
 
 def _stood(app: object) -> str:
