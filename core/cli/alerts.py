@@ -17,14 +17,13 @@ from core.cli.args import (
     add_json,
     check_seconds,
     decimal,
-    local_roots,
+    layout_notes,
     path_argument,
     remote_path,
 )
 from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
-from core.log.sessions import layout_note
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
 from core.shared.text import path_text, quoted, short_session, shown
@@ -85,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     check_seconds("exec-timeout", args.exec_timeout)
     config = alerts_config(args.config, args.set)
     hook = HookRunner(args.exec, args.exec_timeout, warn) if args.exec else None
-    for note in filter(None, (layout_note(root, "alerts") for root in local_roots(args.paths))):
+    for note in layout_notes(args.paths, "alerts"):
         warn(note)  # a directory that holds no session where a root would
     try:
         return (_follow if args.follow else _once)(args, config, hook)
