@@ -607,8 +607,8 @@ export class SessionBridge {
     this.readOutcomes();
     this.readLog();
     if (saved && typeof saved === "object") {
-      if (saved.cursor && Number.isSafeInteger(saved.cursor.ino) && Number.isSafeInteger(saved.cursor.offset))
-        this.cursor = { ino: saved.cursor.ino, offset: saved.cursor.offset };
+      const { ino, offset } = saved.cursor ?? {};
+      if ([ino, offset].every((n) => Number.isSafeInteger(n) && n >= 0)) this.cursor = { ino, offset };
       if (typeof saved.paused === "boolean") this.paused = saved.paused;
       for (const mark of (Array.isArray(saved.marks) ? saved.marks : []).map(markOf))
         if (mark) {

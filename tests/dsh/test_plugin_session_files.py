@@ -1,6 +1,6 @@
 """The bridge's own files in one session directory, driven in one Node process (no DSH): how it words a problem
-with the inbox, an inbox whose mode it cannot restore, the checkpoint marks it takes back from ``bridge.state.json``
-and the temporary file of an atomic write that failed."""
+with the inbox, an inbox whose mode it cannot restore, the checkpoint marks and the inbox cursor it takes back from
+``bridge.state.json`` and the outcomes file, and the temporary file of an atomic write that failed."""
 
 from __future__ import annotations
 
@@ -86,6 +86,20 @@ const b5 = new SessionBridge(plugin, agent("s5"), logged);
 b5.readOutcomes();
 said.logged = b5.marks.map(({ at, ...mark }) => ({ ...mark, at: typeof at }));
 
+// a saved cursor with a negative offset into the inbox it names
+const cursed = `${base}/cursor`;
+fs.mkdirSync(cursed);
+fs.writeFileSync(`${cursed}/control.jsonl`, "", { mode: 0o600 });
+const ino = fs.statSync(`${cursed}/control.jsonl`).ino;
+fs.writeFileSync(`${cursed}/bridge.state.json`, JSON.stringify({ cursor: { ino, offset: -5 }, paused: false, marks: [] }));
+const b6 = new SessionBridge(plugin, agent("s6"), cursed);
+try {
+  b6.attach(Date.now());
+  said.cursor = { cursor: b6.cursor, inbox: ino };
+} catch (err) {
+  said.cursor = { threw: String(err) };
+}
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -135,6 +149,11 @@ def test_marks_from_checkpoint_outcomes_with_a_field_of_the_wrong_kind_are_left_
         {"markId": 1, "seq": 4, "objective": "tests pass", "at": "number"},
         {"markId": 6, "seq": None, "at": "number"},
     ]
+
+
+def test_a_saved_cursor_with_a_negative_offset_is_not_taken(said: dict[str, Any]) -> None:
+    assert "threw" not in said["cursor"], said["cursor"]  # a position below -1 made every read of the inbox throw
+    assert said["cursor"]["cursor"] == {"ino": said["cursor"]["inbox"], "offset": 0}  # read from its start
 
 
 def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[str, Any]) -> None:
