@@ -109,6 +109,7 @@ _KEY_WORDS = (
     rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9]_(?:pass|pwd?)|SSHPASS"
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
+SETTING_MAX = 256  # bytes from which a value is no setting word, number or path (``_secret_value``)
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
 # (``"``), and the blanks before its first word (``_NETRC_BLANK``)
@@ -669,8 +670,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
     elif _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
         return not _placeholder(value)
     elif (joined := _joined_end(data, m)) > m.end(3):  # an env or config file's value with punctuation inside it
-        value = data[m.start(3) : joined]
-        return not _placeholder(value) and not _setting(value.decode(errors="replace"))
+        # (judged by its first ``SETTING_MAX`` bytes: no setting, number or path is longer, and each key word of a
+        # long value judging all of it, ``DB_PASSWORD=a,1DB_PASSWORD=a,…``, took time growing as its square)
+        value = data[m.start(3) : min(joined, m.start(3) + SETTING_MAX + 1)]
+        return not _placeholder(value) and (len(value) > SETTING_MAX or not _setting(value.decode(errors="replace")))
     if len(value) < SHORTEST or _placeholder(value):
         return False
     sep = data[m.end(1) : m.start(3)]
@@ -804,40 +807,44 @@ def _config_line(data: bytes, m: Any, end: int | None = None) -> bool:
 # punctuation before a next key (``;PORT=``, a mount's ``,uid=``, ``{password:e,user:t}``)
 _JOINED = re.compile(rb"[,;)\]}]+(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+")
 _NEXT_KEY = re.compile(rb"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
-# ``_joined``'s last answer: the text, where it was asked from and where the token it followed ends
-_last_joined: tuple[bytes, int, int] = (b"", 0, -1)
+# … and in a command's option's value (``--password=a,b``), a shell's word, which ``;`` and ``)`` end (``_OPTION``'s)
+_OPTION_JOINED = re.compile(rb"[,\]}]+" + _OPTION_CHAR + rb"+")
+# ``_joined``'s last answer: the text, the pattern, where it was asked from and where the token it followed ends
+_last_joined: tuple[bytes, Any, int, int] = (b"", None, 0, -1)
 
 
-def _joined(data: bytes, at: int) -> int:
-    """Where the token at ``at`` ends past ``,;)]}`` inside it and the characters after each (``_JOINED``), but
-    before one a next key follows (``_NEXT_KEY``), however far on; ``at`` when none is there. The last answer is
-    kept, with where it was asked from: a value's end inside a token followed already ends the same token (each
-    step starts where a value's characters end), so a token of many key words (``token=a,1token=a,…``) is followed
-    once, not from each of them."""
+def _joined(data: bytes, at: int, joined: Any = _JOINED) -> int:
+    """Where the token at ``at`` ends past ``,;)]}`` inside it and the characters after each (``joined``: an
+    option's word goes on past ``,]}`` only), but before one a next key follows (``_NEXT_KEY``), however far on;
+    ``at`` when none is there. The last answer is kept, with where it was asked from: a value's end inside a token
+    followed already ends the same token (each step starts where a value's characters end), so a token of many
+    key words (``token=a,1token=a,…``) is followed once, not from each of them."""
     global _last_joined
     last = _last_joined
-    if last[0] is data and last[1] <= at <= last[2]:
-        return last[2]
+    if last[0] is data and last[1] is joined and last[2] <= at <= last[3]:
+        return last[3]
     end = at
-    while (joined := _JOINED.match(data, end)) is not None and _NEXT_KEY.match(data, end) is None:
-        end = joined.end()
-    _last_joined = (data, at, end)
+    while (part := joined.match(data, end)) is not None and _NEXT_KEY.match(data, end) is None:
+        end = part.end()
+    _last_joined = (data, joined, at, end)
     return end
 
 
 def _joined_end(data: bytes, m: Any) -> int:
-    """Where the unquoted value of ``m`` (group 3) ends on an env file's line (``DB_PASSWORD=aB3)dE5``) or a config
-    file's (``password: aB3;dE5``): past ``,;)]}`` inside it, the value's own characters there, where in code they
+    """Where the unquoted value of ``m`` (group 3) ends on an env file's line (``DB_PASSWORD=aB3)dE5``), a config
+    file's (``password: aB3;dE5``) or in a command's option (``--password=aB3,dE5``, past ``,]}`` only): past
+    ``,;)]}`` inside it, the value's own characters there, where in code they
     close or part what holds it, but not past one a next key follows (``DB_PASSWORD=pw;PORT=5432``), nor after a
     call or an index (``token = response.json()["token"]``), however long the value (``_joined``). Elsewhere at the
     group's end."""
-    end, stop = _joined(data, m.end(3)), m.end(3)
+    option = data[m.end(1) : m.start(3)] == b"=" and _key_name(data, m)[:1] == b"-"  # ``--password=a,b``
+    end, stop = _joined(data, m.end(3), _OPTION_JOINED if option else _JOINED), m.end(3)
     if end == stop or (code := _CODE.match(m.group(3))) is not None and code.group(2) and _closed(
         data, m.start(3), code.group(2)
     ):
         return stop
     env = data[m.end(1) : m.start(3)] == b"=" and m.group(1).isupper()
-    return end if env or _config_line(data, m, end) else stop
+    return end if env or option or _config_line(data, m, end) else stop
 
 
 def _pair_end(data: bytes, m: Any, group: int) -> int:

@@ -3155,6 +3155,21 @@ def test_a_comma_or_bracket_inside_an_options_value_ends_nothing(text: str, out:
     _redacts(text, out)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mysql -u root --password=Abc,def1;ls", "mysql -u root --password=[redacted key];ls"),
+        ("mysql --password=ab]cdefg db", "mysql --password=[redacted key] db"),
+        ('{"c": "tool --api-key=Abc,de}f1 run"}', '{"c": "tool --api-key=[redacted key] run"}'),
+    ],
+)  # fmt: skip
+def test_a_comma_or_bracket_inside_an_options_value_after_its_equals_ends_nothing(text: str, out: str) -> None:
+    """``mysql --password=Abc,def1`` went out whole: after ``=`` an option's value is a pair's (``_PAIR``), which ended
+    at the comma, and ``Abc`` alone was too short to judge; ``--password Abc,def1`` was redacted whole. The shell's
+    word goes on past ``,]}`` after ``=`` too (and ends at ``;``, as a shell's word does)."""
+    _redacts(text, out)
+
+
 def test_an_options_placeholder_before_a_comma_or_bracket_stays() -> None:
     _stays("usage: tool [--token TOKEN] [-k API_KEY]\n  -t TOKEN, --token TOKEN, --api-key API_KEY,  the key\n")
 
