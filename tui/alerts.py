@@ -33,13 +33,21 @@ BURST_ONE_BY_ONE = 3  # … whose first few each get a toast, the bell and a not
 SEVERITY_ORDER = ("info", "warning", "critical")
 
 
+def log_key(path: str | Path) -> str:
+    """``path`` resolved (symlinks followed): what the alert marks of a log are kept by. A system call: workers
+    call it, never the app's thread."""
+    return str(Path(path).resolve())
+
+
 class AlertRaised(Message, bubble=False):
     """An alert fired (posted from the feed's thread)."""
 
-    def __init__(self, alert: Alert, replayed: bool = False) -> None:
-        """``replayed``: the log's history raised it, read as the log was loaded (not an event appended since)."""
+    def __init__(self, alert: Alert, key: str, replayed: bool = False) -> None:
+        """``key``: its log's ``log_key``; ``replayed``: the log's history raised it, read as the log was loaded
+        (not an event appended since)."""
         super().__init__()
         self.alert = alert
+        self.key = key
         self.replayed = replayed
 
 
@@ -72,6 +80,7 @@ class AlertFeed:
         self.focus: Path | None = None  # the log the main screen shows (as opened): its run rate and projection are kept
         self._focus_log: tuple[Path, Path] | None = None  # the focus and its log, found in the worker (``_focused``)
         self.projections: dict[Path, Projection] = {}
+        self._keys: dict[str, str] = {}  # an alert's log path -> its ``log_key``: each resolved once, here
 
     def spend_label(self, path: Path) -> str:
         """``$1.20/h · turn → $0.42`` for the log at ``path`` once the feed has projected it, else empty."""
@@ -108,7 +117,10 @@ class AlertFeed:
         recall = Recall(follower.watch_for)  # what the logs' histories raised, told once they are loaded
         while True:
             for alert in self.poll(follower):
-                self.post(AlertRaised(alert, recall.replayed(alert)))
+                key = self._keys.get(alert.path)
+                if key is None:
+                    key = self._keys[alert.path] = log_key(alert.path)
+                self.post(AlertRaised(alert, key, recall.replayed(alert)))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))
             focus = self._focused()
@@ -156,35 +168,28 @@ class AlertBoard:
 
     def __init__(self) -> None:
         self.alerts: list[Alert] = []
-        self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log path -> seq -> causes
+        self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log key -> seq -> causes
+        self.keys: dict[int, str] = {}  # id of a listed alert -> its log's ``log_key`` (found by the feed's worker)
         self.replaced: set[int] = set()  # ids of the listed alerts whose log was replaced since (their event is gone)
-        self._keys: dict[str, str] = {}  # a log's path as given -> resolved: each resolved once (system calls)
 
-    def _key(self, path: str | Path) -> str:
-        """``path`` resolved (symlinks followed), as the marks are kept: asked on the app's thread at every alert,
-        so each path is resolved once."""
-        key = self._keys.get(str(path))
-        if key is None:
-            key = self._keys[str(path)] = str(Path(path).resolve())
-        return key
-
-    def add(self, alert: Alert) -> None:
-        """Record an alert in time order (a fleet reads its sessions' histories one session at a time; an alert
-        of the same time goes after those before it, one without a time last) and mark its event."""
+    def add(self, alert: Alert, key: str) -> None:
+        """Record an alert of the log of ``log_key`` ``key`` in time order (a fleet reads its sessions' histories
+        one session at a time; an alert of the same time goes after those before it, one without a time last) and
+        mark its event."""
         self.alerts.insert(bisect.bisect_right(self.alerts, _when(alert), key=_when), alert)
-        marks = self.marks.setdefault(self._key(alert.path), {})
+        self.keys[id(alert)] = key
+        marks = self.marks.setdefault(key, {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
 
-    def forget_marks(self, path: Path) -> None:
-        """Drop the marks on the events of the log at ``path`` (another log replaced it: its seqs mean other
-        events now); the alerts stay listed, known as about a replaced log."""
-        key = self._key(path)
+    def forget_marks(self, key: str) -> None:
+        """Drop the marks on the events of the log of ``log_key`` ``key`` (another log replaced it: its seqs mean
+        other events now); the alerts stay listed, known as about a replaced log."""
         self.marks.pop(key, None)
-        self.replaced.update(id(a) for a in self.alerts if self._key(a.path) == key)
+        self.replaced.update(id(a) for a in self.alerts if self.keys[id(a)] == key)
 
-    def marks_for(self, path: Path | None) -> dict[int, tuple[str, ...]]:
-        """The marks on the events of the log at ``path``."""
-        return self.marks.get(self._key(path), {}) if path is not None else {}
+    def marks_for(self, key: str | None) -> dict[int, tuple[str, ...]]:
+        """The marks on the events of the log of ``log_key`` ``key`` (None: not known yet)."""
+        return self.marks.get(key, {}) if key is not None else {}
 
 
 class Burst:

@@ -174,6 +174,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.board = AlertBoard()
         self.burst = Burst()  # which alerts ring and toast one by one
         self.alert_marks: dict[int, tuple[str, ...]] = {}  # the open session's alert marks, by seq
+        self._marked_key: str | None = None  # the ``log_key`` they are the marks of
         self.alert_feed: AlertFeed | None = None
         self.hint = hint  # its text is shown once the session opens (the demo's first-run hint of which keys act)
         self.target = target
@@ -349,7 +350,7 @@ class TapedeckApp(ControlActions, App[None]):
         """Deliver an alert: the list, the mark on its event, and, when raised live (not replayed from the log's
         history: ``on_history_recalled`` sums those up), a toast, the bell and a desktop notification."""
         alert = message.alert
-        self.board.add(alert)
+        self.board.add(alert, message.key)
         self._mark_alerts()
         live = not message.replayed
         if live and self.burst.alone(alert):
@@ -424,7 +425,8 @@ class TapedeckApp(ControlActions, App[None]):
         """Give the event lists the open session's alert marks."""
         from tui.widgets.event_list import EventList
 
-        self.alert_marks = self.board.marks_for(self.live.path if self.live is not None else None)
+        self._marked_key = self.live.key if self.live is not None else None
+        self.alert_marks = self.board.marks_for(self._marked_key)
         for screen in self.screen_stack:
             for events in screen.query(EventList):
                 events.refresh()
@@ -454,7 +456,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.live = live
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
         self.push_screen(MainScreen(live))
-        self.alert_marks = self.board.marks_for(path)
+        self._mark_alerts()  # none until its worker has its log's key (``on_load_progress``)
         if self.alert_feed is not None:  # the live session reports what is wrong with it (its log found by the feed)
             self.alert_feed.focus = path
 
@@ -497,11 +499,16 @@ class TapedeckApp(ControlActions, App[None]):
         """A loaded (or reloaded) log switches to follow-mode GC (the screens have the progress from
         ``_from_live``); a phase posted again (a remote log's reachability changed) collects nothing. A log reset
         (rewritten, replaced or removed) takes its alert marks along: the log read next numbers other events (its
-        own alerts mark them); a log waited for at the start (missing, or its machine not answering) keeps them."""
+        own alerts mark them); a log waited for at the start (missing, or its machine not answering) keeps them.
+        The marks follow the log's key, which the live worker finds (the path's, then the log's)."""
         if message.loaded:
             self.follow_gc.loaded()
-        if message.phase == "reset" and self.live is not None:
-            self.board.forget_marks(self.live.path)
+        if self.live is None:
+            return
+        if message.phase == "reset" and self.live.key is not None:
+            self.board.forget_marks(self.live.key)
+            self._mark_alerts()
+        elif self.live.key != self._marked_key:
             self._mark_alerts()
 
     def on_unmount(self) -> None:

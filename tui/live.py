@@ -43,6 +43,7 @@ from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
+from tui.alerts import log_key
 from tui.heap import trim_heap
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
@@ -197,6 +198,7 @@ class LiveSession:
         self.error: str | None = None
         self.notices: list[Diagnostic] = []
         self.read_to = 0  # the bytes of the log the projection has read (local logs)
+        self.key: str | None = None  # ``log_key`` of the path, then of the log found (its alert marks): the worker's
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
@@ -377,6 +379,7 @@ class LiveSession:
     def run(self) -> None:
         """Load, then follow until ``stop``; every failure ends up in ``error`` and a message, never a raise."""
         try:
+            self.key = log_key(self.path)  # before the log is waited for: the marks it has are shown meanwhile
             self.check_host()  # known before the first paint: the header never guesses the host's state
             tailer = self._load()
             while tailer is not None and self.follow and not self.stop_event.is_set():
@@ -442,7 +445,7 @@ class LiveSession:
         if found is None:
             return None
         log, header = found
-        self.path = log
+        self.path, self.key = log, log_key(log)
         compressed = is_compressed(log)
         size = self.remote.size() if self.remote is not None else os.path.getsize(log)
         # a remote log's events stay in memory: reading them back would cost a round trip each

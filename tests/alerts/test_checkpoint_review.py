@@ -250,5 +250,5 @@ def test_a_forged_alert_of_another_path_never_crashes_the_alert_board(tmp_path: 
     path.write_bytes(checkpoint.MAGIC + hashlib.blake2b(body, digest_size=32).digest() + body)
     board = AlertBoard()
     for found in AlertFollower([log], config).poll(NOW, final=True):
-        board.add(found)
+        board.add(found, found.path)
     assert board.alerts and all(a.path == str(log) for a in board.alerts)

@@ -388,7 +388,7 @@ def test_the_alerts_list_is_in_time_order_across_sessions() -> None:
 
     board = AlertBoard()
     for a in (alert("a", 300), alert("b", 100), alert("b", 300), alert("c", 200), alert("d", None), alert("e", 400)):
-        board.add(a)
+        board.add(a, a.path)
     assert [(a.session, a.at) for a in board.alerts] == [
         ("b", 100), ("c", 200), ("a", 300), ("b", 300), ("e", 400), ("d", None)]
 
@@ -409,10 +409,10 @@ def test_the_board_resolves_each_logs_path_once(tmp_path: Path, monkeypatch: pyt
     board = AlertBoard()
     log = tmp_path / "session.jsonl"
     for n in range(300):
-        board.add(Alert("t-1", str(log), "loop", n, "warning", f"reason {n}", 1_000 + n))
-        assert len(board.marks_for(log)) == n + 1
-    board.forget_marks(log)
-    assert board.marks_for(log) == {} and len(board.replaced) == 300
+        board.add(Alert("t-1", str(log), "loop", n, "warning", f"reason {n}", 1_000 + n), str(log))
+        assert len(board.marks_for(str(log))) == n + 1
+    board.forget_marks(str(log))
+    assert board.marks_for(str(log)) == {} and len(board.replaced) == 300
     assert len(calls) <= 2, len(calls)
 
 
@@ -431,7 +431,9 @@ async def test_the_alerts_screen_shows_the_selected_alerts_reason_whole_at_80x24
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         for n, reason in enumerate(reasons):
-            app.board.add(Alert("t-1", str(path), "cache-break", 10 + n, "warning", reason, 1_000 + n))
+            app.board.add(
+                Alert("t-1", str(path), "cache-break", 10 + n, "warning", reason, 1_000 + n), str(path)
+            )
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
         await settle(pilot)
@@ -485,7 +487,9 @@ async def test_a_log_waited_for_at_the_start_keeps_its_marks(tmp_path: Path) -> 
 
     path = tmp_path / "session.jsonl"
     app = _app(path, True, {})
-    app.board.add(Alert("t-1", str(path), "error-streak", 3, "warning", "2 tool calls failed in a row", 1_000))
+    app.board.add(
+        Alert("t-1", str(path), "error-streak", 3, "warning", "2 tool calls failed in a row", 1_000), str(path)
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         live = app.live
         assert live is not None
@@ -502,7 +506,9 @@ async def test_a_new_alert_is_one_row_more_not_the_table_filled_again() -> None:
     a time) fills the table again in time order, the cursor kept on the alert it was on."""
     board = AlertBoard()
     for n in range(300):
-        board.add(Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n))
+        board.add(
+            Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n), "/s/session.jsonl"
+        )
     app = AlertsHarness(board)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
@@ -515,14 +521,16 @@ async def test_a_new_alert_is_one_row_more_not_the_table_filled_again() -> None:
         table.clear = lambda *a, **kw: (calls.append("clear"), clear(*a, **kw))[1]  # type: ignore[method-assign]
         table.add_row = lambda *a, **kw: (calls.append("add_row"), add_row(*a, **kw))[1]  # type: ignore[method-assign]
         for n in range(300, 305):
-            board.add(Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n))
+            board.add(
+                Alert("t-1", "/s/session.jsonl", "loop", n, "warning", f"reason {n}", 10_000 + 10 * n), "/s/session.jsonl"
+            )
             screen.show_alerts()
         assert calls == ["add_row"] * 5
         assert table.row_count == 305 and table.cursor_row == 120
         assert "seq 120:" in str(screen.query_one("#alerts-selected", Static).render())
         assert str(screen.query_one("#alerts-summary", Static).render()) == "305 alerts"
         earlier = Alert("t-2", "/s/other.jsonl", "budget", 7, "critical", "older", 10_005)  # between seqs 0 and 1
-        board.add(earlier)
+        board.add(earlier, earlier.path)
         screen.show_alerts()
         seqs = [str(table.get_row_at(i)[COLUMNS.index("seq")]) for i in range(table.row_count)]
         assert seqs[:3] == ["0", "7", "1"] and seqs[-1] == "304"

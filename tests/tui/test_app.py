@@ -203,3 +203,39 @@ async def test_long_lines_of_read_back_logs_are_not_decoded_for_rows(
         )
         short = screen.events.cache.get(18)
         assert short is not None and short.summary == "3 passed"
+
+
+@pytest.mark.anyio
+async def test_alerts_are_marked_and_entered_without_the_ui_thread_resolving_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board resolved each alert's log path on the UI thread (to key its row marks), and ``enter`` on the
+    Alerts screen resolved the open log's and the alert's at each press: the workers that read the logs resolve
+    them now, and the alert still marks its event and ``enter`` still goes to it."""
+    import threading
+
+    from tests.snapshot.test_sizes import alerting_app
+    from tui.screens.alerts import AlertsScreen
+
+    on_ui: list[str] = []
+    resolve = Path.resolve
+
+    def recorded(self: Path, strict: bool = False) -> Path:
+        if threading.current_thread() is threading.main_thread() and str(self).startswith(str(tmp_path)):
+            on_ui.append(str(self))
+        return resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", recorded)
+    app = alerting_app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settled_main_screen(pilot)
+        await until(pilot, lambda: bool(app.board.alerts and app.alert_marks))
+        [alert] = app.board.alerts
+        assert app.alert_marks == {alert.seq: (f"⚑ {alert.cause}",)}
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await settle(pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        assert not any("another session" in n.message for n in app._notifications)
+    assert on_ui == []

@@ -186,7 +186,9 @@ async def test_alerts_screen_toasts_leave_the_heading_the_labels_the_newest_aler
     async with app.run_test(size=size, notifications=True) as pilot:
         await settled_main_screen(pilot)
         for n in range(60):  # more alerts than the table has rows
-            app.board.add(Alert("t-1", str(path), "error-streak", n, "warning", f"2 tool calls failed ({n})", n + 1))
+            app.board.add(
+                Alert("t-1", str(path), "error-streak", n, "warning", f"2 tool calls failed ({n})", n + 1), str(path)
+            )
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
         screen = app.screen
@@ -257,7 +259,7 @@ async def test_the_history_toast_leaves_the_only_alert_on_the_alerts_screen(tmp_
     async with app.run_test(size=size, notifications=True) as pilot:
         await settled_main_screen(pilot)
         alert = Alert("t-1", str(path), "error-streak", 3, "warning", "2 tool calls failed in a row", 1_000)
-        app.board.add(alert)
+        app.board.add(alert, alert.path)
         app.post_message(HistoryRecalled([alert]))
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen) and len(app.screen.query(Toast)) == 1)

@@ -6,7 +6,6 @@ It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -145,7 +144,7 @@ class AlertsScreen(Screen[None]):
 
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
         live = getattr(self.app, "live", None)
-        if main is None or live is None or str(live.path.resolve()) != str(Path(alert.path).resolve()):
+        if main is None or live is None or live.key != self.board.keys[id(alert)]:  # both found by workers
             self.notify("That alert is about another session: open it from the fleet table.", timeout=3)
             return
         main.show_seq(alert.seq)  # closes this screen and any other above the session's

@@ -225,7 +225,9 @@ async def test_a_long_alert_leaves_the_alerts_list_in_sight(tmp_path: Path, size
     board = AlertBoard()
     for n in range(5):
         reason = f"the same call {n} times: " + "x" * 3000 + " END" if n == 4 else f"reason {n}"
-        board.add(Alert("t-1", str(tmp_path / "session.jsonl"), "loop", n, "warning", reason, 1_000 + n))
+        board.add(
+            Alert("t-1", str(tmp_path / "session.jsonl"), "loop", n, "warning", reason, 1_000 + n), "log"
+        )
     app = AlertsHarness(board)
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one("#alerts-table", DataTable)
