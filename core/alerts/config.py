@@ -24,8 +24,8 @@
     action = "none"               # or "message", sending ``message`` to the agent
     message = "…"
 
-Every rule table also takes ``enabled = false`` to turn the rule off (``waiting``, ``hostDied``, ``rewindGuard``,
-``classChange`` and ``unreachable`` have nothing else to set).
+Every rule table also takes ``enabled = false`` to turn the rule off (``waiting``, ``hostDied``, ``turnError``,
+``rewindGuard``, ``classChange`` and ``unreachable`` have nothing else to set).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ RULE_KEYS: dict[str, str] = {
     "run-rate": "runRate",
     "loop": "loop",
     "host-died": "hostDied",
+    "turn-error": "turnError",
     "rewind-guard": "rewindGuard",
     "class-change": "classChange",
     "unreachable": "unreachable",

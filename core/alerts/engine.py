@@ -38,6 +38,7 @@ from core.alerts.rules import (
     rewind_guard,
     run_rate,
     stalled,
+    turn_error,
     waiting,
 )
 from core.log.records import PackedRow
@@ -59,6 +60,7 @@ RULES: dict[str, Rule] = {
     "run-rate": run_rate,
     "loop": loop,
     "host-died": host_died,
+    "turn-error": turn_error,
     "rewind-guard": rewind_guard,
     "class-change": class_change,
 }

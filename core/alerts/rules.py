@@ -40,6 +40,7 @@ SEVERITY: dict[str, str] = {
     "run-rate": "warning",
     "loop": "warning",
     "host-died": "critical",
+    "turn-error": "warning",
     "rewind-guard": "info",
     "class-change": "info",
     "unreachable": "warning",
@@ -129,6 +130,7 @@ class Signals:
     loop: tuple[str, int, int] | None = None  # (tool name, times, seq) of the call seen most often this turn
     cache_break: CacheBreak | None = None
     guard_seq: int | None = None
+    turn_error: tuple[int, str] | None = None  # the newest turn's end with an error (seq, why), until a turn starts
     route_class: str | None = None
     route_step: tuple[int, int, int] | None = None  # the newest route's (turn, step, hard step budget)
     class_change: tuple[str, str, int] | None = None
@@ -194,9 +196,15 @@ class Signals:
         self.calls.clear()
         self.loop = None
         self.guard_seq = None
+        self.turn_error = None
         return _TURN
 
     def _turn_end(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        reason = data.get("reason")
+        if isinstance(reason, dict) and reason.get("kind") == "error":
+            error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
+            why = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k)) or "no cause recorded"
+            self.turn_error = (seq, f"turn {quoted(data.get('turn'))} ended with an error: {quoted(why, 200)}")
         self.open_turn = None
         self.died_at = None
         self.guard_seq = None
@@ -415,7 +423,7 @@ _RATE = frozenset({"run-rate"})
 _CONTEXT = frozenset({"context"})
 _PRICED = frozenset({"context", "budget", "run-rate"})  # what a priced usage sample moves
 _SPENT = frozenset({"budget", "run-rate"})  # what a priced call outside the agent's steps moves
-_TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting"})
+_TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting", "turn-error"})
 _APPROVAL = frozenset({"waiting", "stalled"})  # an approval asked or decided
 _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str]]] = {
     "turn/start": Signals._turn_start,
@@ -556,6 +564,14 @@ def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
         return Finding(state[1], f"{s.host_name} exited in the middle of turn {s.open_turn}")
     if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):
         return Finding(s.died_at, "the host exited in the middle of a turn and a new one took over")
+    return None
+
+
+def turn_error(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The newest turn ended with an error (the model's server refused, the host failed): the run stopped short of
+    its task until someone looks."""
+    if s.turn_error is not None:
+        return Finding(*s.turn_error)
     return None
 
 

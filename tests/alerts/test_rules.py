@@ -479,6 +479,33 @@ def test_a_host_exiting_between_turns_did_not_die() -> None:
     assert fired(e, log) == [] and e.tick(log.time, host_state="exited") == []
 
 
+def test_turn_error_fires_on_each_turn_that_ended_with_an_error() -> None:
+    """A turn that ended with an error (the model's server refused: a bad key, a quota) stopped the run short of
+    its task, and no other rule said so once its host was gone or idle: ``alerts`` on such a log said ``no
+    alerts``. It fires at that turn's end, once per turn, and a turn that ends otherwise raises none."""
+    log, e = Log(), engine({"turnError": {}})
+    log.turn(1)
+    log.end(1, "aborted")
+    log.turn(2)
+    failed = log.add("turn/end", {"turn": 2, "reason": {"kind": "error", "error": {"code": "AUTH", "message": "\x1b[2J401"}}})
+    log.turn(3)
+    bare = log.end(3, "error")
+    assert fired(e, log) == [("turn-error", failed), ("turn-error", bare)]
+    assert [a.reason for a in e.fired] == ["turn 2 ended with an error: AUTH: \\u001b[2J401",
+                                           "turn 3 ended with an error: no cause recorded"]  # fmt: skip
+    assert e.fired[0].severity == "warning" and [a.cause for a in e.attention] == ["turn-error"]
+
+
+def test_the_error_finish_fixture_raises_turn_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from core.cli import main
+    from tests.conftest import FIXTURES
+
+    assert main(["alerts", str(FIXTURES / "error-finish.session.jsonl"), "--json"]) == 1
+    [alert] = json.loads(capsys.readouterr().out)
+    assert (alert["cause"], alert["seq"]) == ("turn-error", 11)
+    assert alert["reason"] == "turn 1 ended with an error: AUTH: simulated provider error (HTTP 401)"
+
+
 def test_rewind_guard_fires_per_turn() -> None:
     log, e = Log(), engine({"rewindGuard": {}})
     log.turn(1)
