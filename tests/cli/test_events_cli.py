@@ -192,12 +192,13 @@ def test_a_log_that_names_no_model_says_so_in_reports_and_exports(tmp_path: Path
 def test_a_requests_heading_to_a_terminal_shows_controls_as_pictures(
     which: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The heading of each request (the provider and model a log names, its tools, usage and settings) quotes the
-    log as its messages do: drawn on a terminal, never run."""
+    """The heading of each request (the provider and model a log names, its tools, usage and settings) is
+    tapedeck's words about the request: the names it takes from the log are quoted, their controls as JSON escapes
+    (c7745e3e: piped or not), never run."""
     text = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
     path = tmp_path / "session.jsonl"
     path.write_text(text.replace('"deepseek-official"', orjson.dumps(f"p{ESCAPES}").decode()))
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["request", str(path), *which]) == 0
     out = capsys.readouterr().out
-    assert ESCAPES not in out and "p␛]52;c;cHduZWQ=␇␛[2J" in out, out
+    assert ESCAPES not in out and "p\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J" in out, out
