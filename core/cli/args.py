@@ -125,11 +125,12 @@ def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
         raise TapedeckError(f"--{option} must be at most {MAX_SECONDS:,} seconds (a day), not {value:g}")
 
 
-def check_at_least(option: str, value: int | None, least: int) -> None:
-    """Refuse a ``--<option>`` number below ``least`` (a turn, step or call counts from 1, a seq from 0); ``None``,
-    the option left out, passes."""
-    if value is not None and value < least:
-        raise TapedeckError(f"--{option} must be a number from {least} (got {value})")
+def check_at_least(option: str, value: int | None, least: int, most: int | None = None) -> None:
+    """Refuse a ``--<option>`` number below ``least`` (a turn, step or call counts from 1, a seq from 0), or above
+    ``most`` when given (a config's count: a safe integer); ``None``, the option left out, passes."""
+    if value is not None and (value < least or (most is not None and value > most)):
+        upto = "" if most is None else f" to {most:,}"
+        raise TapedeckError(f"--{option} must be a number from {least}{upto} (got {value})")
 
 
 def check_types(values: Iterable[str] | None) -> None:

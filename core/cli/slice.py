@@ -35,6 +35,7 @@ from core.read.session import Session
 from core.read.summary import human_chars, turn_span
 from core.shared.errors import TapedeckError
 from core.shared.text import a_or_an, quoted
+from core.shared.values import MAX_SAFE_INTEGER
 
 
 def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:
@@ -68,8 +69,8 @@ def _seal_lines(report: dict[str, Any]) -> Iterator[str]:
 
 def _seal(args: argparse.Namespace) -> None:
     # named as typed here; a config file's bad value is named by its key, in the spec's words
-    check_at_least("keep-recent-turns", args.keep_recent_turns, 0)
-    check_at_least("entry-max-chars", args.entry_max_chars, MIN_ENTRY_MAX_CHARS)
+    check_at_least("keep-recent-turns", args.keep_recent_turns, 0, MAX_SAFE_INTEGER)
+    check_at_least("entry-max-chars", args.entry_max_chars, MIN_ENTRY_MAX_CHARS, MAX_SAFE_INTEGER)
     session = load_session(args.path, retain=False, readback=True, observe=index_reads, observe_types=ReadIndex.TYPES)
     overrides = []
     if args.keep_recent_turns is not None:

@@ -66,8 +66,9 @@ def test_seal_text_preview_and_flags(log: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--keep-recent-turns", "-1", "--keep-recent-turns must be a number from 0 (got -1)"),
-        ("--entry-max-chars", "255", "--entry-max-chars must be a number from 256 (got 255)"),
+        ("--keep-recent-turns", "-1", "--keep-recent-turns must be a number from 0 to 9,007,199,254,740,991 (got -1)"),
+        ("--keep-recent-turns", str(2**53), f"--keep-recent-turns must be a number from 0 to {2**53 - 1:,} (got {2**53})"),
+        ("--entry-max-chars", "255", "--entry-max-chars must be a number from 256 to 9,007,199,254,740,991 (got 255)"),
     ],
 )
 def test_seal_rejects_bad_history_values(
