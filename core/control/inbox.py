@@ -501,7 +501,7 @@ class InboxReader:
                 raise _not_regular_error(self.path)
             identity = (st.st_dev, st.st_ino)
             if stat.S_IMODE(st.st_mode) != INBOX_MODE:
-                self._restore_mode()
+                self._restore_mode(stat.S_IMODE(st.st_mode))
             if identity != self._identity or st.st_size < self._offset:
                 self._restart(identity)
             if st.st_size == self._offset:
@@ -529,15 +529,21 @@ class InboxReader:
             raise ControlError(f"cannot read the control inbox {quoted_path(self.path)}: {exc.strerror or exc}") from exc
         return entries
 
-    def _restore_mode(self) -> None:
-        """Put the inbox back to mode 0600 (someone widened it); a file the host does not own is left as it is."""
-        with contextlib.suppress(OSError):
-            fd = os.open(self.path, _READ_FLAGS)
-            try:
-                if stat.S_ISREG(os.fstat(fd).st_mode):
-                    os.fchmod(fd, INBOX_MODE)
-            finally:
-                os.close(fd)
+    def _restore_mode(self, mode: int) -> None:
+        """Put the inbox back to mode 0600 (someone widened it to ``mode``). One that cannot be (another owner's, a
+        read-only mount) raises ``ControlError`` and is not read: others may write it, until it is 0600 or replaced."""
+        fd = os.open(self.path, _READ_FLAGS)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _not_regular_error(self.path)
+            os.fchmod(fd, INBOX_MODE)
+        except OSError as exc:
+            raise ControlError(
+                f"cannot restore mode 0600 of the control inbox {quoted_path(self.path)}: {exc.strerror or exc}; "
+                f"it has mode {mode:04o} and is not read until it is 0600 again or replaced"
+            ) from exc
+        finally:
+            os.close(fd)
 
     def _split(self, data: bytes) -> list[InboxEntry]:
         entries: list[InboxEntry] = []

@@ -283,6 +283,33 @@ def test_a_live_host_restores_0600_on_an_inbox_it_reads(inbox: Path) -> None:
     assert stat.S_IMODE(inbox.stat().st_mode) == 0o600
 
 
+def test_an_inbox_whose_mode_cannot_be_restored_is_reported_and_not_read(
+    inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the bridge does: an inbox widened to 0644 that fchmod cannot set back (a read-only mount, another owner's
+    file) is a problem the host reports, and its lines wait until it is 0600 again. The host read it anyway."""
+    import errno
+
+    reader = InboxReader(inbox)
+    append_request(inbox, "pause")
+    os.chmod(inbox, 0o644)
+
+    def refuse(fd: int, mode: int) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(os, "fchmod", refuse)
+    with pytest.raises(ControlError) as caught:
+        reader.read()
+    assert str(caught.value) == (
+        f"cannot restore mode 0600 of the control inbox {inbox}: Read-only file system; "
+        "it has mode 0644 and is not read until it is 0600 again or replaced"
+    )
+    monkeypatch.undo()
+    os.chmod(inbox, 0o600)
+    [entry] = reader.read()
+    assert entry.request is not None and entry.request["op"] == "pause"
+
+
 @pytest.fixture
 def exited_log(tmp_path: Path) -> Path:
     """A log whose tapedeck host exited: ``control --queue`` leaves requests for its next resume."""
