@@ -1138,8 +1138,8 @@ def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``; the format is used again for more arguments, as printf
     does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``)."""
     form = m.group(1)
-    conversions = [c.start() for c in _CONVERSION.finditer(form) if c.group() != b"%%"]
-    secret = {conversions.index(pair.start(3)) for pair in _PAIR.finditer(form) if pair.start(3) in conversions}
+    conversions = {c.start(): i for i, c in enumerate(c for c in _CONVERSION.finditer(form) if c.group() != b"%%")}
+    secret = {conversions[pair.start(3)] for pair in _PAIR.finditer(form) if pair.start(3) in conversions}
     if not secret:
         return []
     spans = []
