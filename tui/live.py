@@ -21,7 +21,15 @@ from textual.message import Message
 
 from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
-from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, read_host_state
+from core.control.host_state import (
+    KIND_DSH,
+    HostRecord,
+    HostState,
+    exited_at,
+    host_record,
+    how_it_ended,
+    read_host_state,
+)
 from core.control.inbox import FINAL, append_request, final_outcome_in, inbox_path, withdraw_request
 from core.control.outcome import interrupted
 from core.log.bulk import gc_paused
@@ -198,6 +206,7 @@ class LiveSession:
         self.error: str | None = None
         self.notices: list[Diagnostic] = []
         self.read_to = 0  # the bytes of the log the projection has read (local logs)
+        self.host_record: HostRecord | None = None  # host.json's, by ``check_host``
         self.key: str | None = None  # ``log_key`` of the path, then of the log found (its alert marks): the worker's
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
@@ -243,7 +252,10 @@ class LiveSession:
         else:
             # a loaded log's facts say whether a tapedeck host ever ran it: its head is not read at every check
             hosted = (self.facts.host is not None) if self.ready else None
-            self.host = read_host_state(self.path, hosted) if self.path.is_file() else HostState("none")
+            state = read_host_state(self.path, hosted) if self.path.is_file() else HostState("none")
+            # how a host that runs no more ended, read here for ``how_host_ended`` (the UI thread asks it)
+            self.host_record = None if state.live else host_record(self.path)
+            self.host = state
         if self.bridge_outcomes is None:
             self.bridge_outcomes = OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
         if self.host.kind == KIND_DSH and self.host.state != "none":
@@ -273,8 +285,10 @@ class LiveSession:
 
     def how_host_ended(self, state: HostState) -> str:
         """How the tapedeck host of the log ended (``state``: it runs no more), in control's words (a remote log's
-        host.json is not read here: its exit time)."""
-        return how_it_ended(self.path, state) if self.remote is None else f"it exited {exited_at(state.since)}"
+        host.json is not read here: its exit time); a local one's ``host.json`` as ``check_host`` read it."""
+        if self.remote is not None:
+            return f"it exited {exited_at(state.since)}"
+        return how_it_ended(self.path, state, self.host_record)
 
     def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """Append a control request to the inbox (call it from a worker); returns the request as written."""

@@ -58,6 +58,7 @@ KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
 PID_MAX_LIMIT = 1 << 22  # the largest pid Linux can be set to hand out
 SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
+HostRecord = tuple[dict[str, Any] | None, str | None]  # host.json's record, or None and why there is none
 _NEEDLE = b'"type":"' + HOST_EVENT.encode() + b'"'
 _LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line names first, as every writer puts it
 
@@ -147,14 +148,15 @@ def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | N
 
 
 def _recorded(log: Path) -> dict[str, Any] | None:
-    return _read_record(log)[0]
+    return host_record(log)[0]
 
 
-def how_it_ended(log: str | os.PathLike[str], state: HostState) -> str:
+def how_it_ended(log: str | os.PathLike[str], state: HostState, record: HostRecord | None = None) -> str:
     """How the tapedeck host of ``log``, which runs no more (``state``), ended, as far as ``host.json`` says:
     ``it exited at … (5 min ago)`` when it said so; else when the log was last written (``state.since``), after
-    what the file says instead (the host was killed, the file is damaged, or there is none)."""
-    recorded, problem = _read_record(Path(log))
+    what the file says instead (the host was killed, the file is damaged, or there is none). ``record``: the
+    file's ``host_record`` as read already (then it is not read here)."""
+    recorded, problem = record if record is not None else host_record(Path(log))
     if recorded is not None and recorded.get("state") == "exited":
         return f"it exited {exited_at(state.since)}"
     last = f"the log was last written {exited_at(state.since)}"
@@ -165,7 +167,7 @@ def how_it_ended(log: str | os.PathLike[str], state: HostState) -> str:
     return f"no host.json says when it exited; {last}"
 
 
-def _read_record(log: Path) -> tuple[dict[str, Any] | None, str | None]:
+def host_record(log: Path) -> HostRecord:
     """``host.json``'s record, or None and why not when a file is there that holds none."""
     try:  # never through a link, nor waiting on a FIFO there
         data = read_regular(state_path(log), MAX_HOST_BYTES, follow=False)

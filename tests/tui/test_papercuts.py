@@ -93,7 +93,24 @@ async def test_a_control_key_on_a_read_only_log_says_why(tmp_path: Path, key: st
         assert not (tmp_path / "control.jsonl").exists()
 
 
-async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> None:
+async def test_a_control_key_after_the_host_exited_says_when(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message says when the host exited, as host.json says: the live session's worker reads that file
+    with the host's state; the key read it on the UI thread at each press."""
+    import threading
+
+    from core.control import host_state
+
+    on_ui: list[Path] = []
+    read_regular = host_state.read_regular
+
+    def recorded(file: Path, *args: object, **kwargs: object) -> bytes:
+        if threading.current_thread() is threading.main_thread():
+            on_ui.append(file)
+        return read_regular(file, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(host_state, "read_regular", recorded)
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -107,6 +124,7 @@ async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> 
         await until(
             pilot, lambda: sum("no live host (it exited at 2026" in n.message for n in app._notifications) == 4
         )
+        assert on_ui == []
         assert isinstance(app.screen, MainScreen)
         assert not (tmp_path / "control.jsonl").exists()
 
