@@ -45,7 +45,7 @@ from core.log.vocabulary import HOST_EVENT, LOST_EVENT
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.records import record
 from core.shared.regular import open_regular, read_regular
-from core.shared.text import quoted, quoted_path
+from core.shared.text import counted, first_few, quoted, quoted_path
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
@@ -388,6 +388,7 @@ UNKNOWN_HINTS = {
               "(tapedeck events, the TUI)",
     "expand": "the session's events hold the tool result in full again if it ran (tapedeck events, the TUI)",
 }  # fmt: skip
+IN_FLIGHT_SHOWN = 3  # inFlight requests described one by one; the rest are named by id, as many again
 UNKNOWN_HINT = "the session's events after it was sent tell whether it did (tapedeck events, the TUI)"
 
 
@@ -415,10 +416,14 @@ def describe_host(state: dict[str, Any]) -> str:
         if dsh:
             return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
-    for request in bridge.get("inFlight", ()) if name == "exited" else ():  # what to look at, by op
+    running = list(bridge.get("inFlight", ())) if name == "exited" else []
+    for request in running[:IN_FLIGHT_SHOWN]:  # what to look at, by op
         what = f"the {request['op']} request" if request.get("op") else "request"
         problem += (f"; DSH stopped while its bridge was running {what} {quoted(request['id'])}, before it wrote the "
                     f"outcome, so it may or may not have taken effect: {unknown_hint(request.get('op'))}")  # fmt: skip
+    if rest := running[IN_FLIGHT_SHOWN:]:  # a bridge.json may name thousands: the line stays readable
+        ids = first_few([quoted(r["id"]) for r in rest], IN_FLIGHT_SHOWN)
+        problem += f"; and {counted(len(rest), 'more request')} it was running, each as uncertain: {ids}"
     number = int_or_none(state.get("pid"))
     unseen = ", no process seen: live by its heartbeat" if name in LIVE_STATES and bridge.get("unseen") else ""
     pid = f" ({'DSH ' if dsh else ''}{pid_text(number)}{unseen})" if number is not None else ""

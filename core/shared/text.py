@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -67,6 +67,12 @@ def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, in the plural unless ``n`` is one (``1 row``, ``0 rows``; nouns whose plural takes an
     ``s``)."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def first_few(items: Sequence[str], shown: int, sep: str = ", ") -> str:
+    """``items`` joined by ``sep``, the first ``shown`` of a longer list followed by ``and N more``."""
+    head = sep.join(items[:shown])
+    return f"{head}{sep}and {len(items) - shown} more" if len(items) > shown else head
 
 
 def a_or_an(word: str) -> str:

@@ -400,6 +400,16 @@ def test_inspect_names_the_requests_a_dead_bridge_was_running(tmp_path: Path, ca
             "(tapedeck events, the TUI)") in out, out
 
 
+def test_a_bridge_json_of_many_requests_in_flight_gives_a_line_of_a_few(tmp_path: Path) -> None:
+    """Each inFlight request got a clause of some 230 characters, with no cap: a 64 KiB bridge.json of thousands
+    made a line of a megabyte (found reviewing a6020479). The first few are said in full, the rest named by id."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": f"r{n}", "op": "pause"} for n in range(2000)])
+    said = describe_host(read_host_state(log).to_dict())
+    assert said.count("DSH stopped while its bridge was running") == 3 and len(said) < 2000, len(said)
+    assert "; and 1997 more requests it was running, each as uncertain: r3, r4, r5, and 1994 more" in said, said
+
+
 def test_a_log_replaced_in_place_by_a_longer_one_is_judged_by_what_it_holds_now(tmp_path: Path) -> None:
     """``cp`` over a log keeps its inode, and the copy may be longer than the log was: whether a tapedeck host ever
     ran it is read again from the new start, not kept from the file's old one (no host.json says it here)."""
