@@ -37,7 +37,7 @@ from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label, printable, quoted, quoted_path
+from core.shared.text import model_label, number_runs, printable, quoted, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -280,8 +280,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     else:
         _copy_marked(spool, gaps, session)
     if args.turn is not None and args.turn not in session.turns:  # said apart from a turn without such events
-        first, last = min(session.turns, default=None), max(session.turns, default=None)
-        has = "none" if first is None else f"{first}" if first == last else f"{first}..{last}"
+        has = number_runs(session.turns) or "none"
         warn(f"--turn {args.turn}: the session has no turn {args.turn} (its turns: {has})")
 
 

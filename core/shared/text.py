@@ -75,6 +75,17 @@ def first_few(items: Sequence[str], shown: int, sep: str = ", ") -> str:
     return f"{head}{sep}and {len(items) - shown} more" if len(items) > shown else head
 
 
+def number_runs(numbers: Iterable[int], shown: int = 8) -> str:
+    """Sorted whole numbers as runs (``1-2, 5``), the first ``shown`` runs of more followed by ``and N more``."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return first_few([f"{a}" if a == b else f"{a}-{b}" for a, b in runs], shown)
+
+
 def a_or_an(word: str) -> str:
     """``word`` after its indefinite article: ``an assistant/message``, ``a step/start`` (a leading ``u`` takes
     ``a``, as in ``a user/message``)."""

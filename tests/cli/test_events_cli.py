@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from core.cli import main
+from core.shared.text import number_runs
 from tests.conftest import FIXTURES
 from tests.core.test_turn_attribution import between_turns_log
 from tests.tui.logs import Log
@@ -69,6 +70,18 @@ def test_a_turn_the_log_does_not_have_is_warned_of(tmp_path: Path, capsys: pytes
     assert out == "(no matching events)\n" and err == "tapedeck: --turn 9: the session has no turn 9 (its turns: 1)\n"
     assert main(["events", str(path), "--turn", "1", "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_turns_named_in_the_warning_are_the_ones_the_log_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The warning named a log of turns 1, 2 and 5 as having 'turns: 1..5', turns 3 and 4 included (found reviewing
+    1ba959a9): it names runs of turns as they are, and the first few runs of a long list."""
+    log = Log()
+    for n in (1, 2, 5):
+        log.turn(n, "go", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    assert main(["events", str(path), "--turn", "3"]) == 0
+    assert capsys.readouterr().err == "tapedeck: --turn 3: the session has no turn 3 (its turns: 1-2, 5)\n"
+    assert number_runs(range(0, 40, 2)) == "0, 2, 4, 6, 8, 10, 12, 14, and 12 more"
 
 
 def test_a_type_no_log_uses_is_warned_of_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
