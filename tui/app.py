@@ -170,6 +170,8 @@ class TapedeckApp(ControlActions, App[None]):
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
         # what a root that holds no session holds instead, read here, not by the UI thread (a root's whole tree)
         self.layout_notes = [note for root in fleet_roots or () if (note := layout_note(root, "fleet"))]
+        # the remote log the target names (None: a local one): ``host:PATH`` is local when such a file is here
+        self.target_remote = None if fleet_roots else RemoteLog.of(target)
         self.config = config or validate_config({})  # its alerts and model sections apply
         self.board = AlertBoard()
         self.burst = Burst()  # which alerts ring and toast one by one
@@ -337,7 +339,7 @@ class TapedeckApp(ControlActions, App[None]):
         if self.fleet_roots:  # the fleet's one follower raises every session's alerts, remote ones included
             feed: AlertFeed = FleetFeed(self.fleet_roots, self.config, self.post_message)
         else:  # the log's engine is fed by its view's own pass (a remote log's also ticks from the view's reads)
-            remote = RemoteLog.of(self.target)
+            remote = self.target_remote
             # paced: after a restored index the engine reads the log's start itself, beside the UI
             fed = (
                 FedWatch(self.config, pace=Pacer()) if remote is None else RemoteFedWatch(self.config, remote)

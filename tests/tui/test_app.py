@@ -239,3 +239,30 @@ async def test_alerts_are_marked_and_entered_without_the_ui_thread_resolving_a_p
         await until(pilot, lambda: isinstance(app.screen, MainScreen))
         assert not any("another session" in n.message for n in app._notifications)
     assert on_ui == []
+
+
+@pytest.mark.anyio
+async def test_a_remote_target_is_told_from_a_local_file_before_the_app_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether ``host:PATH`` names a remote log asks the disk (a local file of that name keeps it local): the app
+    asked it again on the UI thread as it mounted, to start the log's alert engine; it is asked as the app is
+    built now. (The remote machine is never reached: the test ends once the app mounted.)"""
+    import threading
+
+    from core.remote import target
+
+    monkeypatch.chdir(tmp_path)  # no local file named like the target
+    app = make_app(Path("tapedeck-test.invalid:session.jsonl"))
+    on_ui: list[str] = []
+    exists = target.os.path.exists
+
+    def recorded(path: str) -> bool:
+        if threading.current_thread() is threading.main_thread() and path == str(app.target):
+            on_ui.append(path)
+        return exists(path)
+
+    monkeypatch.setattr(target.os.path, "exists", recorded)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert on_ui == []
