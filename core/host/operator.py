@@ -101,6 +101,7 @@ class Operator:
         self.policies = policies
         self.reader = control.InboxReader(inbox)
         self.taken_before = read_inbox_position(log)  # how far the host before this one read the inbox
+        self._marked = self.taken_before  # the inbox position host.json records
         remove_stale_temporaries(log)  # a host killed while it rewrote host.json left its temporary file
         events = host.session.events
         self.answered = control.answered_ids(events)
@@ -194,6 +195,7 @@ class Operator:
             position = self.reader.position or self.taken_before
             try:
                 write_state(self.log, self.state, os.getpid(), self._since, position)
+                self._marked = position
             except OSError as exc:
                 why = exc.strerror or exc
                 self._warn(f"cannot write {state_path(self.log)} ({why}); readers may show a stale state")
@@ -254,6 +256,11 @@ class Operator:
             except control.ControlError as exc:
                 self._warn(str(exc))
                 return
+            if self.reader.position is None and self._marked is not None:
+                # The inbox is gone: a mark of it would pass the first lines of the next one, which may get its
+                # inode number, for lines read already.
+                self.taken_before = None
+                self._write_state()
             if entries:
                 self._write_state()  # before anything is reported: a kill from here on never reports it twice
             withdrawn = {e.withdraw for e in entries if e.withdraw}

@@ -9,6 +9,7 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
@@ -30,6 +31,9 @@ from core.control.inbox import (
 )
 from tests.conftest import Processes
 from tests.host.test_control_at_exit import lingering_host
+
+if TYPE_CHECKING:
+    from core.host.loop import AgentHost
 
 DEEP = 1000
 
@@ -478,15 +482,7 @@ def test_a_request_the_host_fails_on_is_rejected_with_the_failure_quoted(
     """A request the host failed on unexpectedly was rejected with the exception as Python writes it (its repr),
     whole: a failure quoting a 100,000-character value put it all into the outcome the log, the TUI and control
     --wait show. It is worded as a tool's unexpected failure is: its type, and its text quoted at 200 characters."""
-    from core.control.config import load_config
-    from core.host.loop import AgentHost, HostOptions
-    from core.host.providers.scripted import ScriptedModel
-
-    (tmp_path / "ws").mkdir()
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
-    host = AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
-                            HostOptions(workspace=tmp_path / "ws", progress=lambda _: None), tasks=["t"])  # fmt: skip
+    host = _scripted_host(tmp_path)
     try:
 
         def broken(*_: object) -> None:
@@ -501,6 +497,39 @@ def test_a_request_the_host_fails_on_is_rejected_with_the_failure_quoted(
         host.close()
     assert error.startswith("the host failed on it: ValueError: k\\u001b[2J\\nkkk") and error.endswith("k…"), error[:300]
     assert len(error) < 300, len(error)
+
+
+def _scripted_host(tmp_path: Path) -> AgentHost:
+    """A host created in ``tmp_path`` with a scripted model and one task, not run: the test drives its operator."""
+    from core.control.config import load_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    return AgentHost.create(tmp_path / "sessions", ScriptedModel(script), load_config(None),
+                            HostOptions(workspace=tmp_path / "ws", progress=lambda _: None), tasks=["t"])  # fmt: skip
+
+
+def test_host_json_forgets_the_inbox_position_once_the_inbox_is_gone(tmp_path: Path) -> None:
+    """host.json kept the removed inbox's device, inode and offset: a host resumed after a kill, finding a new inbox
+    that got the old inode number, took its first lines as reported already. Once the inbox is gone, host.json
+    records no position (as the plugin sets its cursor back), so the next inbox is read as new from its start."""
+    from core.control.host_state import read_inbox_position
+
+    host = _scripted_host(tmp_path)
+    try:
+        log = host.writer.path
+        host.operator.set_state("idle")  # as run does first
+        append_request(host.inbox_path, "checkpoint")
+        host.operator.poll()
+        assert read_inbox_position(log) is not None
+        host.inbox_path.unlink()
+        host.operator.poll()
+        assert read_inbox_position(log) is None
+    finally:
+        host.close()
 
 
 def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
