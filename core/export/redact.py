@@ -308,12 +308,12 @@ _HASHED = re2.compile(
     rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
     rb"[^\s|;&]+|-5\b))*)[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"
 )
-# ``printf``'s format (group 1) and its arguments (group 2, each a word or quoted: ``_PRINTF_ARGUMENT``), where a
-# pair of the format is named for a secret and its value is a conversion that an argument fills (``printf
-# "password=%s\\n" PW > .env``: ``_printf_arguments``)
+# ``printf``'s format (group 1 in single quotes, group 2 in double quotes: the other quote may be inside it) and its
+# arguments (group 3, each a word or quoted: ``_PRINTF_ARGUMENT``), where a pair of the format is named for a secret
+# and its value is a conversion that an argument fills (``printf "password=%s\\n" PW > .env``: ``_printf_arguments``)
 _PRINTF = re2.compile(
-    rb"\bprintf(?:[ \t]+-v[ \t]+[A-Za-z_][A-Za-z0-9_]*)?[ \t]+" + _QUOTE + rb"([^\"'\n]*?%[^\"'\n]*?)" + _QUOTE
-    + rb"((?:[ \t]+(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|" + _CLI_WORD + rb"))+)"
+    rb"\bprintf(?:[ \t]+-v[ \t]+[A-Za-z_][A-Za-z0-9_]*)?[ \t]+(?:\\*'([^'\n]*?%[^'\n]*?)\\*'|\\*\"([^\"\n]*?%[^\"\n]*?)\\*\")"
+    rb"((?:[ \t]+(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|" + _CLI_WORD + rb"))+)"
 )
 _PRINTF_ARGUMENT = re.compile(rb"[ \t]+(?:(\\*[\"'])([^\"'\n]*?)\1|(" + _CLI_WORD + rb"))")
 _CONVERSION = re.compile(rb"%(?:%|[-+ #0]*[0-9*]*(?:\.[0-9*]*)?[A-Za-z])")  # a format's, or its ``%%``
@@ -1137,13 +1137,13 @@ def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     """The arguments of a ``printf`` (``_PRINTF``) that fill a conversion its format gives a key named for a secret
     (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``; the format is used again for more arguments, as printf
     does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``)."""
-    form = m.group(1)
+    form = m.group(1) if m.group(1) is not None else m.group(2)
     conversions = {c.start(): i for i, c in enumerate(c for c in _CONVERSION.finditer(form) if c.group() != b"%%")}
     secret = {conversions[pair.start(3)] for pair in _PAIR.finditer(form) if pair.start(3) in conversions}
     if not secret:
         return []
     spans = []
-    for i, argument in enumerate(_PRINTF_ARGUMENT.finditer(data, m.start(2), m.end(2))):
+    for i, argument in enumerate(_PRINTF_ARGUMENT.finditer(data, m.start(3), m.end(3))):
         value = 2 if argument.group(1) is not None else 3
         if i % len(conversions) in secret and not _placeholder(argument.group(value)):
             spans.append((argument.start(value), argument.end(value)))
@@ -1467,7 +1467,7 @@ class Redactor:
             ("key", _CHPASSWD_AGAIN, 1, _grouped),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),
             ("key", _BEARER, 1, _bearer_value),
-            ("key", _HASHED, 1, _hashed_value), ("key", _PRINTF, 2, None),
+            ("key", _HASHED, 1, _hashed_value), ("key", _PRINTF, 3, None),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),

@@ -3344,6 +3344,8 @@ def test_the_value_a_command_stores_as_a_secret_goes(text: str, out: str) -> Non
          "printf 'user=%s\\nDB_PASSWORD=%s\\n' bob '[redacted key]' >> .env", 1),
         ('printf "password=%s\\n" A1b2c3 B4d5e6', 'printf "password=%s\\n" [redacted key] [redacted key]', 2),
         ('printf -v line "100%% token: %s" abc123xyz', 'printf -v line "100%% token: %s" [redacted key]', 1),
+        ("printf 'password=\"%s\"\\n' Hunter2pw > .env", "printf 'password=\"%s\"\\n' [redacted key] > .env", 1),
+        ('printf "password=\'%s\'" Hunter2pw', 'printf "password=\'%s\'" [redacted key]', 1),
         ('{"c": "printf \\"password=%s\\\\n\\" Hunter2pw > .env"}', '{"c": "printf \\"password=%s\\\\n\\" [redacted key] > .env"}', 1),
     ],
 )  # fmt: skip
