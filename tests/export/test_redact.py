@@ -3406,9 +3406,9 @@ def test_a_secret_in_a_url_goes_and_the_url_keeps_its_parts(
     key, before, after = query
     url = f"{scheme}://{user}:{password}@{host}{rest}"
     queried = f"https://{host}/x{before}{key}={value}{after}"
+    assume(url.count(password) == 1 and queried.count(value) == 1)
     for text, out in ((url, f"{scheme}://{user}:{R}@{host}{rest}"), (queried, f"https://{host}/x{before}{key}={R}{after}")):
         text, out = around.format(text), around.format(out)
-        assume(text.count(password if text.startswith(url) else value) == 1)
         _redacts(text, out)
         _in_json_text(text, out)
     # a URL reader reads the same query (urllib refuses the brackets of ``[redacted key]`` in a URL's user part)
