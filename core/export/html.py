@@ -21,7 +21,7 @@ from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import counted, model_label, usd
+from core.shared.text import counted, model_label, printable, usd
 from core.shared.wire import call_text
 
 REQUEST_CLIP = 4000  # code points of a request message's text (and tool calls) the page shows
@@ -60,14 +60,21 @@ CSP = (
 )
 
 
+def _drawn(value: Any) -> str:
+    """``value`` as the page writes it, before its markup is escaped: a page is read and shared, and ``cat`` on it
+    must run none of a log's escapes, so every control character but newline and tab is drawn (``printable``; a
+    picture is neither one of the five characters escaping replaces nor made by it: either order, the same text)."""
+    return printable("" if value is None else str(value))
+
+
 def _e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    return escape(_drawn(value), quote=True)
 
 
 def _b(value: Any) -> bytes:
     """``_e(value).encode()``, escaped in UTF-8 (each of the five characters is one byte there, never part of
     another character's bytes): several times faster on the long texts, most of which are not all ASCII."""
-    data = ("" if value is None else str(value)).encode()
+    data = _drawn(value).encode()
     return (
         data.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;").replace(b'"', b"&quot;")
         .replace(b"'", b"&#x27;")

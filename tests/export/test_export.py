@@ -729,3 +729,15 @@ def test_the_json_export_escapes_what_a_terminal_acts_on(tmp_path: Path) -> None
     assert "\\u009b" in out and "\\u2028" in out
     texts = json.dumps(json.loads(out), ensure_ascii=False)
     assert texts.count(hostile) >= 3  # the user message, the result and the answer, whole
+
+
+def test_the_html_export_draws_the_log_s_controls_after_escaping_its_markup(tmp_path: Path) -> None:
+    """The HTML export kept a log's control characters wherever it went, so ``cat share.html`` ran its escapes: a
+    log's text, long (a message, a result) or short (a type, a role), now draws each C0/C1 control but newline and
+    tab, DEL and the BiDi controls as ``printable`` does, and its markup is escaped as before."""
+    hostile = "<b>&amp;\x1b[2J\x07\x9b0m\x7f\u202e\tz"
+    drawn = "&lt;b&gt;&amp;amp;␛[2J␇�0m␡�\tz"
+    log = plant(tmp_path / "s.jsonl", hostile, "out" + hostile, "done" + hostile, structure="r" + hostile)
+    page = _run("export", str(log), "--format", "html", "--no-redact")
+    assert re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page) == []
+    assert page.count(drawn) >= 4 and "out" + drawn in page and "done" + drawn in page and "r" + drawn in page
