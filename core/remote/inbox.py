@@ -78,6 +78,17 @@ class RemoteHostExited(ControlError):
     """The tapedeck host on the far side let go of its log before the request could be written: nothing was."""
 
 
+class MaybeWritten(ControlError):
+    """The append's fate was lost midway: the line may be in the far inbox, and its request may still be applied.
+
+    ``request_id`` is the request's id (``None`` for a withdrawal), so a caller can keep watching for its outcome.
+    """
+
+    def __init__(self, message: str, request_id: str | None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
 def append_remote_request(
     link: SshLink,
     log: RemoteTarget,
@@ -142,9 +153,10 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
     raise ControlError(f"{where}: the request could not be written (exit {status}{': ' + err if err else ''})")
 
 
-def _maybe_written(where: str, obj: Mapping[str, Any], why: str) -> ControlError:
+def _maybe_written(where: str, obj: Mapping[str, Any], why: str) -> MaybeWritten:
     """The refusal for ``obj``'s line, appended to the inbox at ``where`` when ``why`` left unknown whether it was
     written: it may have been, and may still be applied."""
     line = f"request {obj['id']} ({obj['op']})" if "id" in obj else f"the withdrawal of request {obj['withdraw']}"
-    return ControlError(f"{where}: {why}, so {line} may have been written and may still be applied: once the machine "
-                        "answers again, look for its id in that file")  # fmt: skip
+    message = (f"{where}: {why}, so {line} may have been written and may still be applied: once the machine answers "
+               "again, look for its id in that file")  # fmt: skip
+    return MaybeWritten(message, str(obj["id"]) if "id" in obj else None)

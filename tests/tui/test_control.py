@@ -11,8 +11,10 @@ import orjson
 import pytest
 from textual.pilot import Pilot
 
+import tui.live
 from core.control.host_state import write_state
-from core.control.inbox import outcome_event
+from core.control.inbox import append_request, outcome_event
+from core.remote.inbox import MaybeWritten
 from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import NO_KEYMAP, QUIET, main_screen, make_app, settle, until
 from tui.app import TapedeckApp
@@ -225,3 +227,27 @@ async def test_the_message_and_stop_dialogs_say_at_once_that_the_host_exited(
         release_hosts()
         await until(pilot, lambda: "no live host" in said())
         assert "nothing is sent" in said() and app.screen is dialog, said()
+
+
+async def test_a_request_whose_append_may_have_been_written_is_not_called_unsent_and_its_outcome_is_announced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote append whose status was lost (core's ``MaybeWritten``: the line may be in the inbox) was toasted
+    "Not sent" and dropped from the requests watched, so the host's later "applied" for it was never announced."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+
+    def lost_status(*args: Any, **kwargs: Any) -> dict[str, Any]:  # written, but the writer cannot tell
+        request = append_request(*args, **kwargs)
+        raise MaybeWritten(f"the append gave no exit status, so request {request['id']} may have been written",
+                           request_id=str(request["id"]))  # fmt: skip
+
+    monkeypatch.setattr(tui.live, "append_request", lost_status)
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        pause = await _pause_requested(pilot, app, path)
+        await until(pilot, lambda: bool(app._notifications))
+        (unsure,) = list(app._notifications)
+        assert unsure.title == "May have been sent" and "may have been written" in unsure.message, unsure
+        _append(path, outcome_event(pause, "applied"))
+        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
+        assert [n.message for n in app._notifications if n.title == "applied"] == ["pause"]

@@ -3,7 +3,8 @@
 ``ControlActions`` is mixed into the app, whose bindings include ``CONTROL_BINDINGS``: they work on every screen (so the main screen, ``?`` and the
 palette offer them), each request goes through ``LiveSession.send`` from a worker and is tracked in the shared
 ``RequestLog``, and a timer re-reads the host state and the outcomes twice a second: the header shows the state,
-each final outcome is announced once, and a request whose host exited is withdrawn and shown cancelled.
+each final outcome is announced once (also of a request core says may have been written), and a request whose
+host exited is withdrawn and shown cancelled.
 """
 
 from __future__ import annotations
@@ -174,10 +175,13 @@ class ControlActions:
             requests.sent(item, str(request["id"]))
             self.call_from_thread(self.notify, f"sent: {item.label}", timeout=3)  # type: ignore[attr-defined]
         except (TapedeckError, OSError) as exc:
-            requests.failed(item, str(exc))
-            self._announced.add(item.number)
+            if requests.send_failed(item, exc).state == NOT_SENT:
+                self._announced.add(item.number)
+                title, severity = "Not sent", "error"
+            else:  # it may have been written: its outcome, if one comes, is announced as any other
+                title, severity = "May have been sent", "warning"
             self.call_from_thread(  # type: ignore[attr-defined]
-                self.notify, f"{item.label}: {exc}", title="Not sent", severity="error", timeout=8
+                self.notify, f"{item.label}: {exc}", title=title, severity=severity, timeout=8
             )
 
     def _poll_host(self) -> None:

@@ -5,7 +5,8 @@
   log (the host acknowledges ``rewind``/``expand``/``config.set`` at once and applies them at its next step),
   then *applied*, *rejected*, *cancelled* or *expired* (with the host's reason). A request whose host exits
   before answering is withdrawn and shown *cancelled* with the exit time. One that could not be written is
-  *not sent*.
+  *not sent*; one whose remote append lost its status (core's ``MaybeWritten``) is *unsure* and still watched,
+  so an outcome for it still shows.
 - ``OutcomePanel`` lists the latest of them under every policy screen.
 - ``PolicyScreen`` is the base of the policy screens: it shows who may act (a session this host does not own is
   read-only, and the banner says why), re-derives its view in a thread worker on every ``SessionUpdated``
@@ -37,6 +38,7 @@ from textual.worker import get_current_worker
 from core.control.inbox import APPLIED, CANCELLED, EXPIRED, FINAL, PENDING, REJECTED, UNKNOWN
 from core.read.session import Session
 from core.read.summary import human_chars
+from core.remote.inbox import MaybeWritten
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, printable
 from core.shared.values import int_or_none
@@ -48,6 +50,7 @@ from tui.widgets.header import TITLE_MIN, clip_title
 
 SENDING = "sending"  # this TUI's own states of a request, before and instead of the host's outcomes
 NOT_SENT = "not sent"
+UNSURE = "unsure"  # the append's fate was lost: it may have been written, so its outcome is still looked for
 NARROW_WIDTH = 70  # policy screens narrower than this stack their side pane under the table
 
 _STATE_STYLE = {
@@ -59,6 +62,7 @@ _STATE_STYLE = {
     EXPIRED: "bold magenta",
     UNKNOWN: "bold yellow",
     NOT_SENT: "bold red",
+    UNSURE: "bold yellow",
 }
 
 
@@ -73,10 +77,11 @@ class TrackedRequest:
     outcome: Mapping[str, Any] | None = None
     failure: str | None = None
     gone: str | None = None  # the host exited before answering (the request was withdrawn)
+    unsure: str | None = None  # why it may or may not have been written, until an outcome says it was
 
     @property
     def state(self) -> str:
-        """``sending``, ``pending``, a final outcome (``applied`` … ``unknown``) or ``not sent``."""
+        """``sending``, ``pending``, a final outcome (``applied`` … ``unknown``), ``not sent`` or ``unsure``."""
         if self.failure is not None:
             return NOT_SENT
         if self.request_id is None:
@@ -84,7 +89,9 @@ class TrackedRequest:
         if self.gone is not None:
             return CANCELLED
         outcome = (self.outcome or {}).get("outcome")
-        return outcome if outcome in FINAL else PENDING
+        if outcome in FINAL:
+            return outcome
+        return UNSURE if self.unsure is not None and self.outcome is None else PENDING
 
     @property
     def reason(self) -> str:
@@ -93,6 +100,8 @@ class TrackedRequest:
             return self.failure
         if self.request_id is None:
             return ""
+        if self.state == UNSURE:
+            return self.unsure or ""
         if self.gone is not None:
             return f"{self.gone}; the request was withdrawn"
         if self.state == PENDING:
@@ -176,6 +185,15 @@ class RequestLog:
         """The request could not be written to the inbox."""
         self._update(item.number, failure=message)
 
+    def send_failed(self, item: TrackedRequest, exc: Exception) -> TrackedRequest:
+        """The inbox write raised ``exc``; returns the request as now known: ``unsure`` (still watched for its
+        outcome) when core says the line may have been written, else ``not sent``."""
+        if isinstance(exc, MaybeWritten) and exc.request_id is not None:
+            self._update(item.number, request_id=exc.request_id, unsure=str(exc))
+        else:
+            self.failed(item, str(exc))
+        return self.items()[item.number - 1]
+
     def items(self) -> list[TrackedRequest]:
         """Every request, oldest first."""
         with self._lock:
@@ -194,7 +212,7 @@ class RequestLog:
         """
         gone: str | None = None
         for item in self.items():
-            if item.state != PENDING or item.request_id is None:
+            if item.state not in (PENDING, UNSURE) or item.request_id is None:
                 continue
             outcome = outcome_for(item.request_id)
             if outcome is not None:
@@ -232,7 +250,7 @@ def outcome_line(item: TrackedRequest) -> Text:
     line.append(f"{item.state:<9}", style=_STATE_STYLE[item.state])
     line.append(f" {printable(item.label)}")
     if item.reason:  # the host's words, or an error quoting the log or the disk
-        alarming = item.state in (REJECTED, CANCELLED, EXPIRED, UNKNOWN, NOT_SENT)
+        alarming = item.state in (REJECTED, CANCELLED, EXPIRED, UNKNOWN, NOT_SENT, UNSURE)
         line.append(f" — {printable(item.reason)}", style="red" if alarming else "dim")
     return line
 
@@ -503,7 +521,7 @@ class PolicyScreen(Screen[None]):
             request = live.send(op, args)
             self.requests.sent(item, str(request["id"]))
         except (TapedeckError, OSError) as exc:
-            self.requests.failed(item, str(exc))
+            self.requests.send_failed(item, exc)
         items = self.requests.poll(live.outcome_for, live.host_gone, live.withdraw)
         self.app.call_from_thread(self.show_outcomes, items)
 

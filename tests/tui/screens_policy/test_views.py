@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core.control.inbox import ControlError
 from core.policies import fold
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.prolong import session_workspace
@@ -14,6 +16,7 @@ from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
 from core.read.load import load_session
 from core.read.session import Session
+from core.remote.inbox import MaybeWritten
 from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import HEADER, LogBuilder, plain
@@ -38,6 +41,7 @@ from tui.screens.policy_screen import (
     PENDING,
     REJECTED,
     SENDING,
+    UNSURE,
     RequestLog,
     describe,
     logged,
@@ -74,6 +78,23 @@ def test_request_states_follow_the_inbox_write_and_the_logged_outcome() -> None:
     outcomes["req-b"] = {"requestId": "req-b", "op": "expand", "outcome": "rejected", "error": "not folded"}
     items = log.poll(outcomes.get)
     assert (items[1].state, items[1].reason) == (REJECTED, "not folded")
+
+
+def test_a_request_core_says_may_have_been_written_is_unsure_and_still_watched() -> None:
+    """A policy screen's request whose remote append lost its status showed "not sent" and was never polled, so the
+    host applying it went unseen; a plain refusal, or a withdrawal's, stays "not sent"."""
+    log = RequestLog()
+    a, b, c = log.add("expand", "expand seq 7"), log.add("rewind", "rewind 1"), log.add("expand", "expand seq 9")
+    assert log.send_failed(a, MaybeWritten("no exit status, so it may have been written", "req-a")).state == UNSURE
+    assert log.send_failed(b, ControlError("the request could not be written (exit 5)")).state == NOT_SENT
+    assert log.send_failed(c, MaybeWritten("the withdrawal may have been written", None)).state == NOT_SENT
+    outcomes: dict[str, dict[str, Any]] = {}
+    items = log.poll(outcomes.get)
+    assert (items[0].state, items[0].reason) == (UNSURE, "no exit status, so it may have been written")
+    outcomes["req-a"] = {"requestId": "req-a", "op": "expand", "outcome": "acknowledged"}
+    assert log.poll(outcomes.get)[0].state == PENDING  # it was written after all
+    outcomes["req-a"] = {"requestId": "req-a", "op": "expand", "outcome": "applied", "detail": "expanded"}
+    assert [(i.state, i.reason) for i in log.poll(outcomes.get)][0] == (APPLIED, "expanded")
 
 
 def test_describe_outcome_values() -> None:
