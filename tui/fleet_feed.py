@@ -83,12 +83,13 @@ class FleetFeed(AlertFeed):
         self._slice = 0  # the slice of the sessions ticked next
         self._noticed = True  # the last wait ended on a change under a local root (the logs' sizes are looked at)
         self.wake = threading.Event()  # set when something changed under a local root, or the feed must act now
-        self._local = [Path(t) for t in roots if parse_remote(str(t)) is None]
-        self._remote = len(self._local) < len(roots)
+        self._remote = False  # a root is remote (told in ``run``: it may look for a local file of its name)
 
     def run(self) -> None:
         """Watch the local roots for changes (a thread each), then follow every log until ``stop``."""
-        for target in self._local:
+        local = [Path(t) for t in self.targets if parse_remote(str(t)) is None]
+        self._remote = len(local) < len(self.targets)
+        for target in local:
             directory = target if target.is_dir() else target.parent
             threading.Thread(target=self._notice, args=(directory,), name=f"fleet-notice {directory}",
                              daemon=True).start()  # fmt: skip

@@ -242,18 +242,20 @@ async def test_alerts_are_marked_and_entered_without_the_ui_thread_resolving_a_p
 
 
 @pytest.mark.anyio
-async def test_a_remote_target_is_told_from_a_local_file_before_the_app_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("target_name", ["tapedeck-test.invalid:session.jsonl", "tapedeck-test.invalid:logs"])
+async def test_a_remote_target_is_told_from_a_local_file_off_the_ui_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target_name: str
 ) -> None:
-    """Whether ``host:PATH`` names a remote log asks the disk (a local file of that name keeps it local): the app
-    asked it again on the UI thread as it mounted, to start the log's alert engine; it is asked as the app is
-    built now. (The remote machine is never reached: the test ends once the app mounted.)"""
+    """Whether ``host:PATH`` names a remote log or root asks the disk (a local file of that name keeps it local):
+    the app asked it again on the UI thread as it mounted, to start the log's alert engine or the fleet's feed;
+    it is asked as the app is built, or by the fleet feed's worker, now. (The remote machine is never reached:
+    the test ends once the app mounted.)"""
     import threading
 
     from core.remote import target
 
     monkeypatch.chdir(tmp_path)  # no local file named like the target
-    app = make_app(Path("tapedeck-test.invalid:session.jsonl"))
+    app = make_app(Path(target_name))
     on_ui: list[str] = []
     exists = target.os.path.exists
 
