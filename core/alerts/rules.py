@@ -204,7 +204,9 @@ class Signals:
         if isinstance(reason, dict) and reason.get("kind") == "error":
             error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
             why = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k)) or "no cause recorded"
-            self.turn_error = (seq, f"turn {quoted(data.get('turn'))} ended with an error: {quoted(why, 200)}")
+            turn = data.get("turn")  # a turn/end may leave its number out
+            which = "a turn" if turn is None else f"turn {quoted(turn)}"
+            self.turn_error = (seq, f"{which} ended with an error: {quoted(why, 200)}")
         self.open_turn = None
         self.died_at = None
         self.guard_seq = None

@@ -496,6 +496,16 @@ def test_turn_error_fires_on_each_turn_that_ended_with_an_error() -> None:
     assert e.fired[0].severity == "warning" and [a.cause for a in e.attention] == ["turn-error"]
 
 
+def test_turn_error_of_a_turn_end_without_its_number_names_no_turn_none() -> None:
+    """A ``turn/end`` may leave out its turn number (the log's validation allows it): its alert said "turn None
+    ended with an error"; it says a turn ended so, without a number the log does not hold."""
+    log, e = Log(), engine({"turnError": {}})
+    log.turn(1)
+    log.add("turn/end", {"reason": {"kind": "error", "error": {"code": "AUTH"}}})
+    assert [cause for cause, _ in fired(e, log)] == ["turn-error"]
+    assert [a.reason for a in e.fired] == ["a turn ended with an error: AUTH"]
+
+
 def test_the_error_finish_fixture_raises_turn_error(capsys: pytest.CaptureFixture[str]) -> None:
     from core.cli import main
     from tests.conftest import FIXTURES
