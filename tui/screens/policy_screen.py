@@ -77,6 +77,7 @@ class TrackedRequest:
     outcome: Mapping[str, Any] | None = None
     failure: str | None = None
     gone: str | None = None  # the host exited before answering (the request was withdrawn)
+    unwithdrawn: str | None = None  # why withdrawing it, once its host was gone, failed
     unsure: str | None = None  # why it may or may not have been written, until an outcome says it was
 
     @property
@@ -87,7 +88,7 @@ class TrackedRequest:
         if self.request_id is None:
             return SENDING
         if self.gone is not None:
-            return CANCELLED
+            return CANCELLED if self.unwithdrawn is None else UNKNOWN
         outcome = (self.outcome or {}).get("outcome")
         if outcome in FINAL:
             return outcome
@@ -103,6 +104,8 @@ class TrackedRequest:
         if self.state == UNSURE:
             return self.unsure or ""
         if self.gone is not None:
+            if self.unwithdrawn is not None:
+                return f"{self.gone}; withdrawing the request failed, so a later host may still apply it: {self.unwithdrawn}"
             return f"{self.gone}; the request was withdrawn"
         if self.state == PENDING:
             if self.outcome is not None:
@@ -208,7 +211,8 @@ class RequestLog:
         """Look up the outcome of every pending request (call from a worker thread); returns ``items()``.
 
         When ``host_gone`` says the host exited, a request it did not answer before it exited is withdrawn (so no
-        later host applies it) and shown cancelled with that reason.
+        later host applies it) and shown cancelled with that reason; when the withdrawal raises, ``unknown`` with
+        core's error instead (final: not withdrawn again), and the other requests are still polled.
         """
         gone: str | None = None
         for item in self.items():
@@ -225,9 +229,13 @@ class RequestLog:
                     if outcome is not None and outcome.get("outcome") in FINAL:
                         self._update(item.number, outcome=outcome)
                         continue
+                    failed = None
                     if withdraw is not None:
-                        withdraw(item.request_id)
-                    self._update(item.number, gone=gone)
+                        try:
+                            withdraw(item.request_id)
+                        except (TapedeckError, OSError) as exc:
+                            failed = str(exc)
+                    self._update(item.number, gone=gone, unwithdrawn=failed)
         return self.items()
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.control.inbox import ControlError
+from core.control.inbox import CANCELLED, UNKNOWN, ControlError
 from core.policies import fold
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.prolong import session_workspace
@@ -95,6 +95,31 @@ def test_a_request_core_says_may_have_been_written_is_unsure_and_still_watched()
     assert log.poll(outcomes.get)[0].state == PENDING  # it was written after all
     outcomes["req-a"] = {"requestId": "req-a", "op": "expand", "outcome": "applied", "detail": "expanded"}
     assert [(i.state, i.reason) for i in log.poll(outcomes.get)][0] == (APPLIED, "expanded")
+
+
+def test_a_failed_withdrawal_is_reported_and_the_poll_goes_on() -> None:
+    """A withdrawal that raised escaped the watch worker: the request stayed pending, nothing was said, the requests
+    after it went unpolled, and every later poll tried again as silently."""
+    log = RequestLog()
+    a, b = log.add("expand", "expand seq 7"), log.add("rewind", "rewind 1")
+    log.sent(a, "req-a")
+    log.sent(b, "req-b")
+    tried: list[str] = []
+
+    def withdraw(request_id: str) -> None:
+        tried.append(request_id)
+        if request_id == "req-a":
+            raise MaybeWritten("no exit status, so the withdrawal may have been written", None)
+
+    items = log.poll({}.get, lambda: "the host exited", withdraw)
+    assert [i.state for i in items] == [UNKNOWN, CANCELLED]
+    assert items[0].reason == (
+        "the host exited; withdrawing the request failed, so a later host may still apply it: "
+        "no exit status, so the withdrawal may have been written"
+    )
+    assert items[1].reason == "the host exited; the request was withdrawn"
+    assert [i.state for i in log.poll({}.get, lambda: "the host exited", withdraw)] == [UNKNOWN, CANCELLED]
+    assert tried == ["req-a", "req-b"]  # a final state: not withdrawn again
 
 
 def test_describe_outcome_values() -> None:
