@@ -60,10 +60,12 @@ def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(
     tmux = Tmux(name, [str(TAPEDECK), "demo", "--speed", "8", "--sessions-root", str(root)], env)
     try:
         log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
-        tmux.wait_for(lambda text: "running" in text, "the running host in the header")
+        tmux.wait_for(lambda text: "host running" in text, "the running host in the header")
         tmux.keys("P")
         _wait(lambda: read_host_state(log).state == "paused", "the host to hold")
-        tmux.wait_for(lambda text: "paused" in text, "the paused state in the header")
+        # the header's own field: the toast and the event list say "paused" before the header's host state does,
+        # and P sent then is a second pause, not the resume
+        tmux.wait_for(lambda text: "host paused" in text, "the paused state in the header")
         assert len(_turn_ends(log)) < 6
         tmux.keys("P")
         _wait(lambda: read_host_state(log).state != "paused", "the host to go on")
