@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import shutil
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +132,7 @@ def test_a_wait_whose_machine_goes_away_says_the_request_was_sent_and_may_still_
 
 def test_a_request_whose_machine_goes_away_before_the_append_answers_may_have_been_written(
     sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], sync_hangs: Path,
 ) -> None:  # fmt: skip
     """The machine went away once the request's line was in the far inbox, before the append's exit status came
     back: 'the request could not be written (exit None)' was false, as the line is there and the host may still
@@ -139,7 +141,7 @@ def test_a_request_whose_machine_goes_away_before_the_append_answers_may_have_be
     sshd.trust()
     log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
     write_bridge(log.parent, sleeper().pid, "running")
-    synced = _sync_hangs(tmp_path, monkeypatch)
+    synced = sync_hangs
     killer = threading.Thread(target=_kill_once_there, args=(sshd, synced), daemon=True)
     killer.start()
     assert main(["control", f"testbox:{log}", "pause"]) == 2
@@ -151,17 +153,23 @@ def test_a_request_whose_machine_goes_away_before_the_append_answers_may_have_be
     assert "could not be written" not in err, err
 
 
-def _sync_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Give the far side's append a ``sync`` that, once called, creates the file whose path this returns and then
-    never returns."""
+@pytest.fixture
+def sync_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Give the far side's append a ``sync`` that, once called, creates the file whose path this yields and then
+    never returns; the held ``sync`` processes are ended afterwards (the server going does not end them)."""
     from core.remote import inbox
 
-    shims, mark = tmp_path / "shims", tmp_path / "synced"
+    shims, mark, pids = tmp_path / "shims", tmp_path / "synced", tmp_path / "sync.pids"
     shims.mkdir()
-    (shims / "sync").write_text(f"#!/bin/sh\n: >{shlex.quote(str(mark))}\nexec sleep 3600\n")  # till the server goes
+    script = f"#!/bin/sh\necho $$ >>{shlex.quote(str(pids))}\n: >{shlex.quote(str(mark))}\nexec sleep 3600\n"
+    (shims / "sync").write_text(script)
     (shims / "sync").chmod(0o755)
     monkeypatch.setattr(inbox, "SEND", f'PATH={shims}:"$PATH"\n{inbox.SEND}')
-    return mark
+    yield mark
+    for pid in pids.read_text().split() if pids.exists() else ():
+        with contextlib.suppress(OSError):  # gone already, or no longer the held sleep
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 def _kill_once_there(sshd: Sshd, mark: Path) -> None:
@@ -174,7 +182,7 @@ def _kill_once_there(sshd: Sshd, mark: Path) -> None:
 
 def test_an_append_the_link_gives_up_on_may_have_been_written_one_it_never_began_was_not(
     sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], sync_hangs: Path,
 ) -> None:  # fmt: skip
     """The link gave up on the append (as after its call timeout) with the request's line already in the far inbox,
     written by the far side's command or, on a machine with neither flock(1) nor perl, over SFTP: the operator saw
@@ -188,7 +196,7 @@ def test_an_append_the_link_gives_up_on_may_have_been_written_one_it_never_began
     sshd.trust()
     log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
     write_bridge(log.parent, sleeper().pid, "running")
-    synced, fsynced = _sync_hangs(tmp_path, monkeypatch), _fsync_hangs(monkeypatch)
+    synced, fsynced = sync_hangs, _fsync_hangs(monkeypatch)
     _give_up_once(monkeypatch, lambda: synced.exists() or fsynced.is_set())
     assert main(["control", f"testbox:{log}", "pause"]) == 2
     synced.unlink()  # the far side held in `sync`: the line was written
