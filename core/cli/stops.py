@@ -8,11 +8,17 @@ Before the host is made, a first signal ends the command where it stands (``Term
 ``KeyboardInterrupt``), caught by ``started``: nothing was written. While the host makes or opens its log the
 signal is held (``hold``), so a log is never left half made, and it ends the run as soon as the run starts
 (``release``), the log resumable. Once the run has begun, the first ends it where it stands; a later one, or one
-once the host is closing, is only noted, so that nothing cuts the close short."""
+once the host is closing, is only noted, so that nothing cuts the close short.
+
+A signal is taken where Python code runs, and one extension module of the run runs some as it starts: google-re2's
+pybind11 start-up calls the process's audit hooks, and a ``Terminated`` raised there cannot unwind through its C++,
+which aborts the process (exit -6, no close, no word). It is loaded first (``NATIVE_START``), while the console
+script still holds the signals, so that one coming meanwhile is acted on once the handler is in place."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -22,6 +28,7 @@ from core.shared import held_signals
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
 EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+NATIVE_START = ("re2",)  # the run's extension modules whose native start-up runs Python code (see above)
 
 
 class Terminated(KeyboardInterrupt):
@@ -98,6 +105,8 @@ def current() -> Stops:
 def started(command: Callable[[], int]) -> int:
     """Run ``command`` (``main``'s parse and handler of ``run``) with its signals taken from now on; one that ends it
     before its host was made is said on stderr, exit 143 or 130."""
+    for name in NATIVE_START:  # under the console script's hold: a signal now is noted, never raised in there
+        importlib.import_module(name)
     stops = Stops()
     main = threading.current_thread() is threading.main_thread()
     if main:

@@ -597,3 +597,56 @@ def test_a_sigterm_at_any_step_of_the_console_script_s_start_is_taken(
         assert main(["run", "--resume", str(log), *common]) == 0
     else:
         assert err == "tapedeck: terminated before the session started; nothing was written\n", err
+
+
+# A sitecustomize: at the first audit event an extension module raises while it starts (its native code on the stack,
+# called from the loader's create_module or exec_module), it writes the module's name to the file TD_TEST_NATIVE
+# names and sends itself a SIGTERM, which Python hands to the run's handler inside this hook, inside that native code.
+_IN_NATIVE_START = """
+import importlib.machinery, os, signal, sys
+
+_inside = [False]
+
+def _hook(event, args):
+    if _inside[0] or event == "import" or "TD_TEST_NATIVE" not in os.environ:
+        return
+    _inside[0] = True  # sys._getframe and f_locals raise audit events of their own
+    try:
+        caller = sys._getframe(1)
+        loader = caller.f_back.f_locals.get("self") if caller.f_back is not None else None
+        if caller.f_code.co_name == "_call_with_frames_removed" and isinstance(
+            loader, importlib.machinery.ExtensionFileLoader
+        ):
+            with open(os.environ.pop("TD_TEST_NATIVE"), "w") as f:
+                f.write(loader.name)
+            os.kill(os.getpid(), signal.SIGTERM)
+    except ValueError:  # an event with no Python frame under the hook
+        pass
+    finally:
+        _inside[0] = False
+
+sys.addaudithook(_hook)
+"""
+
+
+def test_a_sigterm_inside_an_extension_module_s_native_start_ends_the_run_with_143(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """google-re2 (a pybind11 module) runs Python code as it starts (an audit hook's, here): a SIGTERM taken there,
+    once the run's handler raised ``Terminated``, escaped pybind11's start-up, and the C++ runtime aborted the run
+    (exit -6, 'terminate called after throwing an instance of pybind11::error_already_set'). The run's modules with
+    native start-up load while the signals are still held: the signal ends the run before its host is made."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    hook, workspace, root, fired = tmp_path / "hook", tmp_path / "ws", tmp_path / "root", tmp_path / "fired"
+    hook.mkdir()
+    workspace.mkdir()
+    (hook / "sitecustomize.py").write_text(_IN_NATIVE_START)
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_NATIVE": str(fired)}
+    proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}",
+                            "--sessions-root", str(root), "--workspace", str(workspace)], cwd=ROOT, env=env,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert fired.read_text() == "re2._re2"  # the one module of the run whose start-up runs Python code
+    assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
+    assert not root.exists()
