@@ -23,6 +23,9 @@ from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
 from core.control.host_state import (
     KIND_DSH,
+    KIND_TAPEDECK,
+    LIVE_STATES,
+    STATE_EVENT,
     HostRecord,
     HostState,
     exited_at,
@@ -211,6 +214,9 @@ class LiveSession:
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
+        # the state the newest ``tapedeck/state`` event the follower read names (None: none read since the load, or
+        # since the host was last seen not live): the log has it before host.json, and before any outcome after it
+        self.logged_state: str | None = None
         self.remote = remote or RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
         self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
         # the DSH bridge's outcomes in the session directory, read by ``check_host``: a local log's reader is made
@@ -244,6 +250,16 @@ class LiveSession:
         """True once the whole log is projected."""
         return self.phase in ("ready", "following")
 
+    @property
+    def shown_host(self) -> HostState:
+        """The host state as the operator has been told it: ``host``, but while a tapedeck host is live, the state its
+        newest ``tapedeck/state`` event the follower read names (the event list's row, and the state before every
+        outcome the toasts announce after it; host.json, polled, can be half a second behind)."""
+        host, logged = self.host, self.logged_state
+        if logged is None or logged == host.state or host.kind != KIND_TAPEDECK or not host.live:
+            return host
+        return HostState(logged, host.pid, host.since, host.kind, host.bridge)
+
     def check_host(self) -> HostState:
         """Read the host state again, and a DSH bridge's new outcomes (a lock probe and small files: call it
         from a worker)."""
@@ -256,6 +272,8 @@ class LiveSession:
             # how a host that runs no more ended, read here for ``how_host_ended`` (the UI thread asks it)
             self.host_record = None if state.live else host_record(self.path)
             self.host = state
+        if not self.host.live:  # a host resumed later logs its own states
+            self.logged_state = None
         if self.bridge_outcomes is None:
             self.bridge_outcomes = OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
         if self.host.kind == KIND_DSH and self.host.state != "none":
@@ -618,6 +636,16 @@ class LiveSession:
             self.alerts.take(self, update.events, end=end)  # type: ignore[arg-type]
         self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
 
+    def _note_state(self, events: list[Any]) -> None:
+        """Keep the state the newest live-state ``tapedeck/state`` event of ``events`` (appended ones) names."""
+        for event in reversed(events):
+            if type(event) is dict and event.get("type") == STATE_EVENT:
+                data = event.get("data")
+                state = data.get("state") if type(data) is dict else None
+                if state in LIVE_STATES:
+                    self.logged_state = state
+                return
+
     def _follow(self, tailer: Tailer) -> Tailer | None:
         """Apply appends until the file is reset (then reload and return the new tailer) or ``stop``."""
         remote = self.remote is not None
@@ -639,6 +667,7 @@ class LiveSession:
                 raise LogFormatError(update.fatal)
             start = self.session.next_seq
             self._apply(self.session, self.facts, update, tailer.offset)
+            self._note_state(update.events)
             self.read_to = tailer.offset
             with self.lock:
                 self.generation += 1

@@ -251,3 +251,23 @@ async def test_a_request_whose_append_may_have_been_written_is_not_called_unsent
         _append(path, outcome_event(pause, "applied"))
         await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
         assert [n.message for n in app._notifications if n.title == "applied"] == ["pause"]
+
+
+async def test_p_never_sends_a_second_pause_and_the_header_says_what_the_toast_says(tmp_path: Path) -> None:
+    """The header read the host's state from host.json twice a second, behind the log: the event list showed the
+    host's ``tapedeck/state`` row and the toast ``applied: pause`` while the header still said ``host running``, and
+    P, deciding by that state, sent a second pause (as it did when pressed again before the host answered)."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        pause = await _pause_requested(pilot, app, path)
+        await pilot.press("P")  # again before the host answered: nothing more is sent
+        await until(pilot, lambda: any(n.title == "Not sent" for n in app._notifications))
+        assert [r["op"] for r in _inbox(path)] == ["pause"]
+        # the host's side, as it writes it; its host.json not read yet (the poll's half second, a slow file system)
+        _append(path, {"type": "tapedeck/state", "data": {"state": "pausing"}}, outcome_event(pause, "applied"))
+        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
+        assert "host pausing" in _header(app)
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 2)
+        assert _inbox(path)[1]["op"] == "resume"

@@ -21,7 +21,7 @@ from core.shared.errors import TapedeckError
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
-from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
+from tui.screens.policy_screen import FINAL, NOT_SENT, UNANSWERED, TrackedRequest, requests_for
 from tui.screens.toasts import toast_seconds
 
 HOST_POLL_SECONDS = 0.5
@@ -119,11 +119,17 @@ class ControlActions:
         )
 
     def action_control_pause(self) -> None:
-        """Pause the host before its next model or tool call, or let a paused host go on."""
-        if self.live is not None and self.live.host.state in ("pausing", "paused"):
-            self.send_control("resume", {}, "resume")
-        else:
-            self.send_control("pause", {}, "pause")
+        """Pause the host before its next model or tool call, or let a paused host go on (as the header shows it);
+        a pause (or resume) sent from here that the host has not answered yet is not sent again."""
+        if self.live is None:
+            return
+        op = "resume" if self.live.shown_host.state in ("pausing", "paused") else "pause"
+        if any(i.op == op and i.state in UNANSWERED for i in requests_for(self.live).items()):
+            self.notify(  # type: ignore[attr-defined]
+                f"a {op} sent from here waits for the host's answer: it is not sent twice.", title="Not sent", timeout=6
+            )
+            return
+        self.send_control(op, {}, op)
 
     def action_control_message(self) -> None:
         """Type a message the model sees at its next step."""

@@ -65,8 +65,9 @@ def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
     bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one,
     ``(newer bridge)`` a newer one), ``DSH exited`` (``DSH exited, left paused`` when its next start holds), or
-    ``read-only`` (a DSH session without the bridge): as the fleet table reads it."""
-    host = live.host
+    ``read-only`` (a DSH session without the bridge): as the fleet table reads it; the state the operator has been
+    told (``LiveSession.shown_host``)."""
+    host = live.shown_host
     style = _HOST_STYLE.get(host.state, "bold red")
     if host.kind == KIND_DSH and live.facts.host is None:
         if host.state == "none":
