@@ -39,6 +39,7 @@ from core.bridge.files import (
     standby_pid,
     this_machine,
 )
+from core.control.inbox import InboxPosition
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
@@ -93,7 +94,7 @@ def state_path(log: str | os.PathLike[str]) -> Path:
 
 
 def write_state(
-    log: str | os.PathLike[str], state: str, pid: int, since: int, inbox: tuple[int, int, int] | None = None
+    log: str | os.PathLike[str], state: str, pid: int, since: int, inbox: InboxPosition | None = None
 ) -> None:
     """Replace ``host.json`` atomically (the host calls this at every change of state, and after it took lines
     from its control inbox). ``inbox`` is how far the host has read its inbox (``InboxReader.position``), so a
@@ -138,13 +139,15 @@ def _machine() -> str:
     return this_machine() or "localhost"
 
 
-def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | None:
-    """How far the last host of ``log`` read its control inbox, as ``host.json`` records it (None: not recorded)."""
+def read_inbox_position(log: str | os.PathLike[str]) -> InboxPosition | None:
+    """How far the last host of ``log`` read its control inbox, as ``host.json`` records it (None: not recorded,
+    or recorded without the digest of the file's first bytes that tells the file it read from one written again
+    in place)."""
     position = (_recorded(Path(log)) or {}).get("inbox")
-    if not isinstance(position, list) or len(position) != 3:
+    if not isinstance(position, list) or len(position) != 4 or not isinstance(digest := position[3], str):
         return None
-    dev, ino, offset = (int_or_none(v) for v in position)
-    return None if dev is None or ino is None or offset is None else (dev, ino, offset)
+    dev, ino, offset = (int_or_none(v) for v in position[:3])
+    return None if dev is None or ino is None or offset is None else (dev, ino, offset, digest)
 
 
 def _recorded(log: Path) -> dict[str, Any] | None:

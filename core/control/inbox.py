@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import math
 import os
 import re
@@ -462,14 +463,25 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+CHECK_BYTES = 256  # what the reader checks is still there, at the file's start and before where it stands (as the log tailer)
+InboxPosition = tuple[int, int, int, str]
+"""How far a reader took an inbox: its device, inode, offset and ``head_digest`` of its bytes up to there."""
+
+
+def head_digest(head: bytes) -> str:
+    """The digest of an inbox's first bytes (at most ``CHECK_BYTES``) by which a position names its file."""
+    return hashlib.blake2b(head[:CHECK_BYTES], digest_size=8).hexdigest()
 
 
 class InboxReader:
     """Reads an inbox incrementally: each ``read`` returns the complete lines added since the last one.
 
     A partial last line is kept until its newline arrives. A file that was replaced or truncated, or removed and
-    made again (whatever its inode number), is read again from the start (answered ids make the replay harmless). A line longer than ``MAX_LINE_BYTES`` is reported
-    and skipped.
+    made again, is read again from the start (answered ids make the replay harmless): one with another inode or
+    shorter than what was read, and one that keeps both (written again in place, or made again with the inode
+    number a file system handed out anew) whose first ``CHECK_BYTES`` bytes, or the ``CHECK_BYTES`` before where
+    the reader stands, are not the ones it read there. A line longer than ``MAX_LINE_BYTES`` is reported and
+    skipped.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -477,13 +489,25 @@ class InboxReader:
         self._restart(None)
 
     @property
-    def position(self) -> tuple[int, int, int] | None:
-        """Where this reader stands: the inbox file's device and inode and the end offset of the last line it
-        returned (None before it found the file)."""
-        return None if self._identity is None else (*self._identity, self._taken)
+    def position(self) -> InboxPosition | None:
+        """Where this reader stands: the inbox file's device and inode, the end offset of the last line it
+        returned and the digest of the file's first bytes up to there (``head_digest``); None before it found the
+        file."""
+        if self._identity is None:
+            return None
+        return (*self._identity, self._taken, head_digest(self._head[: self._taken]))
+
+    def continues(self, position: InboxPosition) -> bool:
+        """Whether ``position`` (this reader's, or an earlier reader's as ``host.json`` kept it) is one in the file
+        this reader reads: the same device and inode, and the same first bytes."""
+        dev, ino, offset, digest = position
+        head = min(offset, CHECK_BYTES)
+        return (dev, ino) == self._identity and len(self._head) >= head and head_digest(self._head[:head]) == digest
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
         self._identity = identity
+        self._head = b""  # the first CHECK_BYTES bytes read of the file
+        self._tail = b""  # the last CHECK_BYTES bytes read of it, up to _offset
         self._offset = 0
         self._taken = 0
         self._line = 0
@@ -504,16 +528,20 @@ class InboxReader:
                 self._restore_mode(stat.S_IMODE(st.st_mode))
             if identity != self._identity or st.st_size < self._offset:
                 self._restart(identity)
-            if st.st_size == self._offset:
+            if st.st_size == 0:
                 return []
             entries: list[InboxEntry] = []
             fd = os.open(self.path, _READ_FLAGS)  # one swapped in since the lstat: refused by pread, never waited on
             try:
+                if self._offset and not self._still_read(fd):
+                    self._restart(identity)  # written again in place: a new file where the old one's inode was
                 # In pieces: what was dumped into the inbox must not grow the host's memory with its size.
                 while self._offset < st.st_size:
                     data = os.pread(fd, min(READ_BYTES, st.st_size - self._offset), self._offset)
                     if not data:
                         break
+                    self._head += data[: CHECK_BYTES - len(self._head)]
+                    self._tail = (self._tail + data)[-CHECK_BYTES:]
                     self._offset += len(data)
                     entries += self._split(data)
             finally:
@@ -528,6 +556,13 @@ class InboxReader:
                 raise _symlink_error(self.path) from None
             raise ControlError(f"cannot read the control inbox {quoted_path(self.path)}: {exc.strerror or exc}") from exc
         return entries
+
+    def _still_read(self, fd: int) -> bool:
+        """Whether the file open as ``fd`` still holds, at its start and just before ``_offset``, what was read
+        there (an append changes neither)."""
+        if os.pread(fd, len(self._head), 0) != self._head:
+            return False
+        return self._offset <= len(self._head) or os.pread(fd, len(self._tail), self._offset - len(self._tail)) == self._tail
 
     def _restore_mode(self, mode: int) -> None:
         """Put the inbox back to mode 0600 (someone widened it to ``mode``). One that cannot be (another owner's, a

@@ -346,8 +346,8 @@ class Operator:
 
     def _reported_before(self, entry: control.InboxEntry) -> bool:
         """Whether the host before this one (killed, or stopped) already read ``entry``'s line."""
-        mark, here = self.taken_before, self.reader.position
-        return mark is not None and here is not None and mark[:2] == here[:2] and entry.offset < mark[2]
+        mark = self.taken_before
+        return mark is not None and self.reader.continues(mark) and entry.offset < mark[2]
 
     def _possible(self, request: dict[str, Any]) -> bool:
         """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``

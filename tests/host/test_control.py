@@ -19,7 +19,9 @@ from core.control.inbox import (
     InboxReader,
     answered_ids,
     append_request,
+    inbox_line,
     inbox_path,
+    make_request,
     outcome_event,
     validate_request,
 )
@@ -218,6 +220,29 @@ def test_an_inbox_made_again_with_the_old_inode_number_is_read_from_its_start(in
     aside.write_bytes(json.dumps(request).encode() + b"\n" * (aside.stat().st_size + 1))
     aside.rename(inbox)
     assert [e.request["id"] for e in reader.read() if e.request] == ["again-1"]
+
+
+def _rewrite_in_place(path: Path, *requests: dict[str, Any]) -> None:
+    """Truncate ``path`` and write ``requests`` into it: the same file, the same inode, new lines."""
+    with open(path, "r+b") as f:
+        f.truncate(0)
+        f.write(b"".join(map(inbox_line, requests)))
+
+
+@pytest.mark.parametrize("longer", [False, True])
+def test_an_inbox_rewritten_in_place_between_reads_is_read_from_its_start(inbox: Path, longer: bool) -> None:
+    """A file truncated and written again between two reads, as long as what was read of it or longer, kept its
+    inode: the reader went on from its old offset and never saw the new file's first requests."""
+    reader = InboxReader(inbox)
+    first = append_request(inbox, "pause")
+    assert [e.request for e in reader.read()] == [first]
+    inode = inbox.stat().st_ino
+    fresh = [make_request("pause"), *([make_request("resume")] if longer else [])]  # as long as `first`, or longer
+    _rewrite_in_place(inbox, *fresh)
+    assert inbox.stat().st_ino == inode
+    assert [e.request for e in reader.read()] == fresh
+    later = append_request(inbox, "checkpoint")
+    assert [e.request for e in reader.read()] == [later]
 
 
 def test_outcome_events() -> None:

@@ -532,6 +532,42 @@ def test_host_json_forgets_the_inbox_position_once_the_inbox_is_gone(tmp_path: P
         host.close()
 
 
+def test_an_inbox_rewritten_in_place_while_no_host_ran_has_its_lines_reported(tmp_path: Path) -> None:
+    """host.json's inbox position named only the device, inode and offset: an inbox truncated and written again
+    (the same inode) while no host ran was taken, up to that offset, for the one the host before read, and the next
+    host said nothing of the junk lines it held there. The position holds a digest of the file's first bytes too."""
+    from core.control.host_state import read_inbox_position
+    from core.host.operator import Operator
+
+    host = _scripted_host(tmp_path)
+    said: list[str] = []
+    host.options.progress = said.append
+    try:
+        log, inbox = host.writer.path, host.inbox_path
+        host.operator.set_state("idle")
+        inbox.write_bytes(b"junk one\n")
+        host.operator.poll()
+        assert said[-1].startswith("control inbox line 1 is not valid JSON")
+        assert read_inbox_position(log)[2] == len(b"junk one\n")
+        host.operator.stop_watching()
+        with open(inbox, "r+b") as f:  # the same inode, as long as what the host before read
+            f.truncate(0)
+            f.write(b"junk two\n")
+        said.clear()
+        second = Operator(host, log, inbox, host.hooks)  # the next host's
+        second.set_state("idle")
+        second.poll()
+        assert [m for m in said if m.startswith("control inbox line")] == [said[-1]], said
+        assert said[-1].startswith("control inbox line 1 is not valid JSON")
+        said.clear()
+        with open(inbox, "ab") as f:  # the file its mark names: what that host read is not said again
+            f.write(b"junk three\n")
+        Operator(host, log, inbox, host.hooks).poll()
+        assert [m.split(" is ")[0] for m in said if m.startswith("control inbox line")] == ["control inbox line 2"]
+    finally:
+        host.close()
+
+
 def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
     """A host resumed paused says which command resumes it, naming its log as it was: a sessions root whose name
     holds a newline and an escape sequence put a forged line and the raw escape into run's progress. The log is
