@@ -120,7 +120,8 @@ class Operator:
         self.state: str | None = None
         self._since = 0
         self._withdrawn: set[str] = set()
-        self._warned: set[str] = set()
+        self._troubles: dict[str, str] = {}  # what is wrong now with the inbox or host.json, said once while it lasts
+        self._retried: set[str] = set()  # the request ids whose retry was warned of
         self._mutex = threading.RLock()  # one request at a time, whichever thread reads it
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
@@ -190,15 +191,17 @@ class Operator:
 
     def _write_state(self) -> None:
         """Rewrite ``host.json``: the state, and how far the inbox is read (the earlier host's mark until then).
-        A file that cannot be written is reported once and stops nothing: the log holds every state too."""
+        A file that cannot be written is reported once while it cannot be, and stops nothing: the log holds every
+        state too."""
         if self.state is not None:
             position = self.reader.position or self.taken_before
             try:
                 write_state(self.log, self.state, os.getpid(), self._since, position)
                 self._marked = position
+                self._trouble("host.json", None)
             except OSError as exc:
                 why = exc.strerror or exc
-                self._warn(f"cannot write {state_path(self.log)} ({why}); readers may show a stale state")
+                self._trouble("host.json", f"cannot write {state_path(self.log)} ({why}); readers may show a stale state")
 
     def _working_state(self) -> str:
         return "running" if self.host.session.open_turn is not None else "idle"
@@ -254,8 +257,9 @@ class Operator:
             try:
                 entries = self.reader.read()
             except control.ControlError as exc:
-                self._warn(str(exc))
+                self._trouble("inbox", str(exc))
                 return
+            self._trouble("inbox", None)
             if self.reader.position is None and self._marked is not None:
                 # The inbox is gone: a mark of it would pass the first lines of the next one, which may get its
                 # inode number, for lines read already.
@@ -274,9 +278,13 @@ class Operator:
                             f"the host failed on it: {type(exc).__name__}: {quoted(exc, 200)}",  # as a tool's failure
                         )
 
-    def _warn(self, message: str) -> None:
-        if message not in self._warned:
-            self._warned.add(message)
+    def _trouble(self, what: str, message: str | None) -> None:
+        """Say ``message``, what is wrong with ``what`` (the inbox, host.json), once while it stays so; None: it
+        is right again, and the next time it goes wrong is said again."""
+        if message is None:
+            self._troubles.pop(what, None)
+        elif self._troubles.get(what) != message:
+            self._troubles[what] = message
             self.host.say(message)
 
     def _take(self, entry: control.InboxEntry, withdrawn: set[str]) -> None:
@@ -286,11 +294,13 @@ class Operator:
         request = entry.request
         if request is None:
             if not self._reported_before(entry):
-                self._warn(entry.error or "an unreadable control inbox line")
+                self.host.say(entry.error or "an unreadable control inbox line")
             return
         rid = request["id"]
         if self._duplicate(entry, request):  # a second final outcome would stand for the first request's
-            self._warn(DUPLICATE.format(rid=quoted(rid)))
+            if rid not in self._retried:  # a sender retrying on and on is warned of once
+                self._retried.add(rid)
+                self.host.say(DUPLICATE.format(rid=quoted(rid)))
             return
         if rid in self.answered or rid in self.deferred:  # a line read again (inbox replaced): taken already
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import time
 import tracemalloc
@@ -564,6 +565,45 @@ def test_an_inbox_rewritten_in_place_while_no_host_ran_has_its_lines_reported(tm
             f.write(b"junk three\n")
         Operator(host, log, inbox, host.hooks).poll()
         assert [m.split(" is ")[0] for m in said if m.startswith("control inbox line")] == ["control inbox line 2"]
+    finally:
+        host.close()
+
+
+def test_a_warning_is_said_again_when_its_trouble_comes_back(tmp_path: Path) -> None:
+    """The operator said each warning's text once for the host's life: an inbox made a symbolic link again after it
+    was put right, host.json unwritable a second time, or a junk line in a later inbox with the same words as one
+    before went unsaid. A trouble that lasts is said once while it lasts; each unreadable line is said."""
+    from core.control.host_state import state_path
+
+    host = _scripted_host(tmp_path)
+    said: list[str] = []
+    host.options.progress = said.append
+    try:
+        inbox, operator = host.inbox_path, host.operator
+        operator.set_state("idle")
+        for _ in range(2):
+            inbox.symlink_to(tmp_path / "elsewhere")
+            operator.poll()
+            operator.poll()  # still a link: not said again
+            inbox.unlink()
+            operator.poll()
+        assert [m for m in said if "is a symbolic link" in m] == [f"the control inbox {inbox} is a symbolic link; "
+                                                                  "refusing to follow it"] * 2  # fmt: skip
+        for _ in range(2):
+            inbox.write_bytes(b"junk\n")
+            operator.poll()
+            inbox.unlink()
+            operator.poll()
+        assert len([m for m in said if m.startswith("control inbox line 1 is not valid JSON")]) == 2, said
+        blocked = state_path(host.writer.path)
+        for _ in range(2):
+            blocked.unlink()
+            (blocked / "in-the-way").mkdir(parents=True)  # host.json cannot be replaced now
+            operator.set_state("paused")
+            operator.set_state("running")  # still blocked: not said again
+            shutil.rmtree(blocked)
+            operator.set_state("idle")
+        assert len([m for m in said if m.startswith(f"cannot write {blocked}")]) == 2, said
     finally:
         host.close()
 
