@@ -355,7 +355,7 @@ class AgentHost:
         left_paused = self.operator.paused  # as the host before this one left the session
         self.operator.poll()  # what was left for this host first: a queued resume lifts a pause before it is said
         paused = self.operator.paused
-        self.operator.set_state("paused" if paused else "running")
+        self.operator.set_state(self.operator.pause_state() if paused else "running")  # "paused" once it holds
         self.operator.start()
         if paused:
             why = (

@@ -206,6 +206,11 @@ class Operator:
     def _working_state(self) -> str:
         return "running" if self.host.session.open_turn is not None else "idle"
 
+    def pause_state(self) -> str:
+        """The state a pause in force puts the host in before it holds: ``paused`` between turns, ``pausing`` while a
+        turn is open (it writes on until its next model or tool call, where ``boundary`` or ``tool_gate`` holds)."""
+        return "paused" if self.host.session.open_turn is None else "pausing"
+
     # boundaries (called by the host loop) ------------------------------------------------------------------
     def boundary(self, idle: bool = False) -> bool:
         """Before a model call (or, ``idle``, between turns): apply deferred requests, deliver steering messages
@@ -430,7 +435,7 @@ class Operator:
         """Hold before the next model or tool call (a host already paused stays so: it holds now)."""
         self._paused = True
         if self.state != "paused":
-            self.set_state("paused" if self.host.session.open_turn is None else "pausing")
+            self.set_state(self.pause_state())
         return [], None
 
     def op_resume(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:

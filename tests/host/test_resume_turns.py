@@ -516,6 +516,34 @@ def test_a_stop_sent_to_a_host_resumed_paused_ends_the_calls_it_held_unrun(tmp_p
     assert session.turns[1].status == "aborted" and session.diagnostics == []
 
 
+def test_a_host_resumed_paused_says_pausing_until_it_holds(tmp_path: Path) -> None:
+    """A host resumed on a session its operator paused recorded 'paused' (held, nothing happens) as it started, then
+    wrote the step the crash left due (its step/start) before it held: 'pausing', as a pause that arrives during a
+    turn says, until the hold, and 'paused' only from there."""
+    provider = _script(tmp_path, [_read("a.txt"), {"text": "done"}])
+    host = _host(tmp_path, provider, ["read it"])
+    host.append([control.outcome_event({"id": "req-1", "op": "pause"}, control.APPLIED)])  # what the log keeps
+    _finish(host)
+    log = host.writer.path
+    step_end = next(e for e in read_log(log).events if e["type"] == "step/end")
+    _cut(log, step_end["seq"] + 1)  # killed after step 1 ended, its turn open, before step 2 began
+
+    resumed = _resume(tmp_path, log, provider)
+    runner = threading.Thread(target=resumed.run)
+    runner.start()
+    deadline = time.monotonic() + 30
+    while resumed.operator.state != "paused" or not any(e["type"] == "step/start" for e in read_log(log).events[step_end["seq"] + 1 :]):
+        assert runner.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    control.append_request(control.inbox_path(log), "stop", {})
+    runner.join(30)
+    resumed.close()
+
+    after = read_log(log).events[step_end["seq"] + 1 :]
+    said = [e["data"]["state"] if e["type"] == "tapedeck/state" else e["type"] for e in after]
+    assert said[: said.index("tapedeck/control")] == ["tapedeck/host", "pausing", "step/start", "paused"], said
+
+
 def test_a_request_the_killed_host_acknowledged_is_cancelled_as_left_by_that_host(tmp_path: Path) -> None:
     provider = _script(tmp_path, [{"text": "done"}])
     host = _host(tmp_path, provider, ["task"])
