@@ -280,9 +280,16 @@ def _open_inbox(path: Path) -> int:
             raise _symlink_error(path) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             raise _not_regular_error(path)
-        os.fchmod(fd, INBOX_MODE)
+        try:
+            os.fchmod(fd, INBOX_MODE)
+        except OSError as exc:
+            raise ControlError(
+                f"cannot set mode {INBOX_MODE:04o} on the control inbox {quoted_path(path)} (it has mode "
+                f"{stat.S_IMODE(mode):04o}): fchmod failed: {exc.strerror or exc}; nothing was written"
+            ) from exc
     except BaseException:
         os.close(fd)
         raise

@@ -315,6 +315,29 @@ def test_an_inbox_whose_mode_cannot_be_restored_is_reported_and_not_read(
     assert entry.request is not None and entry.request["op"] == "pause"
 
 
+def test_a_sender_that_cannot_set_the_inbox_mode_says_which_mode_on_which_file(
+    inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sender's fchmod that failed (another user's inbox left 0666, say) was reported as 'cannot open the control
+    inbox …: Operation not permitted': the open had worked, and neither the mode it set nor the file's came up."""
+    import errno
+
+    inbox.write_text("")
+    os.chmod(inbox, 0o666)
+
+    def refuse(fd: int, mode: int) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "fchmod", refuse)
+    with pytest.raises(ControlError) as caught:
+        append_request(inbox, "pause")
+    assert str(caught.value) == (
+        f"cannot set mode 0600 on the control inbox {inbox} (it has mode 0666): fchmod failed: Operation not "
+        "permitted; nothing was written"
+    )
+    assert inbox.read_text() == ""
+
+
 @pytest.fixture
 def exited_log(tmp_path: Path) -> Path:
     """A log whose tapedeck host exited: ``control --queue`` leaves requests for its next resume."""
