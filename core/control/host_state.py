@@ -33,6 +33,7 @@ from core.bridge.files import (
     BridgeInfo,
     bridge_live,
     dsh_runs,
+    heartbeat_fresh,
     pid_view,
     read_bridge,
     same_machine,
@@ -300,6 +301,10 @@ def bridge_state(log: Path) -> HostState:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
     runs, view = dsh_runs(info), pid_view()
     state = bridge_host_state(info, bridge_live(info, runs, view), runs, same_machine(info, view))
+    if state.live and runs and not heartbeat_fresh(info):
+        # Its DSH runs here, yet the file it rewrites every second is old: it cannot write it, and says why only to
+        # DSH's logger, which keeps it in memory. (Here only: another machine's clock may run apart from ours.)
+        state = HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "silent": True})
     return with_standby(state, standby_pid(log.parent, info) if state.live else None)
 
 
@@ -411,6 +416,11 @@ def describe_host(state: dict[str, Any]) -> str:
     problem = f"; the bridge says: {said}" if said else ""
     if bridge.get("stale") and name in LIVE_STATES:
         problem += f"; {bridge['stale']}"
+    if bridge.get("silent") and name in LIVE_STATES:
+        problem += (f"; its bridge last rewrote bridge.json {exited_at(int_or_none(bridge.get('heartbeat')))}, though "
+                    "it does so every second while DSH runs: it cannot write the file (a read-only or full file "
+                    "system, a directory it may not write to, something else at that name; DSH's own log says "
+                    "which) or DSH is stuck, so the state shown may be old")  # fmt: skip
     if name == "none":
         if dsh and bridge.get("unloaded"):
             return f"none (read-only: {said})"

@@ -63,6 +63,26 @@ def test_a_dead_pid_with_a_stale_heartbeat_is_exited_at_its_last_heartbeat(tmp_p
     assert (state.state, state.kind, state.since) == ("exited", "dsh", body["heartbeat"])
 
 
+def test_a_running_dsh_whose_bridge_json_is_not_rewritten_is_said_to_be_silent(tmp_path: Path, sleeper, capsys) -> None:
+    """A bridge that cannot write bridge.json (a read-only or full file system, a directory in its place) says so
+    only to DSH's logger, which under DSH keeps it in memory: tapedeck read the last file it wrote as the state
+    now, a heartbeat a minute old while DSH ran, and the operator heard of nothing. A DSH process seen running here
+    whose bridge has not rewritten the file for HEARTBEAT_FRESH_MS is now said to be so."""
+    log = dsh_log(tmp_path / "s")
+    dsh = sleeper()
+    write_bridge(log.parent, dsh.pid, "idle", bootId=BOOT_ID, heartbeat=int(time.time() * 1000) - 60_000)
+    state = read_host_state(log)
+    assert state.live and state.to_dict()["bridge"]["silent"] is True
+    said = describe_host(state.to_dict())
+    assert f"idle (DSH pid {dsh.pid}) since " in said
+    assert "; its bridge last rewrote bridge.json at " in said and " s ago), though it does so every second" in said
+    assert main(["inspect", str(log)]) == 0
+    assert "its bridge last rewrote bridge.json at " in capsys.readouterr().out
+    write_bridge(log.parent, dsh.pid, "idle", bootId=BOOT_ID)  # written again: nothing to say
+    state = read_host_state(log)
+    assert "silent" not in state.to_dict()["bridge"] and "rewrote" not in describe_host(state.to_dict())
+
+
 def test_a_killed_dsh_not_reaped_yet_is_exited(tmp_path: Path, sleeper) -> None:
     """A zombie keeps its pid and start time until its parent reaps it; it runs nothing: the bridge is gone."""
     log = dsh_log(tmp_path / "s")
