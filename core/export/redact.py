@@ -308,11 +308,12 @@ _HASHED = re2.compile(
     rb"|reverse)\b))*|mkpasswd(?:[ \t]+(?:-[mSRP][ \t]*[^\s|;&]+|--(?:method|salt|rounds|password-fd)(?:=|[ \t]+)"
     rb"[^\s|;&]+|-5\b))*)[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")"
 )
-# ``printf``'s format (group 1 in single quotes, group 2 in double quotes: the other quote may be inside it) and its
-# arguments (group 3, each a word or quoted: ``_PRINTF_ARGUMENT``), where a pair of the format is named for a secret
-# and its value is a conversion that an argument fills (``printf "password=%s\\n" PW > .env``: ``_printf_arguments``)
+# ``printf``'s format (after ``-v NAME`` and the ``--`` that ends its options, where given; group 1 in single quotes,
+# group 2 in double quotes: the other quote may be inside it) and its arguments (group 3, each a word or quoted:
+# ``_PRINTF_ARGUMENT``), where a pair of the format is named for a secret and its value is a conversion that an
+# argument fills (``printf "password=%s\\n" PW > .env``: ``_printf_arguments``)
 _PRINTF = re2.compile(
-    rb"\bprintf(?:[ \t]+-v[ \t]+[A-Za-z_][A-Za-z0-9_]*)?[ \t]+(?:\\*'([^'\n]*?%[^'\n]*?)\\*'|\\*\"([^\"\n]*?%[^\"\n]*?)\\*\")"
+    rb"\bprintf(?:[ \t]+-v[ \t]+[A-Za-z_][A-Za-z0-9_]*)?(?:[ \t]+--)?[ \t]+(?:\\*'([^'\n]*?%[^'\n]*?)\\*'|\\*\"([^\"\n]*?%[^\"\n]*?)\\*\")"
     rb"((?:[ \t]+(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|" + _CLI_WORD + rb"))+)"
 )
 _PRINTF_ARGUMENT = re.compile(rb"[ \t]+(?:(\\*[\"'])([^\"'\n]*?)\1|(" + _CLI_WORD + rb"))")

@@ -3356,6 +3356,19 @@ def test_the_argument_printf_writes_after_a_key_named_for_a_secret_goes(text: st
     _redacts(text, out, keys)
 
 
+@pytest.mark.parametrize(
+    ("text", "out", "keys"),
+    [
+        ("printf -- 'password=%s\\n' Hunter2pw > .env", "printf -- 'password=%s\\n' [redacted key] > .env", 1),
+        ('printf -v line -- "token: %s" abc123xyz', 'printf -v line -- "token: %s" [redacted key]', 1),
+    ],
+)  # fmt: skip
+def test_the_argument_printf_writes_after_its_options_end_goes(text: str, out: str, keys: int) -> None:
+    """``printf -- 'password=%s' PW`` let ``PW`` out: only ``-v NAME`` was taken before the format, and the ``--``
+    that ends printf's options (scripts write it before a format that may start with ``-``) hid the format."""
+    _redacts(text, out, keys)
+
+
 def test_printf_giving_a_secret_s_key_no_value_stays() -> None:
     _stays("printf 'DB_PASSWORD=%s\\nDB_USER=%s\\n' \"$PW\" bob\nprintf '%s\\n' hello world\n"
            "printf 'user=%s\\n' bob > .env\n")
