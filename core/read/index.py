@@ -415,17 +415,20 @@ def _sections(body: bytes | memoryview) -> dict[str, memoryview]:
     """The named sections of a body, as views of the decompressed bytes (ValueError/ZstdError when it is not
     one, or its content does not match its checksum)."""
     data = memoryview(zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024))
-    (count,) = struct.unpack_from(">I", data, 0)
-    at, sections = 4, {}
-    for _ in range(count):
-        (n,) = struct.unpack_from(">H", data, at)
-        name = bytes(data[at + 2 : at + 2 + n]).decode()
-        (length,) = struct.unpack_from(">Q", data, at + 2 + n)
-        at += 10 + n
-        if at + length > len(data):
-            raise ValueError("a section runs past the body")
-        sections[name] = data[at : at + length]
-        at += length
+    try:  # a count or a section's header cut short (struct.error is no ValueError)
+        (count,) = struct.unpack_from(">I", data, 0)
+        at, sections = 4, {}
+        for _ in range(count):
+            (n,) = struct.unpack_from(">H", data, at)
+            name = bytes(data[at + 2 : at + 2 + n]).decode()
+            (length,) = struct.unpack_from(">Q", data, at + 2 + n)
+            at += 10 + n
+            if at + length > len(data):
+                raise ValueError("a section runs past the body")
+            sections[name] = data[at : at + length]
+            at += length
+    except struct.error:
+        raise ValueError("a section's header runs past the body") from None
     if at != len(data):
         raise ValueError("bytes after the last section")
     return sections

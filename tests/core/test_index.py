@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from bench.gen_session import generate
@@ -419,6 +419,35 @@ def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
     _install(cache, log, _signed(raw_meta, sections), monkeypatch)
     restored = _restored(log)
     if restored is not None:
+        _use(restored.session)
+
+
+@_FUZZ
+@example(cut=2, junk=b"")  # the frame held 2 bytes: no room for the section count (struct.error, out of inspect)
+@given(cut=st.integers(min_value=0), junk=st.binary(max_size=24))
+def test_a_valid_frame_of_sections_cut_short_is_ignored(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, cut: int, junk: bytes
+) -> None:
+    """The sections' zstd frame well formed (its checksum right), its content cut anywhere (in the section count or
+    a section's header too) and junk put after it: a read that uses the index does not crash, and ``cache info``
+    lists it valid only when a read uses it. A count or a header cut short raised struct.error out of both
+    (``inspect``, ``cache info``)."""
+    log, cache, good = fuzz_log
+    _install(cache, log, good, monkeypatch)
+    meta, meta_end = index.read_meta(index.index_path(log))
+    assert meta.state is not None
+    at = meta_end + 32 + meta.state[0]
+    whole = zstandard.ZstdDecompressor().decompress(good[at:])
+    content = whole[: cut % len(whole)] + junk
+    assume(content != whole)
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(content)
+    _install(cache, log, good[:at] + frame, monkeypatch)
+    restored = _restored(log)
+    [row] = cache_info(str(log))["files"]
+    assert (row["state"] == "valid") == (restored is not None), row
+    if len(content) < 4:  # not even the count of sections
+        assert row["state"] == "unreadable", row
+    if restored is not None:  # junk that filled the cut with as many bytes: a column's content changed
         _use(restored.session)
 
 
