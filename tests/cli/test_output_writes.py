@@ -1,15 +1,19 @@
 """What a command prints goes out in the stream's buffer-sized writes, however many pieces it is made of: a
-system call per event (or per request's message) cost a ``--json`` list more than making its lines."""
+system call per event (or per request's message) cost a ``--json`` list more than making its lines. The same
+holds for what ``surface`` spools before it prints."""
 
 from __future__ import annotations
 
 import io
 import sys
+import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
 from core.cli import main
+from core.cli.rowspool import BATCH, RowSpool
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
@@ -39,3 +43,37 @@ def test_a_json_list_is_written_in_buffer_sized_writes(command: list[str], monke
     stdout.flush()
     assert raw.data.startswith(b"[") and raw.data.endswith(b"]\n")
     assert raw.writes <= len(raw.data) // (1 << 16) + 2, (raw.writes, len(raw.data))
+
+
+class _CountedFile:
+    """A spool file that counts the writes it is given (each one a system call on a real file)."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file, self.writes = file, 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.writes += 1
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+
+def test_surface_rows_are_spooled_in_batch_sized_writes(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``surface`` spools every node's row (a few kB each on a log that is never cut): a write per row cost the
+    kernel twice the time of writing the same bytes in 64 kB pieces. A row bigger than that goes out as it is."""
+    rows = {seq: b",%d:" % seq + b"x" * (300 + seq % 700) for seq in range(0, 4000, 2)}
+    rows[1000] = b",big:" + b"y" * (3 * BATCH)  # a huge tool result's row
+    with tempfile.TemporaryFile() as file:
+        counted = _CountedFile(file)
+        spool = RowSpool(counted)  # type: ignore[arg-type]
+        for seq, row in rows.items():
+            spool.put(seq, row[:1], memoryview(row)[1:])
+        total = sum(map(len, rows.values()))
+        assert counted.writes <= total // BATCH + 3, (counted.writes, total)
+        wanted = [seq for seq in rows if seq % 3]
+        assert spool.print(wanted, lambda seq: b"", b"[", 1) == len(wanted)
+    assert capsysbinary.readouterr().out == b"[" + b"".join(rows[seq] for seq in wanted)[1:]
