@@ -271,3 +271,49 @@ async def test_p_never_sends_a_second_pause_and_the_header_says_what_the_toast_s
         await pilot.press("P")
         await until(pilot, lambda: len(_inbox(path)) == 2)
         assert _inbox(path)[1]["op"] == "resume"
+
+
+async def test_the_outcome_panel_shows_a_request_before_its_final_outcome(tmp_path: Path) -> None:
+    """A key of the app's (here P on the Checkpoints screen) sent its request, but the screen's outcome panel was
+    redrawn only when a final outcome came: it said no request was sent while the pause waited for the host."""
+    from tests.tui.pilot import opened
+    from tui.screens.checkpoints import CheckpointsScreen
+    from tui.screens.policy_screen import OutcomePanel
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        screen = await opened(pilot, "c", CheckpointsScreen)
+        panel = screen.query_one(OutcomePanel)
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        await until(pilot, lambda: "pending" in str(panel.render()))
+        assert "pause" in str(panel.render()) and "waiting for the host" in str(panel.render())
+
+
+async def test_a_failing_host_watch_is_reported_once_and_the_watch_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host watch's worker ran with exit_on_error=False and no handler: an unexpected error in a poll was
+    dropped without a word (and the outcomes it would have announced with it)."""
+    from tui.screens.policy_screen import RequestLog
+
+    real = RequestLog.poll
+    failures = iter(range(3))
+
+    def poll(self: RequestLog, *args: Any) -> Any:
+        if next(failures, None) is not None:
+            raise ValueError("a bug in the poll")
+        return real(self, *args)
+
+    monkeypatch.setattr(RequestLog, "poll", poll)
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: any("a bug in the poll" in str(n.message) for n in app._notifications))
+        write_state(path, "paused", os.getpid(), 1)
+        await until(pilot, lambda: "host paused" in _header(app))
+        assert len([n for n in app._notifications if "a bug in the poll" in str(n.message)]) == 1

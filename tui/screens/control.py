@@ -55,11 +55,17 @@ class ControlActions:
 
     live: Any
     _announced: set[int]
+    _watch_errors: set[str]  # the host watch's errors told so far (each once)
+    _outcomes_seen: list[TrackedRequest]  # the requests as the last poll found them
+    _host_seen: Any  # the host state the last poll that got through told the screens
     control_dialog: Dialog[Any] | None = None  # the message or stop dialog up now
 
     def start_host_watch(self) -> None:
         """Poll the host state and the outcomes of sent requests (call once the app is mounted)."""
         self._announced = set()
+        self._watch_errors = set()
+        self._outcomes_seen = []
+        self._host_seen = None
         self.set_interval(HOST_POLL_SECONDS, self._poll_host)  # type: ignore[attr-defined]
 
     def check_control(self, action: str) -> bool | None:
@@ -169,7 +175,9 @@ class ControlActions:
         """Send one request from a worker; its outcome is announced when it arrives."""
         if self.live is None:
             return
-        item = requests_for(self.live).add(op, label)
+        requests = requests_for(self.live)
+        item = requests.add(op, label)
+        self._show_outcomes(requests.items())
         self._send_control(item, op, args)
 
     @work(thread=True, group="control-send", exit_on_error=False)
@@ -189,36 +197,62 @@ class ControlActions:
             self.call_from_thread(  # type: ignore[attr-defined]
                 self.notify, f"{item.label}: {exc}", title=title, severity=severity, timeout=8
             )
+        self.call_from_thread(self._show_outcomes, requests.items())  # type: ignore[attr-defined]
 
     def _poll_host(self) -> None:
         if self.live is not None:
             self._watch_host(self.live)
 
+    # exit_on_error=False: an error is reported by ``_watch_failed``; only one while the app closes is dropped
     @work(thread=True, group="control-watch", exclusive=True, exit_on_error=False)
     def _watch_host(self, live: Any) -> None:
-        before = live.host
-        live.check_host()
-        items = requests_for(live).poll(live.outcome_for, live.host_gone, live.withdraw)
-        fresh = [
-            i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
-        ]
-        self._announced.update(i.number for i in fresh)
-        refused = None if self.control_dialog is None else live.read_only_reason or live.host_gone()
-        self.call_from_thread(self._host_changed, live.host != before, fresh, refused)  # type: ignore[attr-defined]
+        try:
+            live.check_host()
+            items = requests_for(live).poll(live.outcome_for, live.host_gone, live.withdraw)
+            fresh = [
+                i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
+            ]
+            self._announced.update(i.number for i in fresh)
+            refused = None if self.control_dialog is None else live.read_only_reason or live.host_gone()
+            moved = items != self._outcomes_seen  # an outcome on its way (acknowledged, pending) shows too
+            self._outcomes_seen = items
+            changed = live.host != self._host_seen  # since the last poll that got through (not one that failed)
+            self._host_seen = live.host
+            self.call_from_thread(self._host_changed, changed, fresh, refused, items if moved else None)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - a bug here is told, and the next poll tries again
+            self.call_from_thread(self._watch_failed, f"{type(exc).__name__}: {exc}")  # type: ignore[attr-defined]
 
-    def _host_changed(self, changed: bool, fresh: list[TrackedRequest], refused: str | None) -> None:
+    def _watch_failed(self, error: str) -> None:
+        """Tell the operator (once per error) that a poll of the host failed; the next one runs as due."""
+        self.log.error(f"host watch: {error}")  # type: ignore[attr-defined]
+        if error not in self._watch_errors:
+            self._watch_errors.add(error)
+            self.notify(  # type: ignore[attr-defined]
+                f"Reading the host's state and the requests' outcomes failed: {error}. The watch goes on, every "
+                f"{HOST_POLL_SECONDS} s; the header and the outcomes may lag until a poll succeeds.",
+                title="Host watch failed",
+                severity="error",
+                timeout=toast_seconds("error"),
+            )
+
+    def _show_outcomes(self, items: list[TrackedRequest]) -> None:
+        """Redraw the outcome panel of every screen that has one."""
+        for screen in self.screen_stack:  # type: ignore[attr-defined]
+            show = getattr(screen, "show_outcomes", None)
+            if show is not None:
+                show(items)
+
+    def _host_changed(
+        self, changed: bool, fresh: list[TrackedRequest], refused: str | None, items: list[TrackedRequest] | None
+    ) -> None:
         if self.control_dialog is not None:  # it says at once what sending it would say
             self.control_dialog.warn(None if refused is None else f"As things stand nothing is sent: {refused}")
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
             said = f"{item.label}: {item.reason}" if item.reason else item.label
             self.notify(said, title=item.state, severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
-        if fresh and self.live is not None:
-            items = requests_for(self.live).items()
-            for screen in self.screen_stack:  # type: ignore[attr-defined]
-                show = getattr(screen, "show_outcomes", None)
-                if show is not None:
-                    show(items)
+        if items is not None:
+            self._show_outcomes(items)
         if changed:
             self.refresh_bindings()  # type: ignore[attr-defined]
             for screen in self.screen_stack:  # type: ignore[attr-defined]
