@@ -34,7 +34,7 @@ from core.control.inbox import (
     make_request,
     withdrawal,
 )
-from core.remote.link import LostUnderWay, SshLink
+from core.remote.link import ChannelRefused, LostUnderWay, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.text import quoted, quoted_path
 
@@ -138,6 +138,8 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
         if status == _NO_FLOCK:
             link.append(inbox, data, INBOX_MODE)
             return not live
+    except ChannelRefused as exc:
+        raise ControlError(f"{where}: the request was not sent: {exc}") from None
     except LostUnderWay as exc:  # the line was on its way: it may be there
         raise _maybe_written(where, obj, f"the machine stopped answering with the append under way ({exc})") from None
     if status == 0:

@@ -60,6 +60,11 @@ class LostUnderWay(Unreachable):
     effect on the far side."""
 
 
+class ChannelRefused(TapedeckError):
+    """The machine would not open a channel for a command (sshd's ``MaxSessions`` taken by the link's SFTP session,
+    a login that allows SFTP alone): the command never ran, and the connection is as it was."""
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteStat:
     """A remote file's size, last change (epoch ms), whether it is a regular file, a directory or a link, and its file
@@ -406,12 +411,18 @@ class SshLink:
     def run(self, command: str, stdin: bytes) -> tuple[int | None, str]:
         """Run ``command`` (a line for the login shell) on the machine with ``stdin`` as its input; its exit status
         (None when it ended without one) and what it wrote on stderr. ``LostUnderWay`` when the link went (or the
-        call gave up) once the command was sent."""
+        call gave up) once the command was sent; ``ChannelRefused`` when the machine would not open its channel."""
+        import asyncssh
+
         sent = threading.Event()
 
         async def go(_sftp: Any) -> tuple[int | None, str]:
             sent.set()
-            done = await self._conn.run(command, input=stdin, encoding=None, check=False)
+            try:
+                done = await self._conn.run(command, input=stdin, encoding=None, check=False)
+            except asyncssh.ChannelOpenError as exc:  # refused before the command went: it never ran
+                raise ChannelRefused(f"{self.target.where} would not open a channel to run a command "
+                                     f"({quoted(exc.reason)})") from None  # fmt: skip
             return done.exit_status, bytes(done.stderr or b"").decode("utf-8", "replace").strip()
 
         return self._changing(go, sent)

@@ -215,3 +215,28 @@ def test_a_remote_log_that_is_no_regular_file_is_named_in_the_local_words(monkey
         remote_header(Machine(), log)  # type: ignore[arg-type]
     said = f"{NAMED}/session.jsonl: is a FIFO, not a session log file"
     assert (str(copied.value), str(read.value)) == (said, said)
+
+
+@pytest.mark.parametrize("refused", ["open", "session"])
+def test_a_channel_the_machine_will_not_open_sends_nothing_and_leaves_the_link_up(refused: str) -> None:
+    """An SSH server may refuse the channel a command needs (sshd's MaxSessions reached by the link's SFTP session,
+    a login allowed SFTP alone): ``run`` counted that as the append under way, so the request was reported as
+    perhaps written (MaybeWritten) and the machine as unreachable, the connection dropped, though nothing had run."""
+    import asyncssh
+
+    class Conn:
+        async def run(self, *_args: Any, **_kwargs: Any) -> None:
+            if refused == "open":
+                raise asyncssh.ChannelOpenError(asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED, SAID)
+            raise asyncssh.ChannelOpenError(asyncssh.OPEN_REQUEST_SESSION_FAILED, "Session request failed")
+
+    link = _link()
+    link._conn = Conn()
+    with pytest.raises(ControlError) as info:
+        inbox._append(link, link.target, {"id": "r1", "op": "pause"}, True)
+    assert not isinstance(info.value, inbox.MaybeWritten)
+    said = _said(info.value)
+    assert said.startswith("me@box:/s/control.jsonl: the request was not sent: me@box would not open a channel "
+                           "to run a command ("), said  # fmt: skip
+    assert (ESCAPED if refused == "open" else "Session request failed") in said
+    assert link.unreachable_since is None and link._conn is not None  # the connection stays, SFTP goes on
