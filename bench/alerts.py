@@ -49,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._common import emit  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.alerts.follow import AlertWatch  # noqa: E402
 from core.control.config import validate_config  # noqa: E402
@@ -351,6 +352,42 @@ def tui_reopen(log: Path, repeat: int) -> dict[str, Any]:
     return out
 
 
+def table(result: dict[str, Any], replay_size: str | None, reopen: bool) -> str:
+    """The markdown tables of a run (``replay_size``: as given, when the replay cost was measured; ``reopen``: the
+    TUI's reopen was)."""
+    lines = ["| path | samples | p50 | p95 | max | target |", "|---|---|---|---|---|---|"]
+    for name in ("follow", "tui"):
+        r = result[name]
+        ok = "met" if r["max_ms"] <= 1000 else "missed"
+        lines.append(f"| {name} | {r['n']} | {r['p50_ms']} ms | {r['p95_ms']} ms | {r['max_ms']} ms | <= 1 s: {ok} |")
+    rp = result["replay"]
+    lines += ["", f"replay = live: {rp['equal']}/{rp['logs']} logs ({rp['percent']}%), {rp['alerts']} alerts, "
+                  f"{rp['rounds']} torn rounds each"]  # fmt: skip
+    lines += ["", "| budget | crossing seq | paused | model requests started after it | crossing -> pause |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for r in result["guard"]["runs"]:
+        lines.append(f"| ${r['budget_usd']} | {r['crossing_seq']} | {r['paused']} | {r['requests_after_crossing']} | "
+                     f"{r['crossing_to_pause_ms']} ms |")  # fmt: skip
+    if replay_size is not None:
+        c = result["replay_cost"]
+        lines += ["", f"| replay of {replay_size} {c['profile']} | wall | CPU |", "|---|---|---|",
+                  f"| inspect --json (baseline) | {c['inspect_s']} s | {c['inspect_cpu_s']} s |",
+                  f"| alerts --json | {c['alerts_s']} s ({c['ratio']}x) | {c['alerts_cpu_s']} s ({c['cpu_ratio']}x) |",
+                  f"| alerts --json again, unchanged log | {c['again_s']} s ({c['again_share']}x the first) | "
+                  f"{c['again_cpu_s']} s |"]  # fmt: skip
+    if reopen:
+        t = result["tui_reopen"]
+        lines += ["", "| the TUI's view and alert engine, caught up | wall | CPU | bytes the engine read itself |",
+                  "|---|---|---|---|"]  # fmt: skip
+        for name, label in (("first", "first open"), ("reopen", "reopen (index, checkpoint)"),
+                            ("no_checkpoint", "reopen with the index alone"),
+                            ("grown", "reopened, then the log grew: the second pass")):  # fmt: skip
+            r = t[name]
+            share = "" if name == "first" else f" ({t[name + '_vs_first']}x)"
+            lines.append(f"| {label} | {r['s']} s{share} | {r['cpu_s']} s | {r['start_bytes']:,} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=30)
@@ -381,36 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 
         log = ensure_log(args.out, reopen_size, args.replay_profile, 1, False)
         result["tui_reopen"] = tui_reopen(log, args.repeat)
-    print(json.dumps(result, indent=2))
-    if not args.json:
-        print("\n| path | samples | p50 | p95 | max | target |\n|---|---|---|---|---|---|")
-        for name in ("follow", "tui"):
-            r = result[name]
-            ok = "met" if r["max_ms"] <= 1000 else "missed"
-            print(f"| {name} | {r['n']} | {r['p50_ms']} ms | {r['p95_ms']} ms | {r['max_ms']} ms | <= 1 s: {ok} |")
-        rp = result["replay"]
-        print(f"\nreplay = live: {rp['equal']}/{rp['logs']} logs ({rp['percent']}%), {rp['alerts']} alerts, "
-              f"{rp['rounds']} torn rounds each")  # fmt: skip
-        print("\n| budget | crossing seq | paused | model requests started after it | crossing -> pause |\n|---|---|---|---|---|")
-        for r in result["guard"]["runs"]:
-            print(f"| ${r['budget_usd']} | {r['crossing_seq']} | {r['paused']} | {r['requests_after_crossing']} | "
-                  f"{r['crossing_to_pause_ms']} ms |")  # fmt: skip
-        if size:
-            c = result["replay_cost"]
-            print(f"\n| replay of {args.replay_size} {c['profile']} | wall | CPU |\n|---|---|---|")
-            print(f"| inspect --json (baseline) | {c['inspect_s']} s | {c['inspect_cpu_s']} s |")
-            print(f"| alerts --json | {c['alerts_s']} s ({c['ratio']}x) | {c['alerts_cpu_s']} s ({c['cpu_ratio']}x) |")
-            print(f"| alerts --json again, unchanged log | {c['again_s']} s ({c['again_share']}x the first) | "
-                  f"{c['again_cpu_s']} s |")  # fmt: skip
-        if reopen_size:
-            t = result["tui_reopen"]
-            print("\n| the TUI's view and alert engine, caught up | wall | CPU | bytes the engine read itself |\n|---|---|---|---|")
-            for name, label in (("first", "first open"), ("reopen", "reopen (index, checkpoint)"),
-                                ("no_checkpoint", "reopen with the index alone"),
-                                ("grown", "reopened, then the log grew: the second pass")):  # fmt: skip
-                r = t[name]
-                share = "" if name == "first" else f" ({t[name + '_vs_first']}x)"
-                print(f"| {label} | {r['s']} s{share} | {r['cpu_s']} s | {r['start_bytes']:,} |")
+    emit(result, table(result, args.replay_size if size else None, bool(reopen_size)), args.json)
     return 0
 
 

@@ -1,10 +1,11 @@
 """``bench/alerts.py --replay-size 0`` leaves the replay cost out and ``--reopen-size 0`` the TUI's reopen, as its usage
-line says (the other parts are
+line says, and prints its JSON, an empty line and its tables as every bench script does (the other parts are
 stubbed here: only the argument handling and the report are under test)."""
 
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 import pytest
@@ -31,3 +32,8 @@ def test_sizes_of_zero_leave_the_replay_cost_and_the_reopen_out(
     assert bench.main(["--replay-size", "0", "--reopen-size", "0"]) == 0  # 7e96f75: ValueError from parse_size('0')
     out = capsys.readouterr().out
     assert "replay_cost" not in out and "tui_reopen" not in out
+    payload, table = out.split("\n\n", 1)  # as bench/README.md says to read any script's output
+    assert set(json.loads(payload)) == {"follow", "tui", "replay", "guard"}
+    assert table.startswith("| path | samples |") and "replay = live: 1/1 logs (100%)" in table
+    assert bench.main(["--replay-size", "0", "--reopen-size", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(payload)
