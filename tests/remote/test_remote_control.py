@@ -312,8 +312,9 @@ def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd,
         assert remote.split("`")[0] == local.replace(f"{tmp_path}", f"testbox:{tmp_path}").split("`")[0], local
         assert main(["sessions", f"testbox:{directory}"]) == 0
         assert said in capsys.readouterr().err
-        main(["alerts", f"testbox:{directory}"])
-        assert said.replace("tapedeck sessions", "tapedeck alerts") in capsys.readouterr().err
+        assert main(["alerts", f"testbox:{directory}"]) == 0  # read, as sessions reads it: nothing fired
+        out, err = capsys.readouterr()
+        assert out == "no alerts\n" and said.replace("tapedeck sessions", "tapedeck alerts") in err, err
 
 
 # The host as `tapedeck run` runs it, but half a second passes between its last read of the inbox (under the

@@ -16,9 +16,7 @@ from core.remote.link import RemoteStat, Unreachable, link_for
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
-from tests.remote.sshd import MISSING, Sshd
-
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+from tests.remote.sshd import Sshd
 
 
 def _log(session: str, texts: list[str], compressed: bool = False) -> bytes:
