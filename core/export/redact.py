@@ -41,6 +41,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -1137,16 +1138,19 @@ def _hashed_value(data: bytes, m: Any) -> bool:
 def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     """The arguments of a ``printf`` (``_PRINTF``) that fill a conversion its format gives a key named for a secret
     (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``; the format is used again for more arguments, as printf
-    does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``)."""
+    does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``). Each ``*``
+    of a conversion's width or precision takes the argument before the one it writes (``%*s``: ``5 PW``)."""
     form = m.group(1) if m.group(1) is not None else m.group(2)
-    conversions = {c.start(): i for i, c in enumerate(c for c in _CONVERSION.finditer(form) if c.group() != b"%%")}
-    secret = {conversions[pair.start(3)] for pair in _PAIR.finditer(form) if pair.start(3) in conversions}
+    found = [c for c in _CONVERSION.finditer(form) if c.group() != b"%%"]
+    taken = list(accumulate(1 + c.group().count(b"*") for c in found))  # the arguments used up to each conversion
+    writes = {c.start(): n - 1 for c, n in zip(found, taken, strict=True)}  # the argument each conversion writes
+    secret = {writes[pair.start(3)] for pair in _PAIR.finditer(form) if pair.start(3) in writes}
     if not secret:
         return []
     spans = []
     for i, argument in enumerate(_PRINTF_ARGUMENT.finditer(data, m.start(3), m.end(3))):
         value = 2 if argument.group(1) is not None else 3
-        if i % len(conversions) in secret and not _placeholder(argument.group(value)):
+        if i % taken[-1] in secret and not _placeholder(argument.group(value)):
             spans.append((argument.start(value), argument.end(value)))
     return spans
 

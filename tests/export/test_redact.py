@@ -3369,6 +3369,20 @@ def test_the_argument_printf_writes_after_its_options_end_goes(text: str, out: s
     _redacts(text, out, keys)
 
 
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("printf 'a=%*s password=%s\\n' 5 x Hunter2pw", "printf 'a=%*s password=%s\\n' 5 x [redacted key]"),
+        ("printf 'password=%.*s\\n' 9 Hunter2pwXYZ", "printf 'password=%.*s\\n' 9 [redacted key]"),
+        ("printf 'password=%*.*s' 12 9 Hunter2pw", "printf 'password=%*.*s' 12 9 [redacted key]"),
+    ],
+)  # fmt: skip
+def test_printf_s_star_width_takes_an_argument_of_its_own(text: str, out: str) -> None:
+    """A ``*`` in a conversion's width or precision takes the argument before the one the conversion writes:
+    ``printf 'a=%*s password=%s' 5 x PW`` let ``PW`` out and hid ``x``, each argument counted as one conversion's."""
+    _redacts(text, out, 1)
+
+
 def test_printf_giving_a_secret_s_key_no_value_stays() -> None:
     _stays("printf 'DB_PASSWORD=%s\\nDB_USER=%s\\n' \"$PW\" bob\nprintf '%s\\n' hello world\n"
            "printf 'user=%s\\n' bob > .env\n")
