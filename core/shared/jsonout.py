@@ -39,7 +39,8 @@ def inert(data: bytes) -> bytes:
     """JSON text ``data`` with each DEL, C1 and BiDi control and U+2028/U+2029 written as its ``\\uXXXX`` escape: the
     same JSON value, with nothing in it that a terminal it is printed on would act on (orjson escapes only the C0
     controls)."""
-    if b"\x7f" not in data and not _holds(data, b"\xc2", _C1) and not _holds(data, b"\xe2", _BIDI):  # most texts
+    # DEL as an int: ``bytes in bytes`` first tries its operand as an int, which raises (and formats) a TypeError
+    if 0x7F not in data and not _holds(data, b"\xc2", _C1) and not _holds(data, b"\xe2", _BIDI):  # most texts
         return data
     return _ACTIVE.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)
 
@@ -48,14 +49,15 @@ def _holds(data: bytes, lead: bytes, pattern: re.Pattern[bytes]) -> bool:
     """Whether ``pattern``, which starts with the byte ``lead``, occurs in ``data``. ``find`` goes to each lead byte
     (memchr's pace: the regex engine's search steps through every byte, 5 instructions each) and the pattern is
     tried there; past ``_PROBES`` of them (a text of box drawing or dashes) the regex engine searches the rest."""
-    at = data.find(lead)
-    for _ in range(_PROBES):
-        if at < 0:
-            return False
+    at, probes = data.find(lead), _PROBES
+    while at >= 0:
         if pattern.match(data, at) is not None:
             return True
+        probes -= 1
+        if not probes:
+            return pattern.search(data, at + 1) is not None
         at = data.find(lead, at + 1)
-    return at >= 0 and pattern.search(data, at) is not None
+    return False
 
 
 def allow_deepest_walks() -> None:
