@@ -126,7 +126,8 @@ class ControlActions:
 
     def action_control_pause(self) -> None:
         """Pause the host before its next model or tool call, or let a paused host go on (as the header shows it);
-        a pause (or resume) sent from here that the host has not answered yet is not sent again."""
+        a pause (or resume) sent from here that the host has not answered yet is not sent again (one whose append
+        may never have been written, ``unsure``, does not hold the key: a second pause leaves a paused host paused)."""
         if self.live is None:
             return
         op = "resume" if self.live.shown_host.state in ("pausing", "paused") else "pause"

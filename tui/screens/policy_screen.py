@@ -51,7 +51,9 @@ from tui.widgets.header import TITLE_MIN, clip_title
 SENDING = "sending"  # this TUI's own states of a request, before and instead of the host's outcomes
 NOT_SENT = "not sent"
 UNSURE = "unsure"  # the append's fate was lost: it may have been written, so its outcome is still looked for
-UNANSWERED = (SENDING, PENDING, UNSURE)  # the states of a request the host may still apply
+# the states of a request on its way or taken and not answered yet (not ``unsure``: that one may never have reached
+# the inbox, and would stay so for as long as the host runs)
+UNANSWERED = (SENDING, PENDING)
 NARROW_WIDTH = 70  # policy screens narrower than this stack their side pane under the table
 
 _STATE_STYLE = {

@@ -97,6 +97,39 @@ def test_a_request_core_says_may_have_been_written_is_unsure_and_still_watched()
     assert [(i.state, i.reason) for i in log.poll(outcomes.get)][0] == (APPLIED, "expanded")
 
 
+def test_p_still_pauses_after_a_pause_whose_append_may_have_been_written() -> None:
+    """P refused to send a pause while one sent before was unanswered, "unsure" included: a remote append that lost
+    its status and never reached the inbox is unsure for as long as the host runs, so P said "not sent twice" for
+    good and the operator could not pause the run. A pause the host may never have seen does not hold the key (a
+    second one, if both arrive, leaves the host paused); one sent and not answered yet still does."""
+    from core.control.host_state import HostState
+    from tui.screens.control import ControlActions
+    from tui.screens.policy_screen import requests_for
+
+    class Keys:  # the app's side of the P key
+        def __init__(self) -> None:
+            self.live = self  # the live session: its state as the header shows it
+            self.shown_host = HostState("running", 4242, 0, "tapedeck")
+            self.sent: list[str] = []
+            self.said: list[str] = []
+
+        def notify(self, text: str, **_: Any) -> None:
+            self.said.append(text)
+
+        def send_control(self, op: str, _args: dict[str, Any], _label: str) -> None:
+            self.sent.append(op)
+
+    keys = Keys()
+    requests = requests_for(keys.live)
+    unsure = requests.add("pause", "pause")
+    requests.send_failed(unsure, MaybeWritten("no exit status, so request r1 (pause) may have been written", "r1"))
+    ControlActions.action_control_pause(keys)  # type: ignore[arg-type]
+    assert (keys.sent, keys.said) == (["pause"], [])
+    requests.sent(requests.add("pause", "pause"), "r2")  # written, not answered yet
+    ControlActions.action_control_pause(keys)  # type: ignore[arg-type]
+    assert keys.sent == ["pause"] and "not sent twice" in keys.said[0]
+
+
 def test_a_failed_withdrawal_is_reported_and_the_poll_goes_on() -> None:
     """A withdrawal that raised escaped the watch worker: the request stayed pending, nothing was said, the requests
     after it went unpolled, and every later poll tried again as silently."""
