@@ -36,6 +36,7 @@ const BRIDGE = "bridge.json";
 const STATE = "bridge.state.json";
 const STANDBY = "bridge.standby.json";
 const MAX_LINE_BYTES = 1 << 20;
+const CHECK_BYTES = 256; // what the bridge checks is still there, at the inbox's start and before where it read to
 const MAX_DEPTH = 32;
 const MAX_ID_CHARS = 200;
 const MAX_ORIGIN_CHARS = 100;
@@ -410,6 +411,17 @@ function writeAtomic(file, data) {
 
 // A JSON object file's value; undefined when it is not there, not JSON, or JSON of another shape (null, a list),
 // which says nothing of what the file is for.
+// Up to `length` bytes of the file open as `fd` from `position`.
+function readAt(fd, position, length) {
+  const buf = Buffer.alloc(length);
+  return buf.subarray(0, length ? fs.readSync(fd, buf, 0, length, position) : 0);
+}
+
+// The digest of an inbox's first bytes (at most CHECK_BYTES) by which a saved cursor names its file.
+function headDigest(buf) {
+  return createHash("sha256").update(buf.subarray(0, CHECK_BYTES)).digest("hex").slice(0, 16);
+}
+
 function readJson(file) {
   try {
     const value = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -529,6 +541,7 @@ export class SessionBridge {
     this.identity = undefined; // `<machine id>:<device>:<inode>` of the session directory, once attached
     this.line = 0;
     this.partial = null; // {length, chunks, overlong, head} of the line still waiting for its newline
+    this.seen = null; // {head, tail}: the first and last CHECK_BYTES this instance read of the inbox
     this.final = new Set(); // ids with a final outcome
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
@@ -603,12 +616,14 @@ export class SessionBridge {
     this.line = 0;
     this.written = undefined; // an older instance answering again writes its state afresh
     this.partial = null;
+    this.seen = null;
     const saved = readJson(this.file(STATE));
     this.readOutcomes();
     this.readLog();
     if (saved && typeof saved === "object") {
-      const { ino, offset } = saved.cursor ?? {};
-      if ([ino, offset].every((n) => Number.isSafeInteger(n) && n >= 0)) this.cursor = { ino, offset };
+      const { ino, offset, head } = saved.cursor ?? {};
+      if ([ino, offset].every((n) => Number.isSafeInteger(n) && n >= 0))
+        this.cursor = { ino, offset, ...(typeof head === "string" && /^[0-9a-f]{16}$/.test(head) && { head }) };
       if (typeof saved.paused === "boolean") this.paused = saved.paused;
       for (const mark of (Array.isArray(saved.marks) ? saved.marks : []).map(markOf))
         if (mark) {
@@ -695,6 +710,7 @@ export class SessionBridge {
         );
     }
     this.cursor = { ino: 0, offset: 0 }; // the copy's inbox is read from its start (its answered lines skipped)
+    this.seen = null;
   }
 
   readOutcomes() {
@@ -968,6 +984,7 @@ export class SessionBridge {
     this.cursor = { ino: 0, offset: 0 };
     this.line = 0;
     this.partial = null;
+    this.seen = null;
     this.saveState();
   }
 
@@ -978,19 +995,47 @@ export class SessionBridge {
     const { fd, st } = opened;
     let data;
     try {
-      if (st.ino !== this.cursor.ino || st.size < this.cursor.offset) {
-        this.cursor = { ino: st.ino, offset: 0 }; // a new or truncated inbox: read it from its start
+      if (st.ino !== this.cursor.ino || st.size < this.cursor.offset || !this.stillRead(fd)) {
+        // a new or truncated inbox, or one written again in place (on the same inode): read it from its start
+        this.cursor = { ino: st.ino, offset: 0 };
         this.line = 0;
         this.partial = null;
+        this.seen = null;
       }
       const start = this.cursor.offset + (this.partial ? this.partial.length : 0);
       if (st.size <= start) return;
       data = Buffer.alloc(st.size - start);
       fs.readSync(fd, data, 0, data.length, start);
+      this.remember(fd, start, data);
     } finally {
       fs.closeSync(fd);
     }
     this.split(data);
+  }
+
+  // Whether the inbox open as `fd` still holds what was read of it: the first and last CHECK_BYTES this instance
+  // read (an append changes neither), or, for a cursor taken back from bridge.state.json, the first bytes its
+  // digest names (one an older plugin saved names none).
+  stillRead(fd) {
+    const end = this.cursor.offset + (this.partial ? this.partial.length : 0);
+    if (end === 0) return true;
+    if (this.seen) {
+      const { head, tail } = this.seen;
+      return readAt(fd, 0, head.length).equals(head) && readAt(fd, end - tail.length, tail.length).equals(tail);
+    }
+    const { head, offset } = this.cursor;
+    return head === undefined || headDigest(readAt(fd, 0, Math.min(offset, CHECK_BYTES))) === head;
+  }
+
+  // Keep the first and last CHECK_BYTES read of the inbox, `data` being its bytes from `start`.
+  remember(fd, start, data) {
+    if (!this.seen) {
+      const kept = Math.min(start, CHECK_BYTES);
+      this.seen = { head: readAt(fd, 0, kept), tail: readAt(fd, start - kept, kept) };
+    }
+    const { head, tail } = this.seen;
+    if (head.length < CHECK_BYTES) this.seen.head = Buffer.concat([head, data.subarray(0, CHECK_BYTES - head.length)]);
+    this.seen.tail = Buffer.concat([tail, data.subarray(-CHECK_BYTES)]).subarray(-CHECK_BYTES);
   }
 
   split(data) {
@@ -1027,6 +1072,7 @@ export class SessionBridge {
       if (trimBytes(raw).length === 0) continue;
       entries.push({ ...decodeLine(lineNo, trimBytes(raw)), offset });
     }
+    if (this.cursor.offset) this.cursor.head = headDigest(this.seen.head.subarray(0, this.cursor.offset));
     for (const entry of entries) this.take(entry);
     if (entries.length) this.saveState();
   }
@@ -1045,7 +1091,7 @@ export class SessionBridge {
     if (!opened) return;
     let text;
     try {
-      if (opened.st.ino !== this.cursor.ino) return; // another inbox: poll reads it from its start
+      if (opened.st.ino !== this.cursor.ino || !this.stillRead(opened.fd)) return; // another inbox: poll reads it from its start
       text = fs.readFileSync(opened.fd);
     } finally {
       fs.closeSync(opened.fd);

@@ -100,6 +100,32 @@ try {
   said.cursor = { threw: String(err) };
 }
 
+// an inbox written again in place (truncated and written: the same inode), between two polls and while no bridge ran
+const rewritten = `${base}/rewritten`;
+fs.mkdirSync(rewritten);
+const inboxFile = `${rewritten}/control.jsonl`;
+const line = (id) => JSON.stringify({ id, op: "pause", args: {}, at: 1700000000000 }) + "\\n";
+fs.writeFileSync(inboxFile, line("first-01"), { mode: 0o600 });
+const rewriteInode = fs.statSync(inboxFile).ino;
+const admitted = [];
+const watched = (bridge) => {
+  bridge.admit = (request, recovered) => admitted.push(request.id + (recovered ? " (read before)" : ""));
+  bridge.outcome = (request, outcome) => admitted.push(`${request.id} ${outcome}`);
+  return bridge;
+};
+const b7 = watched(new SessionBridge(plugin, agent("s7"), rewritten));
+b7.attach(Date.now());
+b7.poll();
+fs.writeFileSync(inboxFile, line("again-01"));
+b7.poll();
+fs.writeFileSync(inboxFile, line("later-01") + line("later-02"));
+const b8 = watched(new SessionBridge(plugin, agent("s7"), rewritten));
+b8.attach(Date.now());
+b8.poll();
+fs.appendFileSync(inboxFile, line("later-03"));
+b8.poll();
+said.rewritten = { admitted, sameInode: fs.statSync(inboxFile).ino === rewriteInode };
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -160,3 +186,12 @@ def test_an_atomic_write_whose_rename_fails_leaves_no_temporary_file(said: dict[
     state = quoted_path(said["base"] / "blocked" / "bridge.state.json")
     assert said["blocked"]["problem"].startswith(f"cannot write {state}: rename ")
     assert said["blocked"]["left"] == ["bridge.json", "bridge.state.json"]  # bridge.json: saying the problem
+
+
+def test_an_inbox_written_again_in_place_is_read_from_its_start(said: dict[str, Any]) -> None:
+    """The bridge knew its inbox by inode and offset alone: one truncated and written again between two polls, or
+    while no bridge ran (the cursor in bridge.state.json), as long as what was read or longer, was read on from the
+    old offset, and the new file's first requests never ran. It checks the first and last bytes it read, and the
+    saved cursor the digest of the first ones."""
+    assert said["rewritten"] == {"admitted": ["first-01", "again-01", "later-01", "later-02", "later-03"],
+                                 "sameInode": True}  # fmt: skip
