@@ -13,13 +13,20 @@ once the host is closing, is only noted, so that nothing cuts the close short.
 A signal is taken where Python code runs, and one extension module of the run runs some as it starts: google-re2's
 pybind11 start-up calls the process's audit hooks, and a ``Terminated`` raised there cannot unwind through its C++,
 which aborts the process (exit -6, no close, no word). It is loaded first (``NATIVE_START``), while the console
-script still holds the signals, so that one coming meanwhile is acted on once the handler is in place."""
+script still holds the signals, so that one coming meanwhile is acted on once the handler is in place.
+
+Where Python runs code of its own accord (a finalizer, a collected generator's ``finally``, a garbage collector's
+callback), the exception raised there is only reported ('Exception ignored in …'), and the run went on, deaf to
+the next signal too. ``sys.unraisablehook`` catches that one: the run is not ending after all, and the signal is
+sent again a moment later (``AGAIN_SECONDS``), to land in the run's own code."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -28,6 +35,7 @@ from core.shared import held_signals
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
 EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+AGAIN_SECONDS = 0.01  # before a signal whose exception Python could only report is sent again
 NATIVE_START = ("re2",)  # the run's extension modules whose native start-up runs Python code (see above)
 
 
@@ -53,13 +61,29 @@ class Stops:
         self.held = False
         self.noted: list[int] = []
         self._installed = False
+        self._raised: tuple[int, KeyboardInterrupt] | None = None  # the last signal raised, and its exception
+        self._again: threading.Timer | None = None
 
     def __call__(self, signum: int, _frame: object) -> None:
         if self.ending or self.held:
             self.noted.append(signum)
             return
         self.ending = True
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self._raised = (signum, exc)
+        raise exc
+
+    def _unraisable(self, unraisable: object, reported: Callable[[object], object]) -> None:
+        """What ``sys.unraisablehook`` gets while installed: the exception a signal raised where Python could only
+        report it is taken back and the signal sent again; any other goes on to ``reported``."""
+        if self._raised is None or getattr(unraisable, "exc_value", None) is not self._raised[1]:
+            reported(unraisable)
+            return
+        signum, self._raised = self._raised[0], None
+        self.ending = False
+        self._again = threading.Timer(AGAIN_SECONDS, os.kill, (os.getpid(), signum))
+        self._again.daemon = True
+        self._again.start()
 
     @contextlib.contextmanager
     def taken(self) -> Iterator[None]:
@@ -70,6 +94,8 @@ class Stops:
             yield
             return
         previous = {sig: signal.signal(sig, self) for sig in SIGNALS}
+        reported = sys.unraisablehook
+        sys.unraisablehook = lambda unraisable: self._unraisable(unraisable, reported)
         self._installed = True
         try:
             if (early := held_signals.taken()) is not None:  # held since the console script's first step
@@ -77,6 +103,9 @@ class Stops:
             yield
         finally:
             self._installed = False
+            sys.unraisablehook = reported
+            if self._again is not None:
+                self._again.cancel()  # one not sent yet could only end the process as it finishes
             for sig, handler in previous.items():
                 if handler is not None:  # None: a handler set from C, which Python cannot set back
                     signal.signal(sig, held_signals.usual(handler, sig))

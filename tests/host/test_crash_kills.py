@@ -650,3 +650,49 @@ def test_a_sigterm_inside_an_extension_module_s_native_start_ends_the_run_with_1
     assert fired.read_text() == "re2._re2"  # the one module of the run whose start-up runs Python code
     assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
     assert not root.exists()
+
+
+# A sitecustomize: as the run starts the bash tool's `sleep 30`, a garbage collection whose callback sends
+# the process a SIGTERM: the run's handler raises inside the callback, Python code the interpreter runs on its own (as
+# it runs a finalizer, a collected generator's finally), where an exception can only be reported, never propagated.
+_IN_A_FINALIZER = """
+import gc, os, signal, sys
+
+_armed = [False]
+
+def _collecting(phase, _info):
+    if phase == "start" and _armed[0]:
+        _armed[0] = False
+        os.kill(os.getpid(), signal.SIGTERM)
+
+def _hook(event, args):
+    if event == "subprocess.Popen" and "sleep 30" in args[1] and os.environ.pop("TD_TEST_GC_SIGTERM", None):
+        _armed[0] = True
+        gc.collect()
+
+gc.callbacks.append(_collecting)
+sys.addaudithook(_hook)
+"""
+
+
+def test_a_sigterm_taken_in_a_finalizer_still_ends_the_run(tmp_path: Path, processes: Processes) -> None:
+    """The handler marked the run ending, then raised Terminated inside a garbage collector's callback, where Python
+    reports an exception ('Exception ignored in …') and goes on: the signal was lost, and a second SIGTERM was only
+    noted, so the run (a --linger host: for ever) went on to its end, exit 0. It now ends the run as any other."""
+    script = tmp_path / "script.json"
+    sleeper = {"name": "bash", "arguments": {"command": "sleep 30"}}
+    script.write_text(json.dumps({"responses": [{"toolCalls": [sleeper]}, {"text": "done"}]}))
+    hook, workspace, root = tmp_path / "hook", tmp_path / "ws", tmp_path / "root"
+    hook.mkdir()
+    workspace.mkdir()
+    (hook / "sitecustomize.py").write_text(_IN_A_FINALIZER)
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_GC_SIGTERM": "1"}
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+    proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace", str(workspace),
+                            "--session-id", "s1"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, (proc.returncode, err)
+    assert "Traceback" not in err and "Exception ignored" not in err and "`tapedeck run " in err.splitlines()[-1], err
+    log = log_path(root, str(workspace), "s1", False)
+    assert _state(log)[0] == "exited"
+    assert main(["run", "--resume", str(log), *common]) == 0 and _turn_ends(log) == ["completed"]
