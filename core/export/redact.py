@@ -729,10 +729,28 @@ def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     lo, hi = max(0, at - COMMAND_REACH), min(len(data), at + COMMAND_REACH)
     stop = min((i for end in (b"\n", b"\\n") if (i := data.find(end, at, hi)) >= 0), default=hi)
     real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
-    if escaped > real or data.count(b'"', real + 1, at) % 2:
+    quotes = data.count(b'"', real + 1, at) if real >= 0 else _quotes_before(data, at)  # a line begun further back
+    if escaped > real or quotes % 2:
         quote = _BARE_QUOTE.search(data, at, stop)
         stop = stop if quote is None else quote.start()
     return data.find(_CLOSING[bracket], at, stop) >= 0
+
+
+# ``_quotes_before``'s last answer: the text, where it counted to and how many ``"`` it found before there
+_last_quotes: tuple[bytes, int, int] = (b"", 0, 0)
+
+
+def _quotes_before(data: bytes, at: int) -> int:
+    """How many ``"`` ``data`` holds before ``at``, counted on from the last answer's place when it is in the same text
+    and not past ``at`` (the values of a text are judged in order): a line of many values is counted once, not from
+    its start for each of them."""
+    global _last_quotes
+    text, counted, found = _last_quotes
+    if text is not data or counted > at:
+        counted, found = 0, 0
+    found += data.count(b'"', counted, at)
+    _last_quotes = (data, at, found)
+    return found
 
 
 _DIGIT = re.compile(rb"[0-9]")
