@@ -25,7 +25,7 @@ import re
 import time
 from dataclasses import asdict, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -40,7 +40,6 @@ from core.bridge.files import (
     standby_pid,
     this_machine,
 )
-from core.control.inbox import InboxPosition
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
@@ -49,6 +48,9 @@ from core.shared.records import record
 from core.shared.regular import open_regular, read_regular
 from core.shared.text import counted, first_few, quoted, quoted_path
 from core.shared.values import int_or_none
+
+if TYPE_CHECKING:  # the inbox's module (and hashlib) is not loaded by a command that only reads a host state
+    from core.control.inbox import InboxPosition
 
 STATE_FILE = "host.json"
 MAX_HOST_BYTES = 4096  # the most of host.json read, here and over SSH (a host writes a record of some 100 bytes)
