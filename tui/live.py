@@ -217,11 +217,15 @@ class LiveSession:
         # the state the newest ``tapedeck/state`` event the follower read names (None: none read since the load, or
         # since the host was last seen not live): the log has it before host.json, and before any outcome after it
         self.logged_state: str | None = None
-        self.remote = remote or RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
+        # ``[user@]host:PATH``: the log is read over SSH. Unless given, ``_locate`` tells, in a worker: telling a
+        # remote path from a local one looks at the disk, and the fleet view makes a LiveSession on the UI thread
+        self.remote = remote
+        self._located = remote is not None
         self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
         # the DSH bridge's outcomes in the session directory, read by ``check_host``: a local log's reader is made
         # there, in a worker, as telling a session directory from a log looks at the disk
-        self.bridge_outcomes: OutcomeReader | None = self.remote.outcomes() if self.remote is not None else None
+        self.bridge_outcomes: OutcomeReader | None = remote.outcomes() if remote is not None else None
+        self._exit_seen: tuple[int, int] | None = None  # (generation, epoch) when ``poll_host`` found the host exited
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
@@ -260,17 +264,32 @@ class LiveSession:
             return host
         return HostState(logged, host.pid, host.since, host.kind, host.bridge)
 
+    def _locate(self) -> None:
+        """Find out, once, whether the path names a log on another machine (a worker's job: it looks at the disk)."""
+        if self._located:
+            return
+        with self.lock:
+            if not self._located:
+                self.remote = RemoteLog.of(self.path)
+                if self.remote is not None:
+                    self.bridge_outcomes = self.remote.outcomes()
+                self._located = True
+
     def check_host(self) -> HostState:
         """Read the host state again, and a DSH bridge's new outcomes (a lock probe and small files: call it
         from a worker)."""
+        self._locate()
         if self.remote is not None:
             self.host = self.remote.host_state(self.facts.host is not None, self.host)
         else:
             # a loaded log's facts say whether a tapedeck host ever ran it: its head is not read at every check
             hosted = (self.facts.host is not None) if self.ready else None
-            state = read_host_state(self.path, hosted) if self.path.is_file() else HostState("none")
-            # how a host that runs no more ended, read here for ``how_host_ended`` (the UI thread asks it)
-            self.host_record = None if state.live else host_record(self.path)
+            if self.path.is_file():
+                record = host_record(self.path)  # read once: the state, and how a host that runs no more ended
+                state = read_host_state(self.path, hosted, record)
+            else:
+                record, state = (None, None), HostState("none")
+            self.host_record = record  # before the state: ``how_host_ended`` (the UI thread asks it) reads nothing
             self.host = state
         if not self.host.live:  # a host resumed later logs its own states
             self.logged_state = None
@@ -279,6 +298,16 @@ class LiveSession:
         if self.host.kind == KIND_DSH and self.host.state != "none":
             with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
                 self.bridge_outcomes.read()
+        return self.host
+
+    def poll_host(self) -> HostState:
+        """``check_host`` for the app's poll, but a tapedeck host found exited is not read again while the followed
+        log stands still: a host resumed on the log writes to it (a log not followed is read at every poll)."""
+        moved = (self.generation, self.epoch)
+        if self._exit_seen == moved and self.follow and self.host.kind != KIND_DSH:
+            return self.host
+        self.check_host()
+        self._exit_seen = moved if self.host.state == "exited" else None
         return self.host
 
     @property
@@ -306,7 +335,7 @@ class LiveSession:
         host.json is not read here: its exit time); a local one's ``host.json`` as ``check_host`` read it."""
         if self.remote is not None:
             return f"it exited {exited_at(state.since)}"
-        return how_it_ended(self.path, state, self.host_record)
+        return how_it_ended(self.path, state, self.host_record or (None, None))  # never read here: the UI asks
 
     def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """Append a control request to the inbox (call it from a worker); returns the request as written."""
@@ -411,6 +440,7 @@ class LiveSession:
     def run(self) -> None:
         """Load, then follow until ``stop``; every failure ends up in ``error`` and a message, never a raise."""
         try:
+            self._locate()
             self.key = log_key(self.path)  # before the log is waited for: the marks it has are shown meanwhile
             self.check_host()  # known before the first paint: the header never guesses the host's state
             tailer = self._load()

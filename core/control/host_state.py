@@ -276,11 +276,14 @@ def _zstd_head(f: BinaryIO) -> bytes:
         return b""
 
 
-def read_host_state(log: str | os.PathLike[str], hosted: bool | None = None) -> HostState:
+def read_host_state(
+    log: str | os.PathLike[str], hosted: bool | None = None, record: HostRecord | None = None
+) -> HostState:
     """The host state of the session log at ``log`` (cheap: one lock probe and one small file; ``hosted``: whether
-    the log holds a ``tapedeck/host`` event, when the caller read it whole, else its start is looked at)."""
+    the log holds a ``tapedeck/host`` event, when the caller read it whole, else its start is looked at;
+    ``record``: ``host_record`` of the log, when the caller read it just now, else it is read here)."""
     path = Path(log)
-    recorded = _recorded(path)
+    recorded = (record if record is not None else host_record(path))[0]
     pid = int_or_none((recorded or {}).get("pid"))
     since = int_or_none((recorded or {}).get("since"))
     if is_owned(path):

@@ -643,3 +643,81 @@ def test_a_session_is_built_without_touching_the_disk(tmp_path: Path, monkeypatc
         live = LiveSession(path, follow=False)
     live.run()
     assert live.ready and live.outcome_for("none") is None
+
+
+def test_a_live_session_is_made_without_looking_at_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet view opens a session on the UI thread: making its LiveSession told a remote path from a local one
+    there (``RemoteLog.of`` looks for a local file of that name), a system call on the thread that does no I/O."""
+    asked: list[bool] = []
+    real = live_module.RemoteLog.of
+
+    def of(path: object) -> object:
+        asked.append(threading.current_thread() is threading.main_thread())
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(live_module.RemoteLog, "of", of)
+    path = policy_log(host=False).write(tmp_path / "session.jsonl")
+    live = LiveSession(path, follow=False)
+    assert asked == []
+    worker = threading.Thread(target=live.run)
+    worker.start()
+    worker.join()
+    assert live.ready and live.remote is None and asked == [False]
+
+
+def _host_json_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each read of a host.json from here on: whether the main thread (the UI's, in the app) made it."""
+    import core.control.host_state as host_state
+
+    reads: list[bool] = []
+    real = host_state.read_regular
+
+    def read(path: Path, *args: object, **kwargs: object) -> bytes:
+        if Path(path).name == host_state.STATE_FILE:
+            reads.append(threading.current_thread() is threading.main_thread())
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(host_state, "read_regular", read)
+    return reads
+
+
+def test_the_host_poll_reads_host_json_once_and_not_again_after_the_host_exited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check of the host read host.json twice once the host ran no more, and the app's poll went on reading it
+    twice a second after the host had exited for good; ``how_host_ended`` read it (on the UI thread) when asked
+    with a state the last check had not read it for. A host resumed on the log is still noticed: it writes to it."""
+    from core.control.host_state import HostState, write_state
+    from tests.tui.logs import hold_host, release_hosts
+
+    path = policy_log().write(tmp_path / "session.jsonl")  # its host holds the log
+    write_state(path, "running", os.getpid(), 1)
+    live = LiveSession(path, follow=True, interval=0.01)
+    follower = threading.Thread(target=live.run)
+    follower.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not live.ready and time.monotonic() < deadline:
+            time.sleep(0.01)
+        reads = _host_json_reads(monkeypatch)
+        assert live.check_host().state == "running" and len(reads) == 1
+        live.how_host_ended(HostState("exited", since=1))  # asked before a check saw the exit: nothing is read
+        assert len(reads) == 1
+        release_hosts()
+        write_state(path, "exited", os.getpid(), 2)
+        assert live.poll_host().state == "exited" and len(reads) == 2
+        for _ in range(5):  # the log stands still: nobody runs it
+            assert live.poll_host().state == "exited"
+        assert len(reads) == 2
+        hold_host(path)  # resumed: the new host writes its state and logs it
+        write_state(path, "running", os.getpid(), 3)
+        seen = live.session.next_seq
+        with path.open("ab") as f:
+            f.write(orjson.dumps({"type": "tapedeck/state", "seq": seen, "time": 3, "data": {"state": "running"}}) + b"\n")
+        while live.session.next_seq == seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert live.poll_host().state == "running" and len(reads) == 3
+    finally:
+        live.stop()
+        follower.join()
+        release_hosts()

@@ -208,17 +208,17 @@ class ControlActions:
     @work(thread=True, group="control-watch", exclusive=True, exit_on_error=False)
     def _watch_host(self, live: Any) -> None:
         try:
-            live.check_host()
-            items = requests_for(live).poll(live.outcome_for, live.host_gone, live.withdraw)
+            host = live.poll_host()  # what follows goes by this reading: host.json is not read again
+            items = requests_for(live).poll(live.outcome_for, lambda: live.host_gone(host), live.withdraw)
             fresh = [
                 i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
             ]
             self._announced.update(i.number for i in fresh)
-            refused = None if self.control_dialog is None else live.read_only_reason or live.host_gone()
+            refused = None if self.control_dialog is None else live.read_only_reason or live.host_gone(host)
             moved = items != self._outcomes_seen  # an outcome on its way (acknowledged, pending) shows too
             self._outcomes_seen = items
-            changed = live.host != self._host_seen  # since the last poll that got through (not one that failed)
-            self._host_seen = live.host
+            changed = host != self._host_seen  # since the last poll that got through (not one that failed)
+            self._host_seen = host
             self.call_from_thread(self._host_changed, changed, fresh, refused, items if moved else None)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - a bug here is told, and the next poll tries again
             self.call_from_thread(self._watch_failed, f"{type(exc).__name__}: {exc}")  # type: ignore[attr-defined]
