@@ -80,7 +80,6 @@ class AlertFeed:
         self.focus: Path | None = None  # the log the main screen shows (as opened): its run rate and projection are kept
         self._focus_log: tuple[Path, Path] | None = None  # the focus and its log, found in the worker (``_focused``)
         self.projections: dict[Path, Projection] = {}
-        self._keys: dict[str, str] = {}  # an alert's log path -> its ``log_key``: each resolved once, here
 
     def spend_label(self, path: Path) -> str:
         """``$1.20/h · turn → $0.42`` for the log at ``path`` once the feed has projected it, else empty."""
@@ -116,10 +115,11 @@ class AlertFeed:
         follower = self.follower()
         recall = Recall(follower.watch_for)  # what the logs' histories raised, told once they are loaded
         while True:
-            for alert in self.poll(follower):
-                key = self._keys.get(alert.path)
+            keys: dict[str, str] = {}  # each path of this poll's alerts resolved once, here; again at the next poll,
+            for alert in self.poll(follower):  # which may find it a link to another log now
+                key = keys.get(alert.path)
                 if key is None:
-                    key = self._keys[alert.path] = log_key(alert.path)
+                    key = keys[alert.path] = log_key(alert.path)
                 self.post(AlertRaised(alert, key, recall.replayed(alert)))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))

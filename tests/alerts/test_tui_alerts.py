@@ -535,3 +535,46 @@ async def test_a_new_alert_is_one_row_more_not_the_table_filled_again() -> None:
         seqs = [str(table.get_row_at(i)[COLUMNS.index("seq")]) for i in range(table.row_count)]
         assert seqs[:3] == ["0", "7", "1"] and seqs[-1] == "304"
         assert "seq 120:" in str(screen.query_one("#alerts-selected", Static).render())
+
+
+def test_an_alert_is_filed_under_the_log_its_path_names_when_it_is_raised(tmp_path: Path) -> None:
+    """The feed kept each alert path's resolved ``log_key`` for good: once the path (a link) named another log, its
+    alerts were filed under the old one, so they marked no row of the log the view had open and Enter on them said
+    'another session'; the cache also grew by every path that ever raised an alert."""
+    from tests.tui.pilot import QUIET
+    from tui.alerts import AlertFeed, AlertRaised, log_key
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b"")
+    second.write_bytes(b"")
+    link = tmp_path / "current.jsonl"
+    link.symlink_to(first)
+
+    def alert(seq: int) -> Alert:
+        return Alert("s", str(link), "stalled", seq, "warning", "nothing written", seq)
+
+    class Follower:
+        settled = True
+
+        def __init__(self) -> None:
+            self.polls = 0
+
+        def watch_for(self, _alert: Alert) -> None:
+            return None
+
+        def poll(self, final: bool = False) -> list[Alert]:
+            self.polls += 1
+            if self.polls == 2:  # the link now names another log
+                link.unlink()
+                link.symlink_to(second)
+            return [alert(self.polls)]
+
+    posted: list[object] = []
+    feed = AlertFeed([tmp_path], QUIET, posted.append)
+    follower = Follower()
+    feed.follower = lambda: follower  # type: ignore[method-assign]
+    feed.pause = lambda: follower.polls >= 2  # type: ignore[method-assign]
+    feed.run()
+    assert [(m.alert.seq, m.key) for m in posted if isinstance(m, AlertRaised)] == [
+        (1, log_key(first)), (2, log_key(second))
+    ]
