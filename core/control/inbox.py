@@ -493,6 +493,7 @@ class InboxReader:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.generation = -1  # how many times it started its file over: an offset names a line in one generation
         self._restart(None)
 
     @property
@@ -512,6 +513,7 @@ class InboxReader:
         return (dev, ino) == self._identity and len(self._head) >= head and head_digest(self._head[:head]) == digest
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
+        self.generation += 1
         self._identity = identity
         self._head = b""  # the first CHECK_BYTES bytes read of the file
         self._tail = b""  # the last CHECK_BYTES bytes read of it, up to _offset

@@ -111,7 +111,7 @@ class Operator:
         self.deferred: dict[str, dict[str, Any]] = {}  # the requests waiting for the next boundary, by id, in order
         # the args of each checked op's waiting requests by id, in order (kept as they arrive and are withdrawn)
         self._ahead: dict[str, dict[str, dict[str, Any]]] = {}
-        self._lines: dict[str, tuple[int, int, int]] = {}  # each request id: the inbox (device, inode) and offset of its line
+        self._lines: dict[str, tuple[int, int]] = {}  # each request id: the reader's generation and offset of its line
         self.steers: list[Steer] = pending_steers(host.session)
         self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
         self._stopped = threading.Event()
@@ -344,18 +344,17 @@ class Operator:
 
     def _duplicate(self, entry: control.InboxEntry, request: dict[str, Any]) -> bool:
         """Whether ``entry`` is a new line reusing the id of a request taken already: one this host read on another
-        line of the same inbox, or one answered before it started and sent since. A line read again (the host
-        before this one read it, or the inbox was replaced) is none."""
-        position = self.reader.position
-        assert position is not None  # an entry came from the inbox file
-        where = (*position[:2], entry.offset)
+        line of the inbox as the reader has it since it last started it over, or one answered before it started and
+        sent since. A line read again (the host before this one read it, or the inbox was replaced or written again
+        in place, its lines maybe moved) is none."""
+        where = (self.reader.generation, entry.offset)
         first = self._lines.get(request["id"])
-        if first is None:
+        if first is None or first[0] != where[0]:
             self._lines[request["id"]] = where
         if self._reported_before(entry):
             return False
         if first is not None:
-            return first[:2] == where[:2] and first[2] != where[2]
+            return first[0] == where[0] and first[1] != where[1]
         at = request.get("at")
         return request["id"] in self.answered and isinstance(at, int) and at >= self.started
 

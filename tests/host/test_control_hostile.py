@@ -712,3 +712,40 @@ def test_a_steering_message_that_starts_a_turn_is_quoted_in_the_hosts_progress(t
         host.close()
     [line] = [s for s in said if s.startswith("turn 1: ")]
     assert line == "turn 1: fix it\\u001b]0;pwned\\u0007 now\\u202e", line
+
+
+def test_an_inbox_rewritten_in_place_with_its_lines_moved_is_no_retry(tmp_path: Path) -> None:
+    """Request lines were known by the inbox's device, inode and offset: a copy of the inbox written again in place
+    (the same inode) with its lines at other offsets had each of them warned of as reusing its own id. They are
+    lines read again; a line reusing an id in the file as it is now is still a retry, warned of."""
+
+    host = _scripted_host(tmp_path)
+    said: list[str] = []
+    host.options.progress = said.append
+    try:
+        inbox = host.inbox_path
+        host.operator.set_state("idle")
+        first, second = make_request("checkpoint"), make_request("checkpoint")
+        inbox.write_bytes(inbox_line(first) + inbox_line(second))
+        inbox.chmod(0o600)
+        host.operator.poll()
+        inode = inbox.stat().st_ino
+        newer = make_request("checkpoint")
+        with open(inbox, "r+b") as f:  # the same inode, a new line first: the old ones moved
+            f.truncate(0)
+            f.write(inbox_line(newer) + inbox_line(first) + inbox_line(second))
+        assert inbox.stat().st_ino == inode
+        host.operator.poll()
+        assert not [m for m in said if "reuses request id" in m], said
+        with open(inbox, "ab") as f:
+            f.write(inbox_line(first))
+        host.operator.poll()
+        assert [m for m in said if "reuses request id" in m] == [
+            f"control: an inbox line reuses request id {first['id']}, taken already: ignored as a retry (its "
+            "outcome is the first one's)"
+        ]
+        finals = [e["data"]["requestId"] for e in host.session.events
+                  if e["type"] == "tapedeck/control" and e["data"]["outcome"] == "applied"]  # fmt: skip
+        assert finals == [first["id"], second["id"], newer["id"]]
+    finally:
+        host.close()
