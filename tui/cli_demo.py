@@ -30,7 +30,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
-from core.shared.text import plain_number, quoted_path
+from core.shared.text import first_few, plain_number, quoted_path
 from tui.cli import tui_commands
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
@@ -169,10 +169,9 @@ def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path
             lines.append("the demo's script is removed too (--keep keeps it), so the `tapedeck run --resume` above "
                          "cannot continue it")  # fmt: skip
     if others := unowned_scratches(scratch):
-        named = ", ".join(map(quoted_path, others[:NAMED_SCRATCHES]))
-        more = f" and {len(others) - NAMED_SCRATCHES} more beside them" if len(others) > NAMED_SCRATCHES else ""
+        named = first_few([quoted_path(p) for p in others], NAMED_SCRATCHES)
         lines.append("demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
-                     f"theirs; rm -r them when done): {named}{more}")
+                     f"theirs; rm -r them when done): {named}")
     with contextlib.suppress(OSError):  # the terminal may be gone
         print("\n".join(lines), flush=True)
 

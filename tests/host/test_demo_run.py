@@ -345,7 +345,7 @@ def test_a_demo_names_the_demo_directories_no_demo_removes(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == (
         "demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked theirs; "
-        f"rm -r them when done): {', '.join(str(scratch_root / f'tapedeck-demo-old{n}') for n in range(3))} and 2 "
-        "more beside them"
+        f"rm -r them when done): {', '.join(str(scratch_root / f'tapedeck-demo-old{n}') for n in range(3))}, and 2 "
+        "more"
     )
     assert sorted(p.name for p in scratch_root.iterdir()) == [f"tapedeck-demo-old{n}" for n in range(5)]
