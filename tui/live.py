@@ -277,8 +277,12 @@ class LiveSession:
 
     def check_host(self) -> HostState:
         """Read the host state again, and a DSH bridge's new outcomes (a lock probe and small files: call it
-        from a worker)."""
+        from a worker). A bridge writes its state before the outcome of a request it applied: its outcomes are
+        read first, so none is taken in ahead of the state it brought (a toast never runs ahead of the header)."""
         self._locate()
+        bridged = self.host.kind == KIND_DSH and self.host.state != "none"
+        if bridged:
+            self._read_outcomes()
         if self.remote is not None:
             self.host = self.remote.host_state(self.facts.host is not None, self.host)
         else:
@@ -293,12 +297,16 @@ class LiveSession:
             self.host = state
         if not self.host.live:  # a host resumed later logs its own states
             self.logged_state = None
+        if not bridged and self.host.kind == KIND_DSH and self.host.state != "none":  # a bridge found just now
+            self._read_outcomes()
+        return self.host
+
+    def _read_outcomes(self) -> None:
+        """Take in the DSH bridge's new outcome lines."""
         if self.bridge_outcomes is None:
             self.bridge_outcomes = OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
-        if self.host.kind == KIND_DSH and self.host.state != "none":
-            with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
-                self.bridge_outcomes.read()
-        return self.host
+        with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
+            self.bridge_outcomes.read()
 
     def poll_host(self) -> HostState:
         """``check_host`` for the app's poll, but a tapedeck host found exited is not read again while the followed

@@ -243,3 +243,36 @@ async def test_config_screen_offers_the_dsh_settings_and_sends_one(bridged) -> N
         await pilot.press("enter")
         await until(pilot, lambda: "Not sent: the DSH bridge exited" in _message(app))
         assert isinstance(app.screen, ConfigScreen) and len([r for r in _inbox(log) if "op" in r]) == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a plain test: the module's anyio mark wants a backend
+def test_a_bridge_outcome_is_never_read_ahead_of_the_state_it_wrote_before_it(
+    bridged, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    """A host check read bridge.json's state, then the bridge's outcomes: a pause the bridge applied between the
+    two reads (it writes 'paused' to bridge.json, then the outcome) was toasted 'applied' while the header said
+    'DSH running', and P, going by that state, sent a second pause. The outcomes are now read first."""
+    import tui.live
+    from tui.live import LiveSession
+
+    log = bridged("running")
+    live = LiveSession(log, follow=False)
+    live.run()
+    assert live.check_host().state == "running"
+    real = tui.live.read_host_state
+    applied: list[bool] = []
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        state = real(*args, **kwargs)
+        if not applied:  # the bridge applies the pause right after this read
+            write_bridge(log.parent, live.host.pid, "paused")
+            append_outcome(log.parent, {"requestId": "r-1", "op": "pause", "outcome": "applied"})
+            applied.append(True)
+        return state
+
+    monkeypatch.setattr(tui.live, "read_host_state", read)
+    for _ in range(2):
+        state = live.check_host().state
+        outcome = live.outcome_for("r-1")
+        assert state == "paused" if outcome is not None and outcome.get("outcome") == "applied" else state == "running"
+    assert state == "paused"
