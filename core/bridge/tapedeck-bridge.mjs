@@ -564,6 +564,11 @@ export class SessionBridge {
     return path.join(this.dir, name);
   }
 
+  // The plugin's `trouble` for what is wrong with `what` in this session (undefined: it is right again).
+  trouble(what, text) {
+    this.plugin.trouble(`${this.agent.id}\n${what}`, text);
+  }
+
   // the ids of this session's requests whose run an instance of the plugin began in this process
   get begun() {
     const all = (globalThis[BEGUN] ??= new Map());
@@ -597,7 +602,8 @@ export class SessionBridge {
     const other = previous && servedByOther(previous, this.dir, this.plugin);
     if (other) {
       if (this.standby) return false;
-      this.plugin.warn(
+      this.trouble(
+        "standby",
         `session ${this.agent.id}: the tapedeck bridge of DSH process ${other} already answers its control inbox; ` +
           "this process answers it once that one exits",
       );
@@ -607,8 +613,9 @@ export class SessionBridge {
       try {
         writeAtomic(this.file(STANDBY), JSON.stringify(body) + "\n");
         this.standby = true;
+        this.trouble(STANDBY, undefined);
       } catch (err) {
-        this.plugin.warn(fsProblem("write", this.file(STANDBY), err));
+        this.trouble(STANDBY, fsProblem("write", this.file(STANDBY), err));
       }
       return false;
     }
@@ -816,6 +823,7 @@ export class SessionBridge {
 
   // The standby file this process wrote goes once it serves the session or exits (another's stays).
   leaveStandby() {
+    this.trouble("standby", undefined);
     if (!this.standby) return;
     this.standby = false;
     if (readJson(this.file(STANDBY))?.pid !== process.pid) return;
@@ -854,8 +862,9 @@ export class SessionBridge {
       writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n");
       this.written = state;
       this.beat = now;
+      this.trouble(BRIDGE, undefined);
     } catch (err) {
-      this.plugin.warn(fsProblem("write", this.file(BRIDGE), err));
+      this.trouble(BRIDGE, fsProblem("write", this.file(BRIDGE), err));
     }
   }
 
@@ -1244,8 +1253,9 @@ export class SessionBridge {
   async flush() {
     try {
       await this.plugin.ctx.sessions.flush(this.agent.session);
+      this.trouble("flush", undefined);
     } catch (err) {
-      this.plugin.warn(`cannot flush session ${quoted(this.agent.id)}: ${fsFailure(err)}`);
+      this.trouble("flush", `cannot flush session ${quoted(this.agent.id)}: ${fsFailure(err)}`);
     }
   }
 
@@ -1723,7 +1733,7 @@ class Bridge {
   constructor(ctx) {
     this.ctx = ctx;
     this.sessions = new Map();
-    this.warned = new Set(); // each distinct warning is logged once, not at every poll
+    this.troubles = new Map(); // what is wrong now (a file, a session's poll): the warning logged for it
     this.abort = new AbortController();
     this.disposed = false;
     this.procStart = procStart(process.pid);
@@ -1733,9 +1743,17 @@ class Bridge {
     this.dsh = dshVersion();
   }
 
+  // Logs `text`, what is wrong with `what`, once while it stays so (not at every poll); `text` undefined: it is
+  // right again, and the next time it goes wrong is logged again (as tapedeck's host says its warnings).
+  trouble(what, text) {
+    if (text === undefined) this.troubles.delete(what);
+    else if (this.troubles.get(what) !== text) {
+      this.troubles.set(what, text);
+      this.warn(text);
+    }
+  }
+
   warn(text) {
-    if (this.warned.has(text)) return;
-    this.warned.add(text);
     try {
       this.ctx.logger?.warn?.(`tapedeck-bridge: ${text}`);
     } catch {
@@ -1754,8 +1772,9 @@ class Bridge {
     let dir;
     try {
       dir = this.sessionDir(agent);
+      this.trouble(`locate ${agent.id}`, undefined);
     } catch (err) {
-      this.warn(`cannot locate the session directory of ${quoted(agent.id)}: ${fsFailure(err)}`);
+      this.trouble(`locate ${agent.id}`, `cannot locate the session directory of ${quoted(agent.id)}: ${fsFailure(err)}`);
     }
     if (!dir) return;
     const session = new SessionBridge(this, agent, dir);
@@ -1773,7 +1792,7 @@ class Bridge {
     try {
       return session.attached || session.attach(Date.now());
     } catch (err) {
-      this.warn(`session ${session.agent.id}: ${err?.stack ?? err}`);
+      session.trouble("poll", `session ${session.agent.id}: ${err?.stack ?? err}`);
       return false;
     }
   }
@@ -1808,8 +1827,9 @@ class Bridge {
         bridge.poll();
         bridge.settleIdle();
         bridge.writeBridge(now);
+        bridge.trouble("poll", undefined);
       } catch (err) {
-        this.warn(`session ${bridge.agent.id}: ${err?.stack ?? err}`);
+        bridge.trouble("poll", `session ${bridge.agent.id}: ${err?.stack ?? err}`);
       }
     }
   }

@@ -14,11 +14,11 @@ from core.shared.text import quoted_path
 from tests.dsh.harness import PLUGIN, DshInstall
 
 SCRIPT = """
-import { SessionBridge } from %s;
+import { SessionBridge, apply } from %s;
 import fs from "node:fs";
 const [base] = %s;
 const said = {};
-const plugin = { warn: (text) => (said.warned ??= []).push(text) };
+const plugin = { warn: (text) => (said.warned ??= []).push(text), trouble: (what, text) => text && plugin.warn(text) };
 const agent = (id) => ({ id, status: "idle", session: { events: [] } });
 
 // a symlinked inbox in a directory whose name holds two spaces in a row
@@ -134,6 +134,25 @@ const b4 = new SessionBridge(plugin, agent("s4"), blocked);
 b4.attached = true;
 b4.saveState();
 said.blocked = { problem: b4.problem, left: fs.readdirSync(blocked).sort() };
+
+// a real plugin instance (DSH's context stood in for) whose bridge.json write fails, works, then fails again
+const warnings = [];
+const ctx = { effect() {}, on() {}, get() {}, agents: { list: () => [] }, commands: { register() {} },
+              logger: { warn: (text) => warnings.push(text) } };
+apply(ctx);
+const flaky = `${base}/flaky`;
+const breakIt = () => fs.mkdirSync(`${flaky}/bridge.json/held`, { recursive: true }); // a directory: the rename fails
+breakIt();
+const b9 = new SessionBridge(globalThis[Symbol.for("tapedeck-bridge.instances")].at(-1), agent("s9"), flaky);
+b9.attached = true;
+b9.writeBridge(1, true);
+b9.writeBridge(2, true); // the same failure at the next write: not logged again
+fs.rmSync(`${flaky}/bridge.json`, { recursive: true });
+b9.writeBridge(3, true); // put right
+fs.rmSync(`${flaky}/bridge.json`);
+breakIt();
+b9.writeBridge(4, true); // it comes back
+said.recurring = { warnings, written: b9.written };
 process.stdout.write(JSON.stringify(said));
 """
 
@@ -195,3 +214,12 @@ def test_an_inbox_written_again_in_place_is_read_from_its_start(said: dict[str, 
     saved cursor the digest of the first ones."""
     assert said["rewritten"] == {"admitted": ["first-01", "again-01", "later-01", "later-02", "later-03"],
                                  "sameInode": True}  # fmt: skip
+
+
+def test_a_plugin_warning_is_logged_again_when_its_trouble_comes_back(said: dict[str, Any]) -> None:
+    """The plugin kept every warning it had logged for the process's life: bridge.json unwritable a second time, after
+    it was written again, went unsaid. A trouble that lasts is logged once while it lasts, as the host does."""
+    bridge = quoted_path(said["base"] / "flaky" / "bridge.json")
+    warnings = said["recurring"]["warnings"]
+    assert len(warnings) == 2 and warnings[0] == warnings[1], warnings
+    assert warnings[0].startswith(f"tapedeck-bridge: cannot write {bridge}: rename "), warnings
