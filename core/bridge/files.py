@@ -408,11 +408,21 @@ def bridge_live(info: BridgeInfo, runs: bool, view: PidView, now_ms: int | None 
     return info.state != "exited" and (runs or (not same_machine(info, view) and heartbeat_fresh(info, now_ms)))
 
 
-def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | None:
+def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> tuple[int | None, str | None]:
     """The pid of another DSH process that runs the session in ``session_dir`` too, whose bridge waits as standby
-    while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here)."""
-    named = parse_standby(_read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES), info)
-    return standby_runs(named, proc_start_time(named[0]) if named is not None else None, pid_view())
+    while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here), or None;
+    and why that is not known (None: it is): something other than a file at that name, which a standby bridge
+    cannot replace with its own, or a file this user may not read."""
+    path = Path(session_dir) / STANDBY_FILE
+    try:
+        raw = read_regular(path, MAX_BRIDGE_BYTES, follow=False)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP):  # none, or a symbolic link, which a bridge's rename replaces
+            return None, None
+        why = "is not a regular file" if exc.errno == errno.EINVAL else f"cannot be read ({exc.strerror or exc})"
+        return None, f"{quoted_path(path)} {why}"
+    named = parse_standby(raw, info)
+    return standby_runs(named, proc_start_time(named[0]) if named is not None else None, pid_view()), None
 
 
 def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, PidView] | None:

@@ -310,15 +310,17 @@ def bridge_state(log: Path) -> HostState:
         # Its DSH runs here, yet the file it rewrites every second is old: it cannot write it, and says why only to
         # DSH's logger, which keeps it in memory. (Here only: another machine's clock may run apart from ours.)
         state = HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "silent": True})
-    return with_standby(state, standby_pid(log.parent, info) if state.live else None)
+    return with_standby(state, *(standby_pid(log.parent, info) if state.live else (None, None)))
 
 
-def with_standby(state: HostState, standby: int | None) -> HostState:
+def with_standby(state: HostState, standby: int | None, unknown: str | None = None) -> HostState:
     """``state``, a DSH session's, naming in ``bridge.standby`` the pid of a second DSH process that runs the session
-    too, its bridge waiting (``standby``, None: there is none) while this one's is live."""
-    if standby is None or not state.live:
+    too, its bridge waiting (``standby``, None: there is none) while this one's is live; or in
+    ``bridge.standbyUnknown`` why whether one does is not known (``unknown``)."""
+    if not state.live or (standby is None and unknown is None):
         return state
-    return HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "standby": standby})
+    said = {"standby": standby} if standby is not None else {"standbyUnknown": unknown}
+    return HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), **said})
 
 
 def moved_note(bridge: dict[str, Any] | None) -> str:
@@ -450,6 +452,9 @@ def describe_host(state: dict[str, Any]) -> str:
     if name in LIVE_STATES and bridge.get("standby"):
         problem += (f"; DSH pid {bridge['standby']} runs this session too, its bridge on standby: the state is this "
                     "process's, not what that one runs, and it takes requests once this one exits")  # fmt: skip
+    if name in LIVE_STATES and bridge.get("standbyUnknown"):
+        problem += (f"; {bridge['standbyUnknown']}, so whether a second DSH process runs this session on standby is "
+                    "unknown (a bridge on standby says so in that file)")  # fmt: skip
     if name == "exited" and bridge.get("paused"):
         problem += ("; the operator left it paused: when DSH resumes the session the bridge holds it before its "
                     "first step until it is resumed (tapedeck control … resume)")  # fmt: skip

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from core.bridge.files import BRIDGE_FILE, newer_release, packaged_fingerprint, read_bridge
 from core.cli import main
 from core.control.host_state import describe_host, read_host_state, state_label
+from core.shared.text import quoted_path
 from tests.bridge.conftest import BOOT_ID, dsh_log, kill_unreaped, write_bridge
 
 
@@ -265,6 +266,24 @@ def test_a_standby_file_of_another_boot_names_no_second_dsh(bridged, sleeper) ->
         (log.parent / STANDBY_FILE).write_bytes(json.dumps(body).encode())
         seen[boot] = (read_host_state(log).bridge or {}).get("standby")
     assert seen == {BOOT_ID: other.pid, None: other.pid, "another-boot": None}
+
+
+def test_a_standby_file_that_cannot_be_read_makes_the_standby_unknown(bridged, capsys) -> None:
+    """A second DSH whose bridge cannot write bridge.standby.json (a directory in its place) said so only to DSH's
+    logger, kept in memory: tapedeck showed the session as run by one DSH alone. Its bridge retries at every poll,
+    so what keeps it from writing lasts: tapedeck sees it there, and says whether a second DSH runs it is unknown."""
+    from core.bridge.files import STANDBY_FILE
+
+    log = bridged("idle")
+    (log.parent / STANDBY_FILE / "held").mkdir(parents=True)  # a directory that is not empty: a rename onto it fails
+    state = read_host_state(log).to_dict()
+    assert state["state"] == "idle" and "standby" not in state["bridge"], state
+    said = describe_host(state)
+    assert f"; {quoted_path(log.parent / STANDBY_FILE)} is not a regular file, so whether a second DSH" in said, said
+    assert main(["inspect", str(log)]) == 0
+    assert "whether a second DSH process runs this session on standby is unknown" in capsys.readouterr().out
+    shutil.rmtree(log.parent / STANDBY_FILE)
+    assert "standby" not in describe_host(read_host_state(log).to_dict())
 
 
 def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:
