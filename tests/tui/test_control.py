@@ -317,3 +317,22 @@ async def test_a_failing_host_watch_is_reported_once_and_the_watch_goes_on(
         write_state(path, "paused", os.getpid(), 1)
         await until(pilot, lambda: "host paused" in _header(app))
         assert len([n for n in app._notifications if "a bug in the poll" in str(n.message)]) == 1
+
+
+async def test_a_send_that_fails_on_an_unexpected_error_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The send worker ran with exit_on_error=False and caught only the errors of a write: any other left the
+    request 'sending' for good, without a word."""
+    from tui.screens.policy_screen import NOT_SENT, requests_for
+
+    def send(self: tui.live.LiveSession, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError("a bug in send")
+
+    monkeypatch.setattr(tui.live.LiveSession, "send", send)
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: any("a bug in send" in str(n.message) for n in app._notifications))
+        assert app.live is not None and [i.state for i in requests_for(app.live).items()] == [NOT_SENT]

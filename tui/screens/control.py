@@ -198,6 +198,13 @@ class ControlActions:
             self.call_from_thread(  # type: ignore[attr-defined]
                 self.notify, f"{item.label}: {exc}", title=title, severity=severity, timeout=8
             )
+        except Exception as exc:  # noqa: BLE001 - a bug: told, and the request not left 'sending' for good
+            said = f"an internal error ({type(exc).__name__}: {exc}); look at the inbox before sending it again"
+            requests.failed(item, said)
+            self._announced.add(item.number)
+            self.call_from_thread(  # type: ignore[attr-defined]
+                self.notify, f"{item.label}: {said}", title="Send failed", severity="error", timeout=toast_seconds("error")
+            )
         self.call_from_thread(self._show_outcomes, requests.items())  # type: ignore[attr-defined]
 
     def _poll_host(self) -> None:
