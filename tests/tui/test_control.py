@@ -45,10 +45,15 @@ def _header(app) -> str:  # type: ignore[no-untyped-def]
     return str(app.screen.query_one(SessionHeader).render())
 
 
-async def _pause_requested(pilot: Pilot[None], app: TapedeckApp, path: Path) -> dict[str, Any]:
-    """Once the app shows the host running, press P; the pause request it writes to the inbox."""
+async def _running(pilot: Pilot[None], app: TapedeckApp) -> None:
+    """Wait until the app has settled and its header shows the host running."""
     await settle(pilot)
     await until(pilot, lambda: "host running" in _header(app))
+
+
+async def _pause_requested(pilot: Pilot[None], app: TapedeckApp, path: Path) -> dict[str, Any]:
+    """Once the app shows the host running, press P; the pause request it writes to the inbox."""
+    await _running(pilot, app)
     await pilot.press("P")
     await until(pilot, lambda: len(_inbox(path)) == 1)
     (pause,) = _inbox(path)
@@ -85,8 +90,7 @@ async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Pa
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
+        await _running(pilot, app)
         await pilot.press("m")
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"use the fixture", "enter")
@@ -110,8 +114,7 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
+        await _running(pilot, app)
         await pilot.press("P")
         await until(pilot, lambda: len(_inbox(path)) == 1)
         release_hosts()  # the host dies without answering
@@ -283,8 +286,7 @@ async def test_the_outcome_panel_shows_a_request_before_its_final_outcome(tmp_pa
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
+        await _running(pilot, app)
         screen = await opened(pilot, "c", CheckpointsScreen)
         panel = screen.query_one(OutcomePanel)
         await pilot.press("P")
@@ -331,8 +333,7 @@ async def test_a_send_that_fails_on_an_unexpected_error_says_so(tmp_path: Path, 
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
+        await _running(pilot, app)
         await pilot.press("P")
         await until(pilot, lambda: any("a bug in send" in str(n.message) for n in app._notifications))
         assert app.live is not None and [i.state for i in requests_for(app.live).items()] == [NOT_SENT]
