@@ -547,7 +547,7 @@ export class SessionBridge {
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
     this.done = new Map(); // id -> the outcome data of its td command's command/done in the log
     this.withdrawn = new Set();
-    this.lines = new Map(); // id -> {ino, offset} of the first inbox line this instance read with it
+    this.lines = new Map(); // id -> {cursor, offset} of the first line with it since the inbox was read from its start
     this.settling = new Map(); // id -> the promise that writes its outcome once the log has its command pair
     this.holds = []; // resolvers of pre-steps held by a pause
     this.inStep = false;
@@ -1149,12 +1149,13 @@ export class SessionBridge {
   }
 
   // Whether entry's line is a new one reusing the id of a request taken already: one read on another line of the
-  // same inbox, or one answered or run before this bridge attached and sent since. A line read again (the inbox
-  // replaced or truncated) is none. The rule of tapedeck's host (core/host/operator.py).
+  // inbox since it was last read from its start (a new cursor), or one answered or run before this bridge attached
+  // and sent since. A line read again (the inbox replaced, truncated or written again in place, its lines maybe
+  // moved) is none. The rule of tapedeck's host (core/host/operator.py).
   reused(entry, request) {
     const first = this.lines.get(request.id);
-    if (first !== undefined) return first.ino === this.cursor.ino && first.offset !== entry.offset;
-    this.lines.set(request.id, { ino: this.cursor.ino, offset: entry.offset });
+    if (first?.cursor !== this.cursor) this.lines.set(request.id, { cursor: this.cursor, offset: entry.offset });
+    if (first !== undefined) return first.cursor === this.cursor && first.offset !== entry.offset;
     const taken = this.final.has(request.id) || this.started.has(request.id) || this.pending.has(request.id);
     return taken && request.at !== null && request.at >= this.startedAt;
   }

@@ -126,6 +126,23 @@ fs.appendFileSync(inboxFile, line("later-03"));
 b8.poll();
 said.rewritten = { admitted, sameInode: fs.statSync(inboxFile).ino === rewriteInode };
 
+// an inbox written again in place with its lines moved (a new one first), then one reusing an id
+const moved = `${base}/moved`;
+fs.mkdirSync(moved);
+const movedFile = `${moved}/control.jsonl`;
+fs.writeFileSync(movedFile, line("moved-01") + line("moved-02"), { mode: 0o600 });
+const notes = [];
+const b10 = new SessionBridge(plugin, agent("s10"), moved);
+b10.admit = b10.outcome = () => {}; // nothing runs
+b10.note = (problem) => notes.push(problem);
+b10.attach(Date.now());
+b10.poll();
+fs.writeFileSync(movedFile, line("moved-00") + line("moved-01") + line("moved-02"));
+b10.poll();
+fs.appendFileSync(movedFile, line("moved-02"));
+b10.poll();
+said.moved = notes;
+
 // an atomic write whose rename fails: bridge.state.json is a directory that is not empty
 const blocked = `${base}/blocked`;
 fs.mkdirSync(`${blocked}/bridge.state.json`, { recursive: true });
@@ -223,3 +240,11 @@ def test_a_plugin_warning_is_logged_again_when_its_trouble_comes_back(said: dict
     warnings = said["recurring"]["warnings"]
     assert len(warnings) == 2 and warnings[0] == warnings[1], warnings
     assert warnings[0].startswith(f"tapedeck-bridge: cannot write {bridge}: rename "), warnings
+
+
+def test_lines_moved_by_an_inbox_written_again_in_place_are_no_retry(said: dict[str, Any]) -> None:
+    """Request lines were known by inode and offset: an inbox written again in place (the same inode) with its lines
+    at other offsets had each one noted as reusing its own id. They are lines read again; a line reusing an id in
+    the file as it is now is still a retry."""
+    assert said["moved"] == ["an inbox line reuses request id moved-02, taken already: ignored as a retry (its outcome "
+                             "is the first one's)"]  # fmt: skip
