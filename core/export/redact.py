@@ -14,7 +14,8 @@ A string goes through three steps:
    (code, a reference, a placeholder, a setting, prose, a search tool's pattern), and some find the value's end
    past the match (``_ENDS``: a quote's close, a password's line, a YAML block, a here-document).
 3. The replacement: spans that overlap are merged and replaced once, by ``[redacted <kind>]`` (a home directory
-   by ``~``; a URL keeps its scheme, user and host), counted by the first of their kinds.
+   by ``~``; a URL keeps its scheme, user and host, and in its user part the replacement is percent-encoded, so
+   that it still parses), counted by the first of their kinds.
 
 What is looked for, by kind. ``key``: token formats; the credentials of a URL or a header, a signed URL's signature; a value after a key
 word (``password: …``, ``DB_PASS=…``, ``--api-key …``); the password a known command takes on its line or on its
@@ -514,7 +515,14 @@ _HOME = re2.compile(
 # but a line break or a tab JSON text writes as an escape: ``\n/root``)
 _PATH_START = rb"(?:^|[^\w.~\\\-]|\\[nrt])("
 _ROOT = re2.compile(_PATH_START + rb"\\?/root)\b")  # root's home
-_URL_HEAD = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
+_URL_HEAD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
+_URL_HEAD_BYTES = re.compile(_URL_HEAD.pattern.encode())
+# a URL's user part before a replacement (its scheme's ``://`` and what follows it there, ``_userinfo``) and after it
+# (the rest of the user part, up to its ``@``)
+_SCHEME_END = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
+_NOT_USERINFO = re.compile(r"[/?#@\s\"'<>\[\]]")
+_USERINFO_REST = re.compile(r"[^/?#@\s\"'<>\[\]]*@")
+USERINFO_REACH = 256  # how far back from a replacement a URL's ``://`` is looked for (``_userinfo``)
 # A word as names and prose write it (``utf``, ``Server``, ``getUserName``, ``HTTPServer``, ``x64``, ``256color``),
 # where a random token mixes cases and digits at random (``k3yV4lue``)
 _WORD = re.compile(r"(?:[A-Z]+|[A-Z]?[a-z]+)(?:[A-Z][a-z]+)*[0-9]*|[0-9]+(?:[A-Za-z][a-z]*)?")
@@ -575,7 +583,8 @@ _SCREEN = (
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
-_REDACTED = re.compile(rb"\[redacted(?: (?:key|env|email))?\]")  # what an export puts in a secret's place
+# what an export puts in a secret's place, and in a URL's user part, percent-encoded as a URL writes it there
+_REDACTED = re.compile(rb"\[redacted(?: (?:key|env|email))?\]|%5Bredacted%20(?:key|env|email)%5D")
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")
 SCALARS = frozenset({int, float, bool, type(None)})
@@ -592,6 +601,34 @@ WORDS = frozenset({
     "reasoning-delta", "tool-call-delta", "block-start", "block-end", "finish", "usage", "append", "replace",
     "plugin", "model", "tapedeck", "error", "aborted", "interrupted", "completed", "stop", "tool-calls", "fallback",
 })  # fmt: skip
+
+
+def _replaced_already(data: bytes, start: int, end: int, marks: list[tuple[int, int]]) -> bool:
+    """True when ``data[start:end]`` holds nothing but what an export replaced already (``marks``): it lies inside
+    one, or it is a URL's user part that is one, with what a pattern took around it: the URL's scheme and user
+    before it (``postgres://app:%5Bredacted%20key%5D@``), or the ``@`` and host after it, which read as an e-mail
+    address (``%5Bredacted%20key%5D@github.com``)."""
+    return any(
+        a <= start and end <= b
+        or data[b : b + 1] == b"@" and (a == start or b == end - 1 and _URL_HEAD_BYTES.fullmatch(data, start, a))
+        for a, b in marks
+    )
+
+
+def _userinfo(text: str, start: int, end: int) -> int | None:
+    """Where the host starts in ``text[start:end]`` (its length: past it) when that starts in a URL's user part,
+    after its ``://`` (``https://TOKEN@h``, ``postgres://app:PW@db``), and ends at its ``@`` or takes the ``@`` and
+    the host with it (an e-mail address read there: ``https://TOKEN@github.com``); None elsewhere. A URL reader
+    takes a ``[`` there for an IPv6 host's: a replacement there is percent-encoded, the host kept
+    (``_replacement``)."""
+    scheme = text.rfind("://", max(0, start - USERINFO_REACH), start)
+    if (scheme < 0 or _NOT_USERINFO.search(text, scheme + 3, start) is not None
+            or _SCHEME_END.search(text, max(0, scheme - 32), scheme) is None):  # fmt: skip
+        return None
+    if _USERINFO_REST.match(text, end, end + USERINFO_REACH) is not None:
+        return end - start
+    at = text.rfind("@", start, end)
+    return None if at < 0 or _NOT_USERINFO.search(text, start, at) is not None else at - start
 
 
 def _code_points(data: bytes, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -1528,7 +1565,7 @@ class Redactor:
         done = 0
         for start, end, kinds in spans:
             out.append(text[done:start])
-            out.append(self._replacement(text[start:end], kinds))
+            out.append(self._replacement(text[start:end], kinds, _userinfo(text, start, end)))
             done = end
         out.append(text[done:])
         return "".join(out)
@@ -1550,7 +1587,9 @@ class Redactor:
             while i < len(spans) and spans[i][0] < end:
                 s_start, s_end, kinds = spans[i]
                 if s_start >= at:  # it starts here (else the piece before showed it)
-                    parts += (joined[at:s_start], self._replacement(joined[s_start:s_end], kinds))
+                    parts += (joined[at:s_start], self._replacement(
+                        joined[s_start:s_end], kinds, _userinfo(joined, s_start, s_end)
+                    ))  # fmt: skip
                 at = max(at, min(s_end, end))
                 if s_end > end:  # it goes on into the next piece
                     break
@@ -1590,9 +1629,10 @@ class Redactor:
                         spans.append((start, stop, kind))
         if name:
             spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
-        if b"[redacted" in data:  # what an export replaced already (an export of one, a log quoting one) stays
+        if b"[redacted" in data or b"%5Bredacted" in data:  # what an export replaced already (an export of one, a
+            # log quoting one) stays, also a URL's password replaced (the match is the URL's, from its scheme)
             marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
-            spans = [span for span in spans if not any(a <= span[0] and span[1] <= b for a, b in marks)]
+            spans = [span for span in spans if not _replaced_already(data, span[0], span[1], marks)]
         if not spans:
             return []
         if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
@@ -1609,16 +1649,20 @@ class Redactor:
             start, end, kinds = s_start, s_end, {kind}
         return merged
 
-    def _replacement(self, found: str, kinds: set[str]) -> str:
-        """What replaces one merged match (counted once, as its first kind in ``KINDS`` order)."""
+    def _replacement(self, found: str, kinds: set[str], host: int | None = None) -> str:
+        """What replaces one merged match (counted once, as its first kind in ``KINDS`` order). A URL's password,
+        or what stands in a URL's user part (``host``: where its host starts in ``found``, ``_userinfo``), is
+        replaced percent-encoded, ``%5Bredacted%20key%5D``, as a URL writes ``[`` and a blank there, and the URL's
+        scheme, user and host stay: it still parses."""
         kind = next(k for k in KINDS if k in kinds)
         self.counts[kind] += 1
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
+        head = ""
         if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
-            at = found.rfind("@", url.end())  # and the host after it, when the password read as an e-mail's name
-            return url.group(0) + "[redacted key]" + (found[at:] if at >= 0 else "")
-        return f"[redacted {kind}]"
+            head, at = url.group(0), found.rfind("@", url.end())  # and the host after it (an e-mail address read)
+            host = at if at >= 0 else len(found)
+        return f"[redacted {kind}]" if host is None else f"{head}%5Bredacted%20{kind}%5D{found[host:]}"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
         """``value`` with every string value and key redacted (and a secret of digits, ``_secret_number``);
