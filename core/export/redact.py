@@ -70,8 +70,9 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     # a URL's password (``_URL_HEAD`` stays), to the last ``@`` before the path, query or fragment as URL readers take
     # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first; or of words a space parts, as URL readers
     # take it too (``guest:gu est@h``), its first with a letter (no port: ``http://h:8080 or ann@x.io``) and none
-    # with a bracket (no Markdown link's ``(http://h:port) by @ann``)
-    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:[^/?#\s\"']+|[^/\s@\"']+"
+    # with a bracket (no Markdown link's ``(http://h:port) by @ann``); a single quote inside it is the password's
+    # (``pa'ss``), one that a blank or punctuation follows closes a quote around the URL (``'http://h:80', 'a@b'``)
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:(?:[^/?#\s\"']|'[^/?#\s\",;)\]}>])+|[^/\s@\"']+"
     rb"|[^/\s@\"'<>()\[\]`]*[A-Za-z][^/\s@\"'<>()\[\]`]*(?: +[^/\s@\"'<>()\[\]`]+)+)@"
 )
 # a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an

@@ -3281,6 +3281,20 @@ def test_a_urls_password_with_a_space_in_it_goes(text: str, out: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
+        ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
+    ],
+)  # fmt: skip
+def test_a_urls_password_with_a_single_quote_in_it_goes(text: str, out: str) -> None:
+    """``postgres://app:pa'ss@db`` let ``pa'ss`` out: a URL's password stopped at a quote. A single quote inside it is
+    the password's; one that a blank or punctuation follows still closes a quote around the URL."""
+    _redacts(text, out)
+    _stays("x = ['http://h:8080','ann_at_x'] and 'http://h:8080' or 'b@c'")
+
+
+@pytest.mark.parametrize(
     ("text", "out", "host"),
     [
         ("postgres://app:Secr3tPw@db:5432/app", "postgres://app:%5Bredacted%20key%5D@db:5432/app", "db"),
@@ -3467,18 +3481,19 @@ URL_QUERY = st.tuples(
 
 
 @settings(max_examples=CASES, deadline=None)
-@given(parts=URL_PARTS, password=_secret("!$&()*+,;=-._~"), query=URL_QUERY, value=_secret("-._~+"),
+@given(parts=URL_PARTS, password=_secret("!$&'()*+,;=-._~"), query=URL_QUERY, value=_secret("-._~+"),
        around=st.sampled_from(["{}", "DATABASE_URL={}", 'url = "{}"', "curl -s '{}' | jq .", "see <{}>."]))  # fmt: skip
 def test_a_secret_in_a_url_goes_and_the_url_keeps_its_parts(
     parts: tuple[str, str, str, str], password: str, query: tuple[str, str, str], value: str, around: str
 ) -> None:
-    """A URL's password (``+,;=()`` inside too) and a query's secret go alone: scheme, user, host, path, the other
+    """A URL's password (``+,;=()'`` inside too) and a query's secret go alone: scheme, user, host, path, the other
     parameters and what surrounds the URL stay, also in the JSON text of a tool call's arguments."""
     scheme, user, host, rest = parts
     key, before, after = query
     url = f"{scheme}://{user}:{password}@{host}{rest}"
     queried = f"https://{host}/x{before}{key}={value}{after}"
     assume(url.count(password) == 1 and queried.count(value) == 1)
+    assume(not re.search(r"'[,;)]", password))  # a quote that closes one around the URL (``'http://h:80', …``)
     for text, out in ((url, f"{scheme}://{user}:{RU}@{host}{rest}"), (queried, f"https://{host}/x{before}{key}={R}{after}")):
         text, out = around.format(text), around.format(out)
         _redacts(text, out)
