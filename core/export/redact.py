@@ -95,8 +95,9 @@ _SIGNED_URL = re2.compile(_SIGNATURE_NAME + rb"([A-Za-z0-9%+/=~_.\-]{16,})")
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # a character a value's JSON text writes escaped (``\\``, ``\/``), in the values below, also JSON text of JSON text
 # (``\\\\\\\\``): not a quote, nor the escape of a line break or a tab, however many backslashes come before it
-# (``\\\"``, ``\\n``), which ends the value as the character itself does
-_ESCAPED = rb"\\+[^\s\"'\\nrt]"
+# (``\\\"``, ``\\n``), which ends the value as the character itself does; and a blank a shell's backslash escapes
+# (``Abc\ 123``: one word)
+_ESCAPED = rb"\\+(?:[^\s\"'\\nrt]|[ \t])"
 _QUOTE = rb"\\*[\"']"  # a quote, as JSON text (of JSON text …) writes it: ``"``, ``\"``, ``\\\"``
 _MAYBE_QUOTE = rb"(?:" + _QUOTE + rb")?"
 # a character of a shell's unquoted word: no blank, quote or backslash (``_ESCAPED`` takes one), nor one that ends

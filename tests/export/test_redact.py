@@ -3283,6 +3283,22 @@ def test_a_urls_password_with_a_space_in_it_goes(text: str, out: str) -> None:
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("DB_PASSWORD=Abc\\ 123x", "DB_PASSWORD=[redacted key]"),
+        ("export API_TOKEN=Ab\\ cd\\ 99x && ls", "export API_TOKEN=[redacted key] && ls"),
+        ("echo Abc\\ 12x | passwd --stdin bob", "echo [redacted key] | passwd --stdin bob"),
+        ("sshpass -p Abc\\ 12x ssh h", "sshpass -p [redacted key] ssh h"),
+        ('{"c": "DB_PASSWORD=Abc\\\\ 123x\\nls"}', '{"c": "DB_PASSWORD=[redacted key]\\nls"}'),
+    ],
+)  # fmt: skip
+def test_a_blank_a_backslash_escapes_in_a_shell_word_is_the_secrets(text: str, out: str) -> None:
+    """``DB_PASSWORD=Abc\\ 123x`` let `` 123x`` out: a value ended at the blank, where a shell reads the escaped
+    blank as its word's own."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
         ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
     ],
@@ -3517,18 +3533,20 @@ SHELL_LINES = st.sampled_from([
 
 @settings(max_examples=CASES, deadline=None)
 @given(line=SHELL_LINES, secret=_secret("!%+,._~-@:=]}^"), spaced=_secret("!%+,._~-@:=]}^ "),
-       quote=st.sampled_from(["", "'", '"']), after=st.sampled_from(["", " 2>/dev/null", " && echo ok", "; ls", " | tee log"]))  # fmt: skip
+       quote=st.sampled_from(["", "'", '"', "\\"]), after=st.sampled_from(["", " 2>/dev/null", " && echo ok", "; ls", " | tee log"]))  # fmt: skip
 def test_a_secret_on_a_shell_line_goes_and_the_line_keeps_its_words(
     line: str, secret: str, spaced: str, quote: str, after: str
 ) -> None:
-    """A command's password (quoted with blanks, or a word with punctuation inside) goes alone, whatever follows
-    the command: a shell reads the same words, and the JSON text of a tool call's arguments still parses."""
-    secret = spaced if quote else secret  # a blank only inside quotes
+    """A command's password (quoted with blanks, with its blanks escaped by a backslash, or a word with punctuation
+    inside) goes alone, whatever follows the command: a shell reads the same words, and the JSON text of a tool
+    call's arguments still parses."""
+    secret = spaced if quote else secret  # a blank only inside quotes, or escaped
     assume(not NEXT_KEY.search(secret))
     assume(quote or "=" not in secret or "printf" not in line)
-    text = line.format(f"{quote}{secret}{quote}") + after
-    out = line.format(f"{quote}{R}{quote}") + after
-    assume(text.count(secret) == 1)
+    written = secret.replace(" ", "\\ ") if quote == "\\" else f"{quote}{secret}{quote}"
+    text = line.format(written) + after
+    out = line.format(R if quote == "\\" else f"{quote}{R}{quote}") + after
+    assume(text.count(secret.partition(" ")[0]) == 1)
     _redacts(text, out)
     # a shell reads the same words, the secret's in its place (``[redacted key]`` unquoted is two words of its own)
     assert " ".join(shlex.split(out)) == " ".join(word.replace(secret, R) for word in shlex.split(text))
