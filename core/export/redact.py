@@ -131,10 +131,16 @@ _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
 _CONNECTION_PWD = rb";[ \t]*(?i:pwd)"  # a connection string's ``;Pwd=…`` (``pwd`` alone is a command's name)
 _PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a password (``$db_pass``, ``$pw``)
+# an unquoted value's characters: no blank, quote, backquote or ``,;)]}`` (``_JOINED`` goes on past those), and a
+# quote or backquote inside it that more of the value follows (``Abcdef12"xyz``, ``pa'ss``, ``Abc`def``, ``\"`` in
+# JSON text), not one that a blank or punctuation follows, which closes a quote or a code span the value is in
+# (``"token: abc123",``, ``'password=pw'.``)
+_VALUE_CHAR = rb"(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")"
+_AFTER_INNER_QUOTE = rb"[^\s\"'`,;\\)\]}.:!?<>/&|]"
+_VALUE = rb"(?:" + _VALUE_CHAR + rb"|(?:" + _QUOTE + rb"|`)" + _AFTER_INNER_QUOTE + rb")+"
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))" + _MAYBE_QUOTE
-    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`?"
-    rb"((?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+)"
+    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`*(" + _VALUE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -175,7 +181,7 @@ _OPTION_CHAR = rb"(?:[^\s\"',;\\)\]}`<>]|" + _ESCAPED + rb")"
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`?(" + _OPTION_CHAR + rb"+(?:[,\]}]+"
+    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`*(" + _OPTION_CHAR + rb"+(?:[,\]}]+"
     + _OPTION_CHAR + rb"+)*)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
@@ -499,7 +505,9 @@ _NETRC_NAME = re.compile(rb"(?i)netrc")
 # ends it too, closing the code span it is in), and code
 # in that rest: a bracket, an operator, a comment; after `` = ``, a condition (``pwd or default``)
 _MORE_WORDS = re.compile(rb"[ \t]+(?:[^\s\"'\\]|\\+(?![\\nrt\"]))")
-_LINE_REST = re.compile(rb"(?:[^\r\n\"\\`]|\\+(?![\\nr\"\r\n]))*")
+_LINE_REST = re.compile(  # a quote inside a word goes on with it, as in a value (``_VALUE``)
+    rb"(?:[^\r\n\"\\`]|\\+(?![\\nr\"\r\n])|(?<![\s\\])\\*\"(?=" + _AFTER_INNER_QUOTE + rb"))*"
+)
 _CODE_AFTER = re.compile(rb"[(){}\[\]=<>|&;]|[ \t]#")
 _CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
@@ -706,10 +714,14 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
         return len(value) >= SHORTEST and _literal_secret(value)
+    if _STRING_PREFIX.match(value):  # code's string with its prefix (``token = f"{a}{b}"``), no value with a quote
+        return False
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
         value = data[m.start(3) : query]
     elif _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
         return not _placeholder(value)
+    elif (words := _code_span_words(data, m)) is not None:  # backquoted words (``TOKEN=`Abc def` ``)
+        return words
     elif (joined := _joined_end(data, m)) > m.end(3):  # an env or config file's value with punctuation inside it
         # (judged by its first ``SETTING_MAX`` bytes: no setting, number or path is longer, and each key word of a
         # long value judging all of it, ``DB_PASSWORD=a,1DB_PASSWORD=a,…``, took time growing as its square)
@@ -754,6 +766,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
 
 
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}
+_STRING_PREFIX = re.compile(rb"[fFrRbBuU]{1,2}\\*[\"']")  # a string's prefix in code: ``f"``, ``rb'``
 
 
 _BARE_QUOTE = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: in JSON text, the end of the string
@@ -864,7 +877,7 @@ def _config_line(data: bytes, m: Any, end: int | None = None) -> bool:
 
 # punctuation inside an unquoted value after a key word and the rest of its token (``_joined_end``), and the same
 # punctuation before a next key (``;PORT=``, a mount's ``,uid=``, ``{password:e,user:t}``)
-_JOINED = re.compile(rb"[,;)\]}]+(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")+")
+_JOINED = re.compile(rb"[,;)\]}]+" + _VALUE)
 _NEXT_KEY = re.compile(rb"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
 # … and in a command's option's value (``--password=a,b``), a shell's word, which ``;`` and ``)`` end (``_OPTION``'s)
 _OPTION_JOINED = re.compile(rb"[,\]}]+" + _OPTION_CHAR + rb"+")
@@ -913,7 +926,33 @@ def _pair_end(data: bytes, m: Any, group: int) -> int:
     if (query := _query_end(data, m)) is not None:
         return query
     end = _quoted_end(data, m, group)
-    return _joined_end(data, m) if end == m.end(group) else end
+    end = _joined_end(data, m) if end == m.end(group) else end
+    span = _code_span_end(data, m)  # a Markdown code span's, or a shell's backquotes, to their close
+    return end if span is None else max(end, span)
+
+
+def _code_span_words(data: bytes, m: Any) -> bool | None:
+    """Whether the words backquotes open and close after a key word or an option are a secret (``TOKEN=`Abc def` ``,
+    ``--password `Abc def` ``): all of them are, but prose (a word no secret is made of: ``the``) or code (a
+    bracket, an operator); None when they are no such words (one word is judged as any value is)."""
+    span = _code_span_end(data, m)
+    words = b"" if span is None else data[m.start(3) : span]
+    if b" " not in words and b"\t" not in words:
+        return None
+    return (not _placeholder(words) and _CODE_AFTER.search(words) is None
+            and _FUNCTION_WORDS.isdisjoint(words.lower().split()))  # fmt: skip
+
+
+def _code_span_end(data: bytes, m: Any) -> int | None:
+    """Where the value of ``m`` (group 3) ends when backquotes open it (``TOKEN=`Abc def`` ``, ``` ``…`` ```): at the
+    run of as many that closes them on its line; None when none opens it or nothing closes it there."""
+    start = m.start(3)
+    opens = start
+    while opens > m.start() and data[opens - 1] == 0x60:  # the backquote
+        opens -= 1
+    if opens == start:
+        return None
+    return _close(data, data[opens:start], m.end(3), literal=True)
 
 
 # a URL query's parameter, or a form's: its name after ``?`` or ``&`` (also as Go's JSON writes it, ``\u0026``), and
@@ -1080,6 +1119,8 @@ def _option_value(data: bytes, m: Any) -> bool:
     value = m.group(3)
     if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
         value = data[m.start(3) : _quoted_end(data, m, 3, shell=True)]
+    elif (words := _code_span_words(data, m)) is not None:
+        return words
     elif len(value) < ENV_MIN_NAMED:  # unquoted, a shorter one is as likely code (``_secret_value``)
         return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
@@ -1350,6 +1391,8 @@ def _shell_end(data: bytes, m: Any, group: int) -> int:
     of JSON text (a string's next line: no bare ``"`` is inside it) or further back than ``COMMAND_REACH`` (its
     quotes cannot be counted)."""
     start, end = m.start(group), _quoted_end(data, m, group, shell=True)
+    if m.re is _OPTION and (span := _code_span_end(data, m)) is not None:  # (``--password `Abc def` ``)
+        return max(end, span)
     quote = _QUOTE_AT.match(data, end)
     if quote is None or end == start or data[start - 1] in b"\"'":
         return end

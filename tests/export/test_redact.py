@@ -3299,6 +3299,42 @@ def test_a_blank_a_backslash_escapes_in_a_shell_word_is_the_secrets(text: str, o
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ('secret: Abcdef12"xyz', "secret: [redacted key]"), ("secret: Abcdef12'xyz\n", "secret: [redacted key]\n"),
+        ('the api_key=Abcdef12"xy9 is set', "the api_key=[redacted key] is set"),
+        ('{"c": "secret: Abcdef12\\"xyz\\nls"}', '{"c": "secret: [redacted key]\\nls"}'),
+        ('password: Abc def12"xyz', "password: [redacted key]"), ("DB_PASSWORD=ab;\"cd1x", "DB_PASSWORD=[redacted key]"),
+        ('{"a": "token: abc123xy", "b": 1}', '{"a": "token: [redacted key]", "b": 1}'),
+    ],
+)  # fmt: skip
+def test_a_quote_inside_a_value_after_a_key_word_is_the_values(text: str, out: str) -> None:
+    """``secret: Abcdef12"xyz`` let ``"xyz`` out: a value ended at any quote. A quote that more of the value follows
+    is the value's; one that a blank or punctuation follows still closes a quote around it, and code's string with
+    its prefix stays (``token = f"{a}{b}"``)."""
+    _redacts(text, out)
+    _stays('token = f"{prefix}{x}"\nsecret = rb"\\d+"\n')
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("TOKEN=`Abc def123xyz`", "TOKEN=`[redacted key]`"), ("TOKEN=``Abcdef123xyz``", "TOKEN=``[redacted key]``"),
+        ("API_TOKEN=`Abcdef1`23xyz`", "API_TOKEN=`[redacted key]`"), ("password: Abc`def12", "password: [redacted key]"),
+        ("the token: `Abc def123` here", "the token: `[redacted key]` here"),
+        ("tool --api-key `Abc def12` run", "tool --api-key `[redacted key]` run"),
+        ('{"c": "TOKEN=`Abc def123`\\nls"}', '{"c": "TOKEN=`[redacted key]`\\nls"}'),
+    ],
+)  # fmt: skip
+def test_a_backquoted_value_after_a_key_word_or_an_option_goes_whole(text: str, out: str) -> None:
+    """``TOKEN=`Abc def123xyz` `` let ``def123xyz`` out, ``TOKEN=``…`` `` and ``password: Abc`def12`` all of it: a
+    backquote after the sign was no quote, one inside the value ended it. Backquotes that open a value end it at
+    their close; words of prose or code there stay."""
+    _redacts(text, out)
+    _stays("token: `Enter the token`\nSet `DB_PASSWORD` in .env\n--token `next_token(a, b)`\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
         ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
     ],
@@ -3555,22 +3591,24 @@ def test_a_secret_on_a_shell_line_goes_and_the_line_keeps_its_words(
 
 CONFIG_LINES = st.sampled_from([
     "password: {}", "DB_PASSWORD={}", "  api_key: {}", "client_secret = {}", "export API_TOKEN={}", "psk={}",
-    "- db_password: {}", "SECRET_KEY_BASE={}", "passphrase = {}", "REDIS_AUTH={}",
+    "- db_password: {}", "SECRET_KEY_BASE={}", "passphrase = {}", "REDIS_AUTH={}", "export API_TOKEN=`{}`",
+    "  api_key: `{}`",
 ])  # fmt: skip
 OTHER_LINES = st.lists(st.sampled_from(["user: bob", "port: 5432", "# settings", "host=db.internal", "", "  - a,b"]),
                        max_size=3)  # fmt: skip
 
 
 @settings(max_examples=CASES, deadline=None)
-@given(line=CONFIG_LINES, secret=_secret("!#%+,;()[]{}^_~-@"), before=OTHER_LINES, after=OTHER_LINES,
+@given(line=CONFIG_LINES, secret=_secret("!#%+,;()[]{}^_~-@\"'"), before=OTHER_LINES, after=OTHER_LINES,
        words=st.sampled_from(["", " more words", " the red apple"]))  # fmt: skip
 def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     line: str, secret: str, before: list[str], after: list[str], words: str
 ) -> None:
-    """A value after a key word on an env or config file's line (``,;)]}#`` inside it, a password's words after it)
-    goes alone: every other line, and the key and its sign, stay."""
+    """A value after a key word on an env or config file's line (``,;)]}#`` and quotes inside it, a password's words
+    after it) goes alone: every other line, and the key and its sign, stay."""
     words = words if "pass" in line.lower() else ""  # the words a password's line goes on with are the password's
     assume(not re.search(r"\(.*\)|\[.*\]|\{.*\}", secret))  # a bracket closed after a name reads as code's call
+    assume(not re.search(INNER_QUOTE_CLOSES, secret))  # a quote that punctuation follows closes one around the value
     text = "\n".join([*before, line.format(secret + words), *after])
     out = "\n".join([*before, line.format(R), *after])
     assume(text.count(secret) == 1)
@@ -3579,6 +3617,8 @@ def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     _in_json_text(text, out)
 
 
+# a quote inside a value that punctuation follows, which closes a quote around the value (``"token: abc",``)
+INNER_QUOTE_CLOSES = r"[\"'`][\s\"'`,;\\)\]}.:!?<>/&|]"
 # a next key's shape, which ends a value with punctuation inside it there by design (``DB_PASSWORD=pw;PORT=5432``)
 NEXT_KEY = re.compile(r"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
 
