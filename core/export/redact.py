@@ -766,6 +766,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
 
 
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}
+_OWN_CLOSE = {b")": b"(", b"]": b"[", b"}": b"{"}  # a closing bracket and the one it closes (``_joined_end``)
 _STRING_PREFIX = re.compile(rb"[fFrRbBuU]{1,2}\\*[\"']")  # a string's prefix in code: ``f"``, ``rb'``
 
 
@@ -775,9 +776,10 @@ _BARE_QUOTE = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: in JSON 
 def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     """True when ``bracket``, opened in a value that starts at ``at``, closes later on its line (looked for at most
     ``COMMAND_REACH`` bytes on either side): a call's, an index's or a type's (``getpass()``, ``Optional[str]``), not
-    a password's own character (``password: ab(cd1234``). In a JSON string (its line begun at a ``\\n`` escape, or
-    holding an odd number of ``"`` before the value) the string's closing quote ends the line: a ``}`` after it is
-    the object's (``{"c": "password: ab{cd1234"}``)."""
+    a password's own character (``password: ab(cd1234``), nor one a letter or digit follows at its close, which
+    no code writes after a call, an index or a type (``Ab{}00xy``, ``Ab(x)9``). In a JSON string (its line begun at
+    a ``\\n`` escape, or holding an odd number of ``"`` before the value) the string's closing quote ends the line: a
+    ``}`` after it is the object's (``{"c": "password: ab{cd1234"}``)."""
     lo, hi = max(0, at - COMMAND_REACH), min(len(data), at + COMMAND_REACH)
     stop = min((i for end in (b"\n", b"\\n") if (i := data.find(end, at, hi)) >= 0), default=hi)
     real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
@@ -785,7 +787,8 @@ def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     if escaped > real or quotes % 2:
         quote = _BARE_QUOTE.search(data, at, stop)
         stop = stop if quote is None else quote.start()
-    return data.find(_CLOSING[bracket], at, stop) >= 0
+    close = data.find(_CLOSING[bracket], at, stop)
+    return close >= 0 and not data[close + 1 : close + 2].isalnum()  # ``Ab{}00``: no code goes on so
 
 
 # ``_quotes_before``'s last answer: the text, where it counted to and how many ``"`` it found before there
@@ -916,7 +919,10 @@ def _joined_end(data: bytes, m: Any) -> int:
     ):
         return stop
     env = data[m.end(1) : m.start(3)] == b"=" and m.group(1).isupper()
-    return end if env or option or _config_line(data, m, end) else stop
+    if env or option or _config_line(data, m, end):
+        return end
+    own = _OWN_CLOSE.get(data[stop : stop + 1])  # a bracket that closes one the value opened (``Ab{}00xy``): its
+    return _JOINED.match(data, stop).end() if own and own in m.group(3) else stop  # type: ignore[union-attr]  # part
 
 
 def _pair_end(data: bytes, m: Any, group: int) -> int:

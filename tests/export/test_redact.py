@@ -3335,6 +3335,21 @@ def test_a_backquoted_value_after_a_key_word_or_an_option_goes_whole(text: str, 
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("DB_PASSWORD=Ab{}00xy", "DB_PASSWORD=[redacted key]"), ("password: Ab{}00xy", "password: [redacted key]"),
+        ("api_key=Ab{}00xyzz", "api_key=[redacted key]"), ("the token: Ab(x)9zz and", "the token: [redacted key] and"),
+        ("export API_TOKEN=Abcd[1]2x", "export API_TOKEN=[redacted key]"),
+    ],
+)  # fmt: skip
+def test_brackets_a_letter_or_digit_follows_are_the_values_not_codes(text: str, out: str) -> None:
+    """``password: Ab{}00xy`` went out whole and ``DB_PASSWORD=Ab{}00xy`` kept ``}00xy``: a name and a bracket that
+    closes later read as a call, an index or a type, but no code writes a letter or digit right after its close."""
+    _redacts(text, out)
+    _stays("token = getToken()\npassword: Optional[str] = None\nx={password:e,username:t}\ntoken: next(it).x\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
         ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
     ],
@@ -3607,7 +3622,7 @@ def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     """A value after a key word on an env or config file's line (``,;)]}#`` and quotes inside it, a password's words
     after it) goes alone: every other line, and the key and its sign, stay."""
     words = words if "pass" in line.lower() else ""  # the words a password's line goes on with are the password's
-    assume(not re.search(r"\(.*\)|\[.*\]|\{.*\}", secret))  # a bracket closed after a name reads as code's call
+    assume(not _reads_as_a_call(secret))
     assume(not re.search(INNER_QUOTE_CLOSES, secret))  # a quote that punctuation follows closes one around the value
     text = "\n".join([*before, line.format(secret + words), *after])
     out = "\n".join([*before, line.format(R), *after])
@@ -3615,6 +3630,14 @@ def test_a_secret_on_a_config_line_goes_and_the_file_keeps_its_lines(
     _redacts(text, out)
     assert [ln.partition(R)[0] for ln in out.splitlines()] == [ln.partition(secret)[0] for ln in text.splitlines()]
     _in_json_text(text, out)
+
+
+def _reads_as_a_call(value: str) -> bool:
+    """True when ``value`` starts as code's call, index or type does (``getToken()``, ``Optional[str]``): a name and
+    a bracket after it that closes later, no letter or digit right after its close (``Ab{}00`` is no code)."""
+    m = re.match(r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)*([(\[{<])", value)
+    close = -1 if m is None else value.find({"(": ")", "[": "]", "{": "}", "<": ">"}[m.group(1)], m.end())
+    return close >= 0 and not value[close + 1 : close + 2].isalnum()
 
 
 # a quote inside a value that punctuation follows, which closes a quote around the value (``"token: abc",``)
