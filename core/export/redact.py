@@ -327,6 +327,7 @@ _PRINTF = re2.compile(
     rb"((?:[ \t]+(?:" + _QUOTE + rb"[^\"'\n]*?" + _QUOTE + rb"|" + _CLI_WORD + rb"))+)"
 )
 _PRINTF_ARGUMENT = re.compile(rb"[ \t]+(?:(\\*[\"'])([^\"'\n]*?)\1|(" + _CLI_WORD + rb"))")
+_FORMAT_SIGN = re.compile(rb"[ \t]*[:=][ \t]*(?:\\*[\"'])?")  # between a key's conversion and its value's
 _CONVERSION = re.compile(rb"%(?:%|[-+ #0]*[0-9*]*(?:\.[0-9*]*)?[A-Za-z])")  # a format's, or its ``%%``
 # the token httpie's ``-a`` gives (group 1) with the bearer scheme, ``-A bearer`` on the same command
 # (``_bearer_value``): without a scheme, or with another, ``-a user`` asks for a password
@@ -356,9 +357,10 @@ _REDIRECTION = rb"[0-9]*(?:[<>]{1,2}&?|&>)[ \t]*[^\s|;&<>]+"  # its descriptor, 
 _ECHOED = (  # its options and redirections before the value (``echo -n 2>/dev/null …``)
     rb"(?:echo|printf|yes)(?:[ \t]+(?:-[neE]+|" + _REDIRECTION + rb"))*(?:[ \t]+" + _QUOTE + rb"%s(?:[^\s\"'\\]|\\+n)*" + _QUOTE + rb")?[ \t]+" + _ANSI_QUOTE
 )
-_ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too): a redirection ends them (and
-    # its file descriptor, ``2>``, is none of them: ``_echoed_end``)
-    rb"(" + _CLI_WORD + rb"(?:(?:\\+n|" + _MAYBE_QUOTE + rb"[ \t]+" + _MAYBE_QUOTE + rb")" + _CLI_WORD + rb")*)"
+_ECHOED_VALUE = (  # its words, all of them (the shell's ``\n`` between them too, and quotes inside a word:
+    # ``a 'b c'd e``): a redirection ends them (and its file descriptor, ``2>``, is none of them: ``_echoed_end``)
+    rb"(" + _CLI_WORD + rb"(?:(?:\\+n|(?:" + _QUOTE + rb")*[ \t]+(?:" + _QUOTE + rb")*|(?:" + _QUOTE + rb")+)"
+    + _CLI_WORD + rb")*)"
 )
 _INTO = rb"\|[ \t]*(?:sudo[ \t]+)?"  # a pipe into a command, run by sudo or not
 # an ampersand that redirects (``2>&1``, ``&>``), or that joins a group's commands (``&&``), not one that sends a
@@ -589,7 +591,7 @@ _SCREEN = (
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
     + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+(?:create|set)|keyvault|secretsmanager|put-parameter|--from-literal|vercel"
-    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
+    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|printf|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -1241,20 +1243,28 @@ def _hashed_value(data: bytes, m: Any) -> bool:
 
 def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     """The arguments of a ``printf`` (``_PRINTF``) that fill a conversion its format gives a key named for a secret
-    (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``; the format is used again for more arguments, as printf
-    does, so ``printf "password=%s\\n" A B`` gives both), as spans of the text, but a reference (``"$PW"``). Each ``*``
-    of a conversion's width or precision takes the argument before the one it writes (``%*s``: ``5 PW``)."""
+    (``printf "user=%s\\npassword=%s\\n" bob PW``: ``PW``), or that follow the argument a key's conversion takes
+    when that names a secret (``printf '%s=%s\\n' DB_PASSWORD PW``: ``PW``); the format is used again for more
+    arguments, as printf does, so ``printf "password=%s\\n" A B`` gives both; as spans of the text, but a reference
+    (``"$PW"``). Each ``*`` of a conversion's width or precision takes the argument before the one it writes
+    (``%*s``: ``5 PW``)."""
     form = m.group(1) if m.group(1) is not None else m.group(2)
     found = [c for c in _CONVERSION.finditer(form) if c.group() != b"%%"]
     taken = list(accumulate(1 + c.group().count(b"*") for c in found))  # the arguments used up to each conversion
     writes = {c.start(): n - 1 for c, n in zip(found, taken, strict=True)}  # the argument each conversion writes
     secret = {writes[pair.start(3)] for pair in _PAIR.finditer(form) if pair.start(3) in writes}
-    if not secret:
+    # a conversion a sign joins to the next (``%s=%s``, ``%s: "%s"``): the argument the next writes is the value of
+    # a key the first's names, when that names a secret
+    keyed = {taken[i + 1] - 1: taken[i] - 1 for i in range(len(found) - 1)
+             if _FORMAT_SIGN.fullmatch(form, found[i].end(), found[i + 1].start())}  # fmt: skip
+    if not secret and not keyed:
         return []
-    spans = []
+    spans, cycle = [], []  # the arguments of the format's current use
     for i, argument in enumerate(_PRINTF_ARGUMENT.finditer(data, m.start(3), m.end(3))):
-        value = 2 if argument.group(1) is not None else 3
-        if i % taken[-1] in secret and not _placeholder(argument.group(value)):
+        value, at = 2 if argument.group(1) is not None else 3, i % taken[-1]
+        cycle = cycle[:at] + [argument.group(value)]
+        named = at in keyed and _secret_key(cycle[keyed[at]].decode(errors="replace"))
+        if (at in secret or named) and not _placeholder(argument.group(value)):
             spans.append((argument.start(value), argument.end(value)))
     return spans
 

@@ -3350,6 +3350,26 @@ def test_brackets_a_letter_or_digit_follows_are_the_values_not_codes(text: str, 
 @pytest.mark.parametrize(
     ("text", "out"),
     [
+        ("echo a 'b c'd e | passwd", "echo [redacted key] | passwd"),
+        ('(echo x"y z"w v; echo q) | passwd bob', "(echo [redacted key]; echo [redacted key]) | passwd bob"),
+        ("printf '%s=%s\\n' DB_PASSWORD PW9secretx > .env", "printf '%s=%s\\n' DB_PASSWORD [redacted key] > .env"),
+        ("printf '%s: \"%s\"\\n' password 'Abc def9' API_TOKEN t0k3nx",
+         "printf '%s: \"%s\"\\n' password '[redacted key]' API_TOKEN [redacted key]"),
+    ],
+)  # fmt: skip
+def test_an_echoed_word_with_a_quote_inside_and_a_key_printf_is_given_keep_no_secret(text: str, out: str) -> None:
+    """``echo a 'b c'd e | passwd`` let ``e`` out: the echoed words stopped at a quote inside one, and the word's rest
+    was taken but not the words after. ``printf '%s=%s\\n' DB_PASSWORD PW`` let ``PW`` out: only a key the format
+    names was looked for, not one an argument gives."""
+    _redacts(text, out, keys=out.count(R))
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.walk({"c": text}) == {"c": out}  # the screen lets it through to the patterns
+    _stays("echo hi 'there you' | tee f\nprintf '%s=%s\\n' USER bob HOME /srv\nprintf '%s %s\\n' password hunter2x\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
         ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
         ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
     ],
@@ -3602,6 +3622,37 @@ def test_a_secret_on_a_shell_line_goes_and_the_line_keeps_its_words(
     # a shell reads the same words, the secret's in its place (``[redacted key]`` unquoted is two words of its own)
     assert " ".join(shlex.split(out)) == " ".join(word.replace(secret, R) for word in shlex.split(text))
     _in_json_text(text, out)
+
+
+# an echoed word: letters and digits with a quoted part glued to them, which may hold a blank (``a'b c'd``)
+ECHOED_WORDS = st.lists(st.tuples(
+    st.from_regex(r"[A-Za-z0-9]{1,6}", fullmatch=True), st.sampled_from(["", "'", '"']),
+    st.from_regex(r"[A-Za-z0-9]{1,4}(?: [A-Za-z0-9]{1,4})?", fullmatch=True), st.from_regex(r"[A-Za-z0-9]{0,3}", fullmatch=True),
+).map(lambda t: f"{t[0]}{t[1]}{t[2]}{t[1]}{t[3]}" if t[1] else f"{t[0]}{t[2].replace(' ', '')}{t[3]}"),
+    min_size=1, max_size=4)  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(words=ECHOED_WORDS, reader=st.sampled_from(["passwd", "passwd --stdin bob", "sudo -S ls", "chpasswd",
+                                                   "docker login -u bob --password-stdin r.io"]),
+       key=st.sampled_from(["DB_PASSWORD", "api_key", "GITHUB_TOKEN", "password"]),
+       value=st.from_regex(r"[A-Za-z][A-Za-z0-9]{5,11}|'[A-Za-z0-9]{3,6} [A-Za-z0-9]{3,6}'", fullmatch=True))  # fmt: skip
+def test_every_word_echoed_into_a_reader_and_the_value_printf_writes_for_a_key_goes(
+    words: list[str], reader: str, key: str, value: str
+) -> None:
+    """No part of what ``echo`` pipes into a reader of passwords survives, a quote inside a word too (``echo a 'b
+    c'd e | passwd`` kept ``e``), nor the value ``printf`` writes after a key its argument names (``printf
+    '%s=%s\\n' DB_PASSWORD PW`` kept ``PW``); the commands' own words stay."""
+    if reader == "chpasswd":
+        words = ["bob:" + "".join(words)]
+    head, tail = "echo " + ("bob:" if reader == "chpasswd" else ""), f" | {reader}"
+    out = Redactor(environ={}, home="/home/ann").text(" ".join(["echo", *words]) + tail)
+    assert out.startswith(head) and out.endswith(tail), out
+    assert not re.search(r"[A-Za-z0-9]", out[len(head) : -len(tail)].replace(R, "")), out
+    line = f"printf '%s=%s\\n' {key} {value} > .env"
+    out = Redactor(environ={}, home="/home/ann").text(line)
+    assert out == line.replace(value.strip("'"), R), out
+    _in_json_text(line, out)
 
 
 CONFIG_LINES = st.sampled_from([
