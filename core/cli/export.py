@@ -58,13 +58,16 @@ def _export(args: argparse.Namespace) -> None:
     total = counted(doc["rows"], "row")
     rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
-    filtered = f" (filter: {quoted(f['text'])}; {f['rowsLeftOut']} left out)" if f else ""  # the operator's input, quoted
+    # the operator's own input, quoted but whole: cut at ``QUOTED`` characters it lost its end, a ``--grep``'s
+    # closing ``/`` with it (``/error|warn…``, a pattern of its own that ``…`` is part of), or the whole regex
+    # after a long ``--type`` list
+    filtered = f" (filter: {quoted(f['text'], None)}; {f['rowsLeftOut']} left out)" if f else ""
     warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
     for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
         if tool not in doc["toolsSeen"]:
             near = nearest(tool, sorted(doc["toolsSeen"]))
             hint = f" (did you mean {quoted(near)}?)" if near else ""
-            warn(f"--tool '{quoted(tool)}' names no tool this session used{hint}: no row is about it")
+            warn(f"--tool '{quoted(tool, None)}' names no tool this session used{hint}: no row is about it")
     try:
         found = find_sidecar(args.path)
         found.notes()

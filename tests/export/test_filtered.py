@@ -117,6 +117,17 @@ def test_the_summary_line_quotes_the_filter(log: Path, tmp_path: Path, capsys: p
     assert "\x1b" not in err and "(filter: tool b\\u001b[2Jx, /SNAP\\nSHOT/; 19 left out)" in err, err
 
 
+def test_the_summary_line_names_a_long_filter_whole(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The stderr line cut the filter at 80 characters: a ``--grep`` of more lost its closing ``/``, and what it
+    showed (``/SNAPSHOT|xxx…``) read as another pattern, ``…`` its own; after a long ``--type`` list the regex
+    went from the line. The operator's filter is named whole, as the export's header names it."""
+    pattern = "SNAPSHOT|" + "x" * 90
+    capsys.readouterr()
+    assert main(["export", str(log), "-o", str(tmp_path / "x.json"), "--tool", "t" * 90, "--grep", pattern]) == 0
+    err = capsys.readouterr().err
+    assert f"(filter: tool {'t' * 90}, /{pattern}/; " in err and f"--tool '{'t' * 90}' names no tool" in err, err
+
+
 @pytest.mark.parametrize("fmt", ["json", "md", "html"])
 def test_a_redacted_export_redacts_the_filter_it_names(log: Path, fmt: str) -> None:
     """The filter's text went into a redacted export's header as typed: a key or a home directory in a regex was
