@@ -502,6 +502,12 @@ _FUNCTION_WORDS = frozenset(
     b"was were be been not no again please".split()
 )
 _NETRC_NAME = re.compile(rb"(?i)netrc")
+# blanks and a line break (also as JSON text writes it) or the text's end, after a value after a key word
+# (``_PAIR``): the value of every later key word that starts before it ends there too, in the span already found
+# (no value goes past a line break: its quote closes, its rest of the line, its words end before it), so the
+# search for more goes on past it, not judging each of them (``password: a b password: a b …``, a line of a
+# megabyte, was judged 75,000 times, each looking for the same end of its line)
+_LINE_BREAK_AT = re.compile(rb"[ \t]*(?=\n|\\+n|\Z)")
 # a password's value of several words (``_line_end``): blanks and another word after its first, the rest of its
 # line (a backslash, or a run of them, ends it before an ``n``, ``r`` or quote: JSON text's escapes; a backquote
 # ends it too, closing the code span it is in), and code
@@ -1355,6 +1361,14 @@ def _closes(data: bytes, at: int, escapes: int) -> bool:
 
 
 def _quoted_end(data: bytes, m: Any, group: int, shell: bool = False) -> int:
+    """``_quoted_end_of``, asked once for each match (a judge asks it, and then what ends the value)."""
+    known = m.ends.get((group, shell))
+    if known is None:
+        known = m.ends[group, shell] = _quoted_end_of(data, m, group, shell)
+    return known
+
+
+def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
     on, past any that a backslash escapes within the value (``_close``; in a ``shell``'s single quotes none does);
@@ -1567,6 +1581,32 @@ def _search_set(patterns: tuple[bytes, ...]) -> Any:
     return which
 
 
+class _Found:
+    """A match of one of the patterns (``Redactor._patterns``), its groups' spans read once: the RE2 module's match
+    asks RE2 how many groups its pattern has at each ``start``, ``end`` and ``group``, which cost a text of many
+    matches more than judging them (about a third of a line of 100,000 quoted values)."""
+
+    __slots__ = ("re", "ends", "_data", "_spans")
+
+    def __init__(self, m: Any, data: bytes) -> None:
+        self.re, self._data = m.re, data
+        self._spans = [m.span(group) for group in range(m.re.groups + 1)]
+        self.ends: dict[tuple[int, bool], int] = {}  # ``_quoted_end``'s answers
+
+    def start(self, group: int = 0) -> int:
+        """Where ``group`` starts (-1: it took part in no match)."""
+        return self._spans[group][0]
+
+    def end(self, group: int = 0) -> int:
+        """Where ``group`` ends (-1: it took part in no match)."""
+        return self._spans[group][1]
+
+    def group(self, group: int = 0) -> bytes | None:
+        """The text ``group`` matched (None: it took part in no match)."""
+        start, end = self._spans[group]
+        return None if start < 0 else self._data[start:end]
+
+
 class Redactor:
     """Replaces secrets in strings and counts the replacements by kind."""
 
@@ -1679,15 +1719,22 @@ class Redactor:
         for i in sorted(which):
             kind, pattern, group, keep = patterns[i]
             end, echoed = _ENDS.get(pattern), pattern in _ECHOES
-            for m in pattern.finditer(data):
-                if m.end(group) > m.start(group) and (keep is None or keep(data, m)):
-                    start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
-                    if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins
-                        spans.extend((a, b, kind) for a, b in _echoed_lines(data, start, stop))
-                    elif pattern is _PRINTF:  # the arguments its format gives a secret's key
-                        spans.extend((a, b, kind) for a, b in _printf_arguments(data, m))
-                    else:
-                        spans.append((start, stop, kind))
+            at: int | None = 0
+            while at is not None:
+                matches, at = pattern.finditer(data, at), None
+                for found in matches:
+                    m = _Found(found, data)
+                    if m.end(group) > m.start(group) and (keep is None or keep(data, m)):
+                        start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
+                        if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins
+                            spans.extend((a, b, kind) for a, b in _echoed_lines(data, start, stop))
+                        elif pattern is _PRINTF:  # the arguments its format gives a secret's key
+                            spans.extend((a, b, kind) for a, b in _printf_arguments(data, m))
+                        else:
+                            spans.append((start, stop, kind))
+                            if pattern is _PAIR and (line := _LINE_BREAK_AT.match(data, stop)) is not None:
+                                at = line.end()  # (``_LINE_BREAK_AT``)
+                                break
         if name:
             spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
         if b"[redacted" in data or b"%5Bredacted" in data:  # what an export replaced already (an export of one, a
