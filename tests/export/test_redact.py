@@ -3312,63 +3312,39 @@ def test_a_urls_password_with_a_space_in_it_goes(text: str, out: str) -> None:
         ("echo Abc\\ 12x | passwd --stdin bob", "echo [redacted key] | passwd --stdin bob"),
         ("sshpass -p Abc\\ 12x ssh h", "sshpass -p [redacted key] ssh h"),
         ('{"c": "DB_PASSWORD=Abc\\\\ 123x\\nls"}', '{"c": "DB_PASSWORD=[redacted key]\\nls"}'),
-    ],
-)  # fmt: skip
-def test_a_blank_a_backslash_escapes_in_a_shell_word_is_the_secrets(text: str, out: str) -> None:
-    """``DB_PASSWORD=Abc\\ 123x`` let `` 123x`` out: a value ended at the blank, where a shell reads the escaped
-    blank as its word's own."""
-    _redacts(text, out)
-
-
-@pytest.mark.parametrize(
-    ("text", "out"),
-    [
         ('secret: Abcdef12"xyz', "secret: [redacted key]"), ("secret: Abcdef12'xyz\n", "secret: [redacted key]\n"),
         ('the api_key=Abcdef12"xy9 is set', "the api_key=[redacted key] is set"),
         ('{"c": "secret: Abcdef12\\"xyz\\nls"}', '{"c": "secret: [redacted key]\\nls"}'),
         ('password: Abc def12"xyz', "password: [redacted key]"), ("DB_PASSWORD=ab;\"cd1x", "DB_PASSWORD=[redacted key]"),
         ('{"a": "token: abc123xy", "b": 1}', '{"a": "token: [redacted key]", "b": 1}'),
-    ],
-)  # fmt: skip
-def test_a_quote_inside_a_value_after_a_key_word_is_the_values(text: str, out: str) -> None:
-    """``secret: Abcdef12"xyz`` let ``"xyz`` out: a value ended at any quote. A quote that more of the value follows
-    is the value's; one that a blank or punctuation follows still closes a quote around it, and code's string with
-    its prefix stays (``token = f"{a}{b}"``)."""
-    _redacts(text, out)
-    _stays('token = f"{prefix}{x}"\nsecret = rb"\\d+"\n')
-
-
-@pytest.mark.parametrize(
-    ("text", "out"),
-    [
         ("TOKEN=`Abc def123xyz`", "TOKEN=`[redacted key]`"), ("TOKEN=``Abcdef123xyz``", "TOKEN=``[redacted key]``"),
         ("API_TOKEN=`Abcdef1`23xyz`", "API_TOKEN=`[redacted key]`"), ("password: Abc`def12", "password: [redacted key]"),
         ("the token: `Abc def123` here", "the token: `[redacted key]` here"),
         ("tool --api-key `Abc def12` run", "tool --api-key `[redacted key]` run"),
         ('{"c": "TOKEN=`Abc def123`\\nls"}', '{"c": "TOKEN=`[redacted key]`\\nls"}'),
-    ],
-)  # fmt: skip
-def test_a_backquoted_value_after_a_key_word_or_an_option_goes_whole(text: str, out: str) -> None:
-    """``TOKEN=`Abc def123xyz` `` let ``def123xyz`` out, ``TOKEN=``…`` `` and ``password: Abc`def12`` all of it: a
-    backquote after the sign was no quote, one inside the value ended it. Backquotes that open a value end it at
-    their close; words of prose or code there stay."""
-    _redacts(text, out)
-    _stays("token: `Enter the token`\nSet `DB_PASSWORD` in .env\n--token `next_token(a, b)`\n")
-
-
-@pytest.mark.parametrize(
-    ("text", "out"),
-    [
         ("DB_PASSWORD=Ab{}00xy", "DB_PASSWORD=[redacted key]"), ("password: Ab{}00xy", "password: [redacted key]"),
         ("api_key=Ab{}00xyzz", "api_key=[redacted key]"), ("the token: Ab(x)9zz and", "the token: [redacted key] and"),
         ("export API_TOKEN=Abcd[1]2x", "export API_TOKEN=[redacted key]"),
+        ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
+        ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
     ],
 )  # fmt: skip
-def test_brackets_a_letter_or_digit_follows_are_the_values_not_codes(text: str, out: str) -> None:
-    """``password: Ab{}00xy`` went out whole and ``DB_PASSWORD=Ab{}00xy`` kept ``}00xy``: a name and a bracket that
-    closes later read as a call, an index or a type, but no code writes a letter or digit right after its close."""
+def test_a_value_with_an_escaped_blank_a_quote_a_backquote_or_a_bracket_inside_goes_whole(text: str, out: str) -> None:
+    """Each of these let part of its secret out, or all of it: ``DB_PASSWORD=Abc\\ 123x`` kept `` 123x`` (a value
+    ended at a blank a shell's backslash escapes); ``secret: Abcdef12"xyz`` kept ``"xyz`` (a value ended at any
+    quote, inside it too); ``TOKEN=`Abc def123xyz` `` kept ``def123xyz`` and ``password: Abc`def12`` all of it (a
+    backquote after the sign was no quote, one inside the value ended it); ``password: Ab{}00xy`` all of it (a
+    name and a bracket closed later read as code, which never writes a letter or digit right after its close);
+    ``postgres://app:pa'ss@db`` all of it (a URL's password stopped at a quote)."""
     _redacts(text, out)
-    _stays("token = getToken()\npassword: Optional[str] = None\nx={password:e,username:t}\ntoken: next(it).x\n")
+
+
+def test_code_and_quotes_that_close_around_a_value_stay() -> None:
+    """A quote that a blank or punctuation follows closes one around a value (also around a URL); code's string
+    with its prefix, a call, an index or a type, and backquoted prose or code stay."""
+    _stays('token = f"{prefix}{x}"\nsecret = rb"\\d+"\ntoken: `Enter the token`\nSet `DB_PASSWORD` in .env\n'
+           "--token `next_token(a, b)`\ntoken = getToken()\npassword: Optional[str] = None\n"
+           "x={password:e,username:t}\ntoken: next(it).x\nx = ['http://h:8080','ann_at_x'] and 'http://h:8080' or 'b@c'\n")
 
 
 @pytest.mark.parametrize(
@@ -3389,20 +3365,6 @@ def test_an_echoed_word_with_a_quote_inside_and_a_key_printf_is_given_keep_no_se
     r = Redactor(environ={}, home="/home/ann")
     assert r.walk({"c": text}) == {"c": out}  # the screen lets it through to the patterns
     _stays("echo hi 'there you' | tee f\nprintf '%s=%s\\n' USER bob HOME /srv\nprintf '%s %s\\n' password hunter2x\n")
-
-
-@pytest.mark.parametrize(
-    ("text", "out"),
-    [
-        ("postgres://app:pa'ss@db/app", "postgres://app:%5Bredacted%20key%5D@db/app"),
-        ('{"c": "psql \\"postgres://app:Ab\'cd9\'x@db\\""}', '{"c": "psql \\"postgres://app:%5Bredacted%20key%5D@db\\""}'),
-    ],
-)  # fmt: skip
-def test_a_urls_password_with_a_single_quote_in_it_goes(text: str, out: str) -> None:
-    """``postgres://app:pa'ss@db`` let ``pa'ss`` out: a URL's password stopped at a quote. A single quote inside it is
-    the password's; one that a blank or punctuation follows still closes a quote around the URL."""
-    _redacts(text, out)
-    _stays("x = ['http://h:8080','ann_at_x'] and 'http://h:8080' or 'b@c'")
 
 
 @pytest.mark.parametrize(
