@@ -106,7 +106,8 @@ _SHELL_CHAR = rb"[^\s\"'\\|;&()<>`]"
 _CLI_WORD = rb"(?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+"  # such a word, as JSON text may write it
 # the key words a secret's value follows: any case, or as the last word of an environment variable's name, a
 # snake_case one or a camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``db_pass``,
-# ``ansible_ssh_pass``, ``dbPass``, ``SmtpPw``; ``bypass``, ``auth: basic`` are none), and a name ending in
+# ``ansible_ssh_pass``, ``dbPass``, ``SmtpPw``; ``bypass``, ``auth: basic`` are none, and the judges take
+# ``first_pass`` for none: ``_no_password``), and a name ending in
 # ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
@@ -717,6 +718,13 @@ def _secret_value(data: bytes, m: Any) -> bool:
     value, quoted = m.group(3), m.group(2) is not None
     if not quoted and data[m.start(3) - 1] in b" \t" and _search_argument(data, m.start(1)):
         return False  # ``grep -rn password: config/``: a search tool's pattern, and a file
+    name = _key_name(data, m)
+    if _no_password(name.decode(errors="replace")):
+        return False  # ``first_pass: parse tokens``
+    if not quoted and b":" in data[m.end(1) : m.start(3)] and _CONDITION.search(
+        data, max(0, m.end(1) - len(name) - 32), m.end(1) - len(name)
+    ):
+        return False  # ``if user_pass: return``: a condition's statement
     if value.isalpha() and _PARSER_TOKEN.search(data, max(0, m.start(1) - 16), m.end(1)):  # a parser's word for
         return False  # what it found (``Identifier``), not a test's ``expected token: abc123``
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
@@ -863,9 +871,35 @@ def _number_key(name: str) -> bool:
     secret: the key is named for a password, or for another secret (``api_key``, ``secret``, ``token``, ``auth``)
     unless a word of it says it counts (``max_token: 4096``, ``prompt_token``; a plural, ``tokens``, names no
     secret)."""
+    if _no_password(name):
+        return False
     if _PASSWORD_KEY.search(name.encode()) is not None:
         return True
     return _secret_key(name) and _COUNT_WORDS.isdisjoint(w.lower() for w in _NAME_WORDS.findall(name))
+
+
+# the word before a name's last, ``pass`` (``pw``, ``pwd``), that makes it name no password: a compiler's or a
+# renderer's pass, a filter, a ticket, a mountain's (``first_pass``, ``renderPass``, ``high_pass``, ``boarding_pass``),
+# a test's outcome (``tests_pass``), a directory (``old_pwd``, ``cur_pwd``); ``db_pass``, ``user_pass``,
+# ``smtp_pass`` and ``mysql_pwd`` are passwords' names
+_NOT_PASSWORDS = frozenset({
+    "first", "second", "third", "fourth", "fifth", "last", "next", "prev", "previous", "final", "initial", "single",
+    "multi", "one", "two", "three", "double", "triple", "extra", "render", "compile", "compiler", "lint", "linter",
+    "parse", "parser", "optimization", "optimize", "opt", "codegen", "lowering", "forward", "backward", "fwd", "bwd",
+    "high", "low", "band", "notch", "all", "tests", "should", "must", "will", "boarding", "bus", "day", "season",
+    "hall", "mountain", "skip", "dry", "old", "cur", "current", "orig", "original", "saved", "start", "work",
+})  # fmt: skip
+# what a key named for a secret follows when it is a condition's, no pair's: ``if user_pass: return``, ``while
+# not self.token:`` (``_secret_value``)
+_CONDITION = re.compile(rb"(?:^|[\s(])(?:if|elif|while|and|or|not)[ \t]+(?:not[ \t]+)?(?:[A-Za-z_]\w*\.)*\Z")
+
+
+@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+def _no_password(name: str) -> bool:
+    """True when ``name``'s last word is ``pass``, ``pw`` or ``pwd`` and the word before it makes the name no
+    password's (``_NOT_PASSWORDS``: ``first_pass``, ``renderPass``, ``OLD_PWD``)."""
+    words = _NAME_WORDS.findall(name)
+    return len(words) >= 2 and words[-1].lower() in ("pass", "pw", "pwd") and words[-2].lower() in _NOT_PASSWORDS
 
 
 def _config_line(data: bytes, m: Any, end: int | None = None) -> bool:
@@ -1115,7 +1149,7 @@ _SHELL_WORDS = (
 def _secret_key(key: Any) -> bool:
     """True when ``key`` of a JSON object names a secret (``password``, ``api_key``, ``x-auth-token``, ``DB_PASS``,
     ``auth``): ``_PAIR`` would take the value after it quoted."""
-    return type(key) is str and _SECRET_KEY.search(key) is not None
+    return type(key) is str and _SECRET_KEY.search(key) is not None and not _no_password(key)
 
 
 def _secret_number(key: Any, value: Any) -> bool:
@@ -1171,7 +1205,7 @@ def _xml_text(data: bytes, m: Any) -> bool:
     that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays); under an element named ``token``
     alone, not letters and blanks only (a lexer's or a language tool's ``<token>return</token>`` is a word)."""
     name, value = m.group(1), m.group(2).strip()  # a CDATA section's blanks
-    if not data.startswith(name + b">", m.end()):
+    if not data.startswith(name + b">", m.end()) or _no_password(name.rpartition(b":")[2].decode(errors="replace")):
         return False
     if name.rpartition(b":")[2].lower() == b"token" and value.replace(b" ", b"").isalpha():
         return False

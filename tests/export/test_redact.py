@@ -797,6 +797,29 @@ def test_a_word_that_only_ends_in_pass_is_no_key(text: str) -> None:
     assert Redactor(environ={}, home="/home/ann").text(text) == text
 
 
+@settings(max_examples=CASES, deadline=None)
+@given(stage=st.sampled_from(["first", "second", "render", "compile", "high", "boarding", "old", "tests", "Final"]),
+       owner=st.sampled_from(["db", "user", "smtp", "ansible_ssh", "admin", "mail", "redis"]),
+       form=st.sampled_from(["{}_pass", "{}Pass", "{}_pwd", "{}_PW"]), line=st.sampled_from(["{}: {}", "  {} = {}", "- {}: {}", "{}={}"]),
+       words=st.lists(st.from_regex(r"[a-z]{3,9}", fullmatch=True), min_size=1, max_size=4),
+       secret=st.from_regex(r"[A-Za-z][a-z]{3,6}[0-9]{1,3}[A-Za-z]{0,2}", fullmatch=True))  # fmt: skip
+def test_a_name_ending_in_pass_that_is_a_stage_or_a_condition_keeps_its_words_and_a_passwords_goes(
+    stage: str, owner: str, form: str, line: str, words: list[str], secret: str
+) -> None:
+    """``first_pass: parse tokens``, ``renderPass: shadows``, ``boarding_pass: issued``, ``old_pwd: src``, ``{"first_pass":
+    "lexer"}`` and ``if user_pass: return`` lost their words as passwords: a name ending in ``_pass`` (``Pass``,
+    ``_pw``, ``_pwd``) whose word before names a stage, a filter, a ticket or a directory names no password, and a
+    key word a condition tests is code's. A password under ``db_pass`` and the like still goes."""
+    if form.isupper():  # a variable's name: ``DB_PW``, ``FIRST_PW``
+        stage, owner = stage.upper(), owner.upper()
+    value = " ".join(words)
+    _stays(line.format(form.format(stage), value))
+    _stays(orjson.dumps({form.format(stage): value, "n": 4096}).decode())
+    _stays(f"if {form.format(owner)}: {words[0]}\n    while not self.password: {words[-1]}")
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(line.format(form.format(owner), secret)) and r.summary()["key"] == 1
+
+
 def test_a_short_secret_under_a_key_named_for_one_in_a_json_object_is_redacted() -> None:
     """A JSON object's string of three to five characters under a secret's key, camelCase included, goes too."""
     r = Redactor(environ={}, home="/home/ann")
