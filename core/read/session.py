@@ -525,6 +525,9 @@ class Session:
             "tool/call": self._fused_call,
             "step/start": self._fused_step_start,
             "step/end": self._fused_step_end,
+            "turn/start": self._fused_turn_start,
+            "turn/end": self._fused_turn_end,
+            "agent/inbox/spliced": self._fused_spliced,
         }
 
     def _fused_count(self, seq: int, etype: str, event: dict[str, Any], turn: int) -> None:
@@ -666,6 +669,71 @@ class Session:
                     call.message_seq = seq
         self._fused_count(seq, "assistant/message", event, turn)
         self._fused_node(seq, "assistant/message", chars)
+        return True
+
+    def _fused_spliced(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn, step, inserted = data.get("turn"), data.get("step"), data.get("inserted")
+        if (
+            seq != self.next_seq
+            or not (turn is None or (turn.__class__ is int and 0 <= turn <= MAX_COUNTER))
+            or not (step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER))
+            or not (inserted is None or inserted.__class__ is list)
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        self._fused_count(seq, "agent/inbox/spliced", event, self._current_turn)
+        return True
+
+    def _fused_turn_start(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        number, step = data.get("turn"), data.get("step")
+        if (
+            seq != self.next_seq
+            or number.__class__ is not int
+            or number != (0 if self._max_turn is None else self._max_turn) + 1  # else a gap to warn of
+            or number > MAX_COUNTER
+            or not (step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER))
+            or self.open_turn is not None  # else an overlap to warn of
+            or number in self.turns
+            or "trigger" in data  # a legacy shape to upgrade
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        self.turns[number] = Turn(number, seq)
+        self._max_turn = self.open_turn = self._current_turn = number
+        self._current_step = None
+        self._request_due = False
+        self._fused_count(seq, "turn/start", event, number)
+        return True
+
+    def _fused_turn_end(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        number, step, reason = data.get("turn"), data.get("step"), data.get("reason")
+        if (
+            number != self.open_turn  # the open turn ends (a started turn's number is a counter)
+            or number.__class__ is not int
+            or seq != self.next_seq
+            or (turn := self.turns.get(number)) is None
+            or turn.end_seq is not None
+            or not (step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER))
+            or reason.__class__ is not dict
+            or (kind := reason.get("kind")).__class__ is not str
+            or not ((inner := reason.get("reason")) is None or inner.__class__ is dict)
+            or not ((error := reason.get("error")) is None or error.__class__ is dict)
+            or kind == "disposed"  # legacy shapes to upgrade
+            or (kind == "aborted" and "reason" not in reason)
+            or (kind == "error" and "error" not in reason)
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        self._fused_count(seq, "turn/end", event, self._current_turn)  # inside the turn, which is still open
+        turn.end_seq = seq
+        turn.end_reason = reason
+        self.last_ended = number
+        self.completed_through = seq
+        self._request_due = False
+        self.open_turn = None
         return True
 
     def _fused_user(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:

@@ -1,8 +1,8 @@
 """A streaming load's fused paths project exactly what the general path does.
 
 ``load_session`` hands an event line of the types most lines of a log are (``Session.typed_sinks``: tool results,
-assistant and user messages, tool calls, step starts and ends) straight from the decoder's hot loop to a sink that
-validates and projects it in one step; the sink declines anything but the shape it knows, which then takes the
+assistant and user messages, tool calls, step and turn starts and ends, inbox splices) straight from the decoder's
+hot loop to a sink that validates and projects it in one step; the sink declines anything but the shape it knows, which then takes the
 general ``LogDecoder._event`` → ``Session.apply`` path. Fed such events mutated in every way a sink must notice
 (seqs missing, odd or out of order, times missing or odd, extra envelope keys, odd counters, messages, roles,
 content blocks, sources, surface ops and provenance, legacy shapes, unknown steps and calls …), numbered or not
@@ -54,6 +54,12 @@ result_block = st.fixed_dictionaries(
      "content": st.one_of(st.lists(st.one_of(text_block, odd), max_size=2), odd)},
     optional={"isError": st.one_of(st.booleans(), odd)},
 )  # fmt: skip
+turn_end_reason = st.one_of(
+    fresh({"kind": "completed"}), fresh({"kind": "aborted", "reason": {"kind": "user"}}), fresh({"kind": "aborted"}),
+    fresh({"kind": "aborted", "reason": None}), fresh({"kind": "error", "error": {"message": "m", "code": "E"}}),
+    fresh({"kind": "error", "failure": {"message": "m"}}), fresh({"kind": "disposed"}), st.just("completed"),
+    fresh({"kind": 3}), fresh({"kind": "aborted", "reason": "x"}), fresh({"kind": "error", "error": [1]}), odd,
+)  # the shapes DSH writes, the legacy ones to upgrade and some odd ones
 block = st.one_of(text_block, text_block, call_block, result_block, fresh({"type": "image"}), odd)
 content = st.one_of(st.lists(block, max_size=3), odd)
 source = st.one_of(
@@ -79,6 +85,17 @@ def event_of(draw: st.DrawFn, kind: str, seq: int) -> dict[str, Any]:
     turn, step = draw(counter), draw(counter)
     if kind in ("step/start", "step/end", "turn/start", "turn/end"):
         data: dict[str, Any] = {"turn": turn} if kind.startswith("turn") else {"turn": turn, "step": step}
+        if kind == "turn/end" and draw(st.integers(0, 4)):
+            data["reason"] = draw(turn_end_reason)
+        elif kind == "turn/start" and draw(st.integers(0, 4)) == 0:  # the legacy shape
+            data["trigger"] = draw(st.one_of(st.just("user"), odd))
+        if kind.startswith("turn") and draw(st.integers(0, 4)) == 0:
+            data["step"] = step
+    elif kind == "agent/inbox/spliced":
+        inserted = draw(st.one_of(st.lists(fresh({"id": "u"}), max_size=1), odd))
+        data = {"target": "next-turn", "start": 0, "inserted": inserted}
+        if draw(st.integers(0, 3)) == 0:
+            data[draw(st.sampled_from(["turn", "step"]))] = draw(counter)
     elif kind == "tool/call":
         data = {"turn": turn, "step": step, "callId": draw(call_id), "name": draw(st.one_of(st.just("bash"), odd)),
                 "arguments": draw(st.one_of(st.just("{}"), odd))}  # fmt: skip
@@ -128,7 +145,7 @@ def _data(event: dict[str, Any], draw: st.DrawFn) -> None:
 
 
 MUTATIONS = [_seq, _envelope, _drop, _time, _data, _data]
-KINDS = ["step/start", "tool/call", "assistant/message", "tool/result", "user/message", "step/end"]
+KINDS = ["step/start", "tool/call", "assistant/message", "tool/result", "user/message", "step/end", "agent/inbox/spliced"]
 
 
 @st.composite
@@ -139,7 +156,7 @@ def log_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
     if draw(st.booleans()):
         lines.append({"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}})
     for _ in range(draw(st.integers(1, 14))):
-        kind = draw(st.sampled_from(KINDS * 3 + ["turn/end", "turn/start", "chunk"]))
+        kind = draw(st.sampled_from(KINDS * 3 + ["turn/end", "turn/end", "turn/start", "chunk"]))
         if kind == "chunk":
             lines.append({"type": "assistant/chunk", "seq": len(lines), "time": 5,
                           "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "text": "ab"}}})  # fmt: skip
@@ -182,6 +199,13 @@ TURN = {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}
 ANSWER = {"type": "assistant/message", "seq": 2, "time": 1, "surfaceOp": "append",
           "data": {"turn": 1, "step": 1, "usage": {"inputTokens": 5, "outputTokens": 2},
                    "message": {"id": "a", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}}}  # fmt: skip
+SPLICE = {"type": "agent/inbox/spliced", "seq": 1, "time": 1, "data": {"target": "next-turn", "start": 0, "inserted": []}}
+
+
+def _end(seq: int, reason: Any, turn: int = 1) -> dict[str, Any]:
+    return {"type": "turn/end", "seq": seq, "time": 1, "data": {"turn": turn, "reason": reason}}
+
+
 NAMES = count()
 
 
@@ -206,6 +230,13 @@ def _indexed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 @example(lines=[TURN, {**_base(1), "seq": True}, {**CALL, "seq": 2.0}], observed=None, before=False, store="retain")
 @example(lines=[{k: v for k, v in e.items() if k not in ("seq", "time")} for e in (TURN, _base(1), CALL, RESULT)],
          observed="all", before=False, store="readback")  # fmt: skip
+@example(lines=[TURN, SPLICE, _end(2, {"kind": "completed"}), {**SPLICE, "seq": 3}, {**TURN, "seq": 4, "data": {"turn": 2}},
+                {**SPLICE, "seq": 5}], observed="all", before=False, store="index")  # splices in turns and between them
+@example(lines=[TURN, _end(1, {"kind": "aborted"})], observed=None, before=False, store="none")  # legacy turn ends
+@example(lines=[TURN, _end(1, {"kind": "disposed"})], observed=None, before=False, store="none")
+@example(lines=[TURN, _end(1, {"kind": "error", "failure": {"message": "m"}})], observed=None, before=False, store="none")
+@example(lines=[TURN, _end(1, "completed")], observed=None, before=False, store="none")
+@example(lines=[{**TURN, "data": {"turn": 1, "trigger": "user"}}], observed=None, before=False, store="retain")
 def test_the_fused_paths_project_as_the_general_path(
     tmp_path: Path, lines: list[dict[str, Any]], observed: str | None, before: bool, store: str
 ) -> None:
