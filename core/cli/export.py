@@ -55,13 +55,18 @@ def _export(args: argparse.Namespace) -> None:
         doc = export_to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
-    total = counted(doc["rows"], "row")
-    rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
+    # every count is of the same rows, the log's: shown, plus what the filter left out, plus what the format
+    # does not show of the rest (a transcript's rows with no paragraph, rows past the moment), is the total
+    left_out = f["rowsLeftOut"] if f else 0
+    total = doc["rows"] + left_out
+    rows = f"{doc['shown']} of {counted(total, 'row')}" if doc["shown"] != total else counted(total, "row")
+    unshown = doc["rows"] - doc["shown"]
     # the operator's own input, quoted but whole: cut at ``QUOTED`` characters it lost its end, a ``--grep``'s
     # closing ``/`` with it (``/error|warn…``, a pattern of its own that ``…`` is part of), or the whole regex
     # after a long ``--type`` list
-    filtered = f" (filter: {quoted(f['text'], None)}; {f['rowsLeftOut']} left out)" if f else ""
+    more = f", {unshown} more the {FORMAT_NAMES[fmt]} does not show" if unshown else ""
+    filtered = f" (filter: {quoted(f['text'], None)}; {left_out} left out{more})" if f else ""
     warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
     for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
         if tool not in doc["toolsSeen"]:
@@ -78,6 +83,7 @@ def _export(args: argparse.Namespace) -> None:
         warn(found.notice)
 
 
+FORMAT_NAMES = {"md": "transcript", "html": "page"}  # (a JSON document shows every row it holds)
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
 
 

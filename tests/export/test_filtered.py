@@ -100,7 +100,7 @@ def test_the_cli_exports_with_the_tui_s_filter(log: Path, capsys: pytest.Capture
     doc = json.loads(out.out)
     assert [r["seq"] for r in doc["events"]] == [64, 65]
     assert doc["filter"]["text"] == "type tool/, /SNAPSHOT/"
-    assert "exported 2 rows (filter: type tool/, /SNAPSHOT/; 17 left out)" in out.err
+    assert "exported 2 of 19 rows (filter: type tool/, /SNAPSHOT/; 17 left out)" in out.err
     assert main(["export", str(log), "--format", "json", "--turns", "2-"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == 0
     assert main(["export", str(log), "--format", "json", "--grep", "("]) == 2
@@ -340,9 +340,9 @@ def test_stderr_counts_one_row_as_one_row(tmp_path: Path, capsys: pytest.Capture
     log = Path(__file__).parents[1] / "fixtures/dsh/tool-outcome-unknown.session.expected.jsonl"
     capsys.readouterr()
     assert main(["export", str(log), "--errors", "-o", str(tmp_path / "x.json")]) == 0
-    assert f"exported 1 row (filter: errors; 20 left out) to {tmp_path / 'x.json'} (" in capsys.readouterr().err
+    assert f"exported 1 of 21 rows (filter: errors; 20 left out) to {tmp_path / 'x.json'} (" in capsys.readouterr().err
     assert main(["export", str(log), "--errors", "-o", str(tmp_path / "x.md")]) == 0
-    assert f"exported 1 row (filter: errors; 20 left out) to {tmp_path / 'x.md'} (" in capsys.readouterr().err
+    assert f"exported 1 of 21 rows (filter: errors; 20 left out) to {tmp_path / 'x.md'} (" in capsys.readouterr().err
 
 
 def _judged_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -458,3 +458,17 @@ def test_a_tool_the_log_never_used_is_warned_of_as_a_type_it_never_holds_is(
     ], err
     assert main(["export", str(log), "--tool", "bash", "-o", str(tmp_path / "b.json")]) == 0
     assert "--tool" not in capsys.readouterr().err
+
+
+def test_the_summary_counts_add_up_to_the_log_s_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``exported 3 of 11 rows (…; 12 left out)``: 3 counted the transcript's paragraphs, 11 the rows the filter
+    let through and 12 those it left out, so shown and left out never made the total. Every count is of the log's
+    23 rows now, and the rows the format does not show are said too."""
+    log = Path(__file__).parents[1] / "fixtures/dsh/code-mode-turn.session.jsonl"
+    capsys.readouterr()
+    assert main(["export", str(log), "--grep", "tool", "-o", str(tmp_path / "x.md")]) == 0
+    err = capsys.readouterr().err
+    assert "exported 3 of 23 rows (filter: /tool/; 12 left out, 8 more the transcript does not show) to" in err, err
+    assert main(["export", str(log), "--grep", "tool", "-o", str(tmp_path / "x.json")]) == 0
+    assert "exported 11 of 23 rows (filter: /tool/; 12 left out) to" in capsys.readouterr().err
+
