@@ -71,7 +71,7 @@ def _export(args: argparse.Namespace) -> None:
     for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
         if tool not in doc["toolsSeen"]:
             near = nearest(tool, sorted(doc["toolsSeen"]))
-            hint = f" (did you mean {quoted(near)}?)" if near else ""
+            hint = f" (did you mean {quoted(near, None)}?)" if near else ""
             warn(f"--tool '{quoted(tool, None)}' names no tool this session used{hint}: no row is about it")
     try:
         found = find_sidecar(args.path)

@@ -472,3 +472,14 @@ def test_the_summary_counts_add_up_to_the_log_s_rows(tmp_path: Path, capsys: pyt
     assert main(["export", str(log), "--grep", "tool", "-o", str(tmp_path / "x.json")]) == 0
     assert "exported 11 of 23 rows (filter: /tool/; 12 left out) to" in capsys.readouterr().err
 
+
+
+def test_a_long_tool_name_is_suggested_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``did you mean …`` cut the nearest tool's name at 80 characters: a long name could not be copied back."""
+    name = "mcp__" + "very_long_server_name_" * 5 + "bash"
+    log = tmp_path / "session.jsonl"
+    fixture = Path(__file__).parents[1] / "fixtures/dsh/code-mode-turn.session.jsonl"
+    log.write_text(fixture.read_text().replace('"bash"', f'"{name}"'))
+    capsys.readouterr()
+    assert main(["export", str(log), "--tool", name[:-1], "-o", str(tmp_path / "x.json")]) == 0
+    assert f"(did you mean {name}?)" in capsys.readouterr().err
