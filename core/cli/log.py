@@ -23,7 +23,7 @@ from core.cli.args import (
     whole,
 )
 from core.cli.common import RULE_SECTIONS, JsonList, emit, guarded, json_member, warn, write_bytes
-from core.cli.rowspool import RowSpool
+from core.cli.rowspool import BATCH, RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
@@ -215,7 +215,7 @@ def _events(args: argparse.Namespace) -> None:
 
     check_at_least("turn", args.turn, 1)
     check_types(args.type)
-    with tempfile.TemporaryFile() as spool:
+    with tempfile.TemporaryFile(buffering=BATCH) as spool:  # written and read back in big pieces
         _events_into(args, spool)
 
 
@@ -243,14 +243,13 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             if etype.__class__ is str:
                 columns[etype] = column
         seq = event["seq"]
-        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column}".encode()
-        if etype in SURFACE_TYPES:
-            spool.write(head)
+        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column}"
+        if etype in SURFACE_TYPES:  # its mark is known only at the end: a gap is left for it
+            spool.write(head.encode())
             gaps.append((spool.tell(), seq))
-            head = b""
+            spool.write(f"{summarize(event, 100)}\n".encode())
         else:
-            head += b"  "
-        spool.write(head + summarize(event, 100).encode() + b"\n")
+            spool.write(f"{head}  {summarize(event, 100)}\n".encode())
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from core.log.validate import INVALID, is_invalid
+from core.log.validate import INVALID
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
 from core.shared.text import (
@@ -20,7 +20,6 @@ from core.shared.text import (
     text_of_blocks,
     tool_block_failed,
     tool_result_block,
-    tool_result_text,
 )
 from core.shared.values import whole_digits
 
@@ -86,9 +85,13 @@ def tape_span(text: str) -> tuple[int, int] | None:
 
 def summarize(event: dict[str, Any], limit: int = 120) -> str:
     """A one-line description of any event (unknown types are shown as opaque)."""
-    etype = str(event.get("type"))
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
-    if is_invalid(event):
+    etype = event.get("type")
+    if etype.__class__ is not str:  # a hostile line's type may be any JSON value
+        etype = str(etype)
+    data = event.get("data")
+    if not isinstance(data, dict):
+        data = {}
+    if INVALID in event:  # ``is_invalid`` without a call: every row ``events`` and ``surface`` print comes here
         return one_line(f"(invalid {etype}: {event[INVALID]}) {{{', '.join(list(data)[:6])}}}", limit)
     fn = _SUMMARIES.get(etype)
     text = fn(event, data) if fn is not None else None
@@ -170,7 +173,7 @@ def _assistant(event: dict[str, Any], data: dict[str, Any]) -> str:
 def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
     message = data.get("message") or {}
     block = tool_result_block(message) or {}
-    text = tool_result_text(message, "\n")
+    text = text_of_blocks(block.get("content"), "\n")  # ``tool_result_text``, with the block found once
     flag = "error: " if tool_block_failed(block) else ""
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     policy = meta.get("policy") if op_span(event.get("surfaceOp")) else None
