@@ -67,12 +67,12 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|whsec_[A-Za-z0-9+/=]{20,}"  # SendGrid, a webhook's secret
     rb"|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"  # a Telegram bot's token
     rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
-    # a URL's password (``_URL_HEAD`` stays), to the last ``@`` before the path, query or fragment as URL readers take
+    # a URL's password (``_URL_HEAD`` stays; a user part holding an ``@``, ``ann@x.io:pw@h``, goes with it), to the last ``@`` before the path, query or fragment as URL readers take
     # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first; or of words a space parts, as URL readers
     # take it too (``guest:gu est@h``), its first with a letter (no port: ``http://h:8080 or ann@x.io``) and none
     # with a bracket (no Markdown link's ``(http://h:port) by @ann``); a single quote inside it is the password's
     # (``pa'ss``), one that a blank or punctuation follows closes a quote around the URL (``'http://h:80', 'a@b'``)
-    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:(?:(?:[^/?#\s\"']|'[^/?#\s\",;)\]}>])+|[^/\s@\"']+"
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:\"']*:(?:(?:[^/?#\s\"']|'[^/?#\s\",;)\]}>])+|[^/\s@\"']+"
     rb"|[^/\s@\"'<>()\[\]`]*[A-Za-z][^/\s@\"'<>()\[\]`]*(?: +[^/\s@\"'<>()\[\]`]+)+)@"
 )
 # a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an
@@ -534,7 +534,8 @@ _HOME = re2.compile(
 # but a line break or a tab JSON text writes as an escape: ``\n/root``)
 _PATH_START = rb"(?:^|[^\w.~\\\-]|\\[nrt])("
 _ROOT = re2.compile(_PATH_START + rb"\\?/root)\b")  # root's home
-_URL_HEAD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
+# what stays of a URL's credentials: its scheme, and its user but one holding an ``@`` (an e-mail address)
+_URL_HEAD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s:\"']*):")
 _URL_HEAD_BYTES = re.compile(_URL_HEAD.pattern.encode())
 # a URL's user part before a replacement (its scheme's ``://`` and what follows it there, ``_userinfo``) and after it
 # (the rest of the user part, up to its ``@``)
@@ -1802,7 +1803,8 @@ class Redactor:
             return "~"
         head = ""
         if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
-            head, at = url.group(0), found.rfind("@", url.end())  # and the host after it (an e-mail address read)
+            head = url.group(0) if "@" not in url.group(2) else url.group(1)
+            at = found.rfind("@", url.end())  # and the host after it (an e-mail address read)
             host = at if at >= 0 else len(found)
         return f"[redacted {kind}]" if host is None else f"{head}%5Bredacted%20{kind}%5D{found[host:]}"
 

@@ -3566,7 +3566,7 @@ def _secret(punctuation: str) -> st.SearchStrategy[str]:
 
 URL_PARTS = st.tuples(
     st.sampled_from(["postgres", "mysql", "amqp", "redis", "mongodb", "https"]),
-    st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True),
+    st.from_regex(r"[a-z][a-z0-9_]{0,7}(?:@[a-z]{1,6}(?:\.[a-z]{2,3})?)?", fullmatch=True),  # ``ann@x.io``: ``@`` in it
     st.sampled_from(["db", "db.internal:5432", "10.0.0.7:6379", "rabbit.example.com"]),
     st.sampled_from(["", "/", "/app", "/app?sslmode=require", "/v1/x#top"]),
 )
@@ -3577,29 +3577,34 @@ URL_QUERY = st.tuples(
 
 
 @settings(max_examples=CASES, deadline=None)
+@example(parts=("ftp", "ann@example.com", "host", ""), password="pw12345x", query=("token", "?", ""), value="abcdef12x",
+         around="{}")  # fmt: skip
 @given(parts=URL_PARTS, password=_secret("!$&'()*+,;=-._~"), query=URL_QUERY, value=_secret("-._~+"),
        around=st.sampled_from(["{}", "DATABASE_URL={}", 'url = "{}"', "curl -s '{}' | jq .", "see <{}>."]))  # fmt: skip
 def test_a_secret_in_a_url_goes_and_the_url_keeps_its_parts(
     parts: tuple[str, str, str, str], password: str, query: tuple[str, str, str], value: str, around: str
 ) -> None:
     """A URL's password (``+,;=()'`` inside too) and a query's secret go alone: scheme, user, host, path, the other
-    parameters and what surrounds the URL stay, also in the JSON text of a tool call's arguments."""
+    parameters and what surrounds the URL stay, also in the JSON text of a tool call's arguments. A user part
+    holding an ``@`` (``ftp://ann@x.io:pw@h``: the last ``@`` ends it, as URL readers take it) let the password out;
+    it goes with the password now."""
     scheme, user, host, rest = parts
     key, before, after = query
     url = f"{scheme}://{user}:{password}@{host}{rest}"
     queried = f"https://{host}/x{before}{key}={value}{after}"
     assume(url.count(password) == 1 and queried.count(value) == 1)
     assume(not re.search(r"'[,;)]", password))  # a quote that closes one around the URL (``'http://h:80', …``)
-    for text, out in ((url, f"{scheme}://{user}:{RU}@{host}{rest}"), (queried, f"https://{host}/x{before}{key}={R}{after}")):
+    userinfo = f"{user}:{RU}" if "@" not in user else RU
+    for text, out in ((url, f"{scheme}://{userinfo}@{host}{rest}"), (queried, f"https://{host}/x{before}{key}={R}{after}")):
         text, out = around.format(text), around.format(out)
         _redacts(text, out)
         _in_json_text(text, out)
     # a URL reader reads the same query, and the same URL but for its password, which reads as the replacement's
     assert urlsplit(queried.replace(value, R)).query == urlsplit(queried).query.replace(value, R)
-    parsed, redacted = urlsplit(url), urlsplit(url.replace(password, RU))
-    assert (redacted.hostname, redacted.port, redacted.username, unquote(redacted.password or "")) == (
-        parsed.hostname, parsed.port, parsed.username, R
-    )
+    parsed, redacted = urlsplit(url), urlsplit(url.replace(f"{user}:{password}", userinfo))
+    assert (redacted.hostname, redacted.port) == (parsed.hostname, parsed.port) and parsed.password == password
+    assert (unquote(redacted.password or ""), redacted.username) == (R, user) if "@" not in user else (
+        redacted.password, unquote(redacted.username or "")) == (None, R)
 
 
 SHELL_LINES = st.sampled_from([
