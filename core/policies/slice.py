@@ -616,7 +616,7 @@ def plan_seal(
                             key,
                             f"slice tape: turn {last_turns[group[0]]} (seq {seqs[group[0]]}..{seqs[group[-1]]}) "
                             f"kept raw and cut the sealed span, unpaired tool call/result "
-                            f"{', '.join(map(quoted, ids))}",  # the log's ids, quoted: one line
+                            f"{', '.join(quoted(i, None) for i in ids)}",  # the log's ids whole (the spec's join), escaped: one line
                         )
                     )
                 if segment:

@@ -326,6 +326,18 @@ def test_an_unpaired_call_id_from_the_log_stays_on_the_warnings_line() -> None:
     )
 
 
+def test_a_long_unpaired_call_id_is_named_whole() -> None:
+    """The spec joins the unpaired ids whole (``ids.join(', ')``): an id over 80 characters was cut with ``…``, so
+    the warning named a call the log does not hold. Still one line: a control character stays escaped (above)."""
+    long_id = "call_" + "x" * 200
+    host = Host(SEAL)
+    host.begin("go")
+    host.reply("calling", [(long_id, "echo", {}, "x")], results=False)
+    host.end("aborted")
+    [warning] = plan_seal(host.session, SEAL).warnings
+    assert warning.message.endswith(f"unpaired tool call/result {long_id}")
+
+
 # ------------------------------------------------------------------------------------ entry events
 def test_entry_events_are_dsh_replacements_citing_every_shadowed_node() -> None:
     host = Host(SEAL)
