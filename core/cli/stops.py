@@ -141,17 +141,16 @@ def started(command: Callable[[], int]) -> int:
     if main:
         _CURRENT.append(stops)
     try:
-        with stops.taken():
-            try:
-                stops.release()  # a signal held since the console script's first step ends the run here
-                return command()
-            except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
-                if not stops.ending:  # not a signal's
-                    raise
-                how, code = stopped_by(exc)
-                from core.cli.common import fail
+        with stops.taken():  # a signal as it puts the handler in place is taken below too
+            stops.release()  # a signal held since the console script's first step ends the run here
+            return command()
+    except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
+        if not stops.ending:  # not a signal's
+            raise
+        how, code = stopped_by(exc)
+        from core.cli.common import fail
 
-                return fail(f"{how} before the session started; nothing was written", code)
+        return fail(f"{how} before the session started; nothing was written", code)
     finally:
         if main:
             _CURRENT.pop()

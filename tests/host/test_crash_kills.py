@@ -696,3 +696,41 @@ def test_a_sigterm_taken_in_a_finalizer_still_ends_the_run(tmp_path: Path, proce
     log = log_path(root, str(workspace), "s1", False)
     assert _state(log)[0] == "exited"
     assert main(["run", "--resume", str(log), *common]) == 0 and _turn_ends(log) == ["completed"]
+
+
+# A sitecustomize: the moment the run's handler (a Stops) is put in place for SIGTERM, a SIGTERM, taken before the
+# next line of Stops.taken runs.
+_AS_THE_HANDLER_IS_SET = """
+import os, signal
+
+_set = signal.signal
+
+def _signal(sig, handler):
+    previous = _set(sig, handler)
+    if type(handler).__name__ == "Stops" and sig == signal.SIGTERM and os.environ.pop("TD_TEST_SET_SIGTERM", None):
+        os.kill(os.getpid(), signal.SIGTERM)
+    return previous
+
+signal.signal = _signal
+"""
+
+
+def test_a_sigterm_as_the_run_s_handler_is_put_in_place_ends_the_command_with_143(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """Stops.taken put its handler in place before the try of ``started`` that takes its exception: a SIGTERM in
+    between ended the command in a Terminated traceback, exit 1 (seen once in five runs of tests/host, the 0.1 s
+    case of test_sigterms_sent_as_runs_start_leave_each_log_resumable)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    hook, workspace, root = tmp_path / "hook", tmp_path / "ws", tmp_path / "root"
+    hook.mkdir()
+    workspace.mkdir()
+    (hook / "sitecustomize.py").write_text(_AS_THE_HANDLER_IS_SET)
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_SET_SIGTERM": "1"}
+    proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}",
+                            "--sessions-root", str(root), "--workspace", str(workspace)], cwd=ROOT, env=env,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
+    assert not root.exists()
