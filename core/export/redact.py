@@ -782,6 +782,53 @@ def _secret_value(data: bytes, m: Any) -> bool:
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
 
 
+# a token of a value's expression in code (``_literals``): a string literal (group 1 its prefix, group 2 its quote,
+# as JSON text writes it), a bracket, what ends the expression (``,;``, a comment, a line break, also as JSON text
+# writes it), or a comparison (the literal after it is compared, not assigned: ``x if mode == 'strict' else y``)
+_EXPRESSION = re.compile(
+    rb"(?:\b([bBrRuUfF]{1,2}))?(\\*[\"'])|([(\[{])|([)\]}])|([,;#\r\n]|//|\\+[nr])|[=!<>]=|[<>]|\b(?:in|is)\b"
+)
+# an assignment's sign in code, blanks around it, or a quoted key's colon (``{'password': …}``): not ``x=y`` in a
+# string (``"password={password}"``)
+_CODE_SIGN = re.compile(rb"[ \t]+=[ \t]+|\\*[\"'][ \t]*:[ \t]+")
+_PATTERN_CHARS = re.compile(rb"[\\^$*+?|\[\](){}]")  # a raw or bytes literal holding one is a pattern or escapes
+
+
+def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
+    """The secrets among the string literals of a value's expression after a key word (``_PAIR``), but its first,
+    quoted with no prefix (``_secret_value`` judges that one): each other literal the expression may take
+    (``password = 'abc' if x else 'Sup3rSecret'``, ``token = x or "Sup3r"``), and one with a ``b``/``r``/``u``
+    prefix (``token = b'abc12345xyz'``) unless it holds a pattern's or an escape's character (``rb"\\d+"``).
+    Literals inside brackets (a call's argument, an index: ``get("API_TOKEN")``), after a comparison, and
+    f-strings stay code."""
+    start = m.start(2) if m.start(2) >= 0 else m.start(3)
+    sign = _CODE_SIGN.match(data, m.end(1), start)
+    if sign is None or sign.end() != start or _no_password(_key_name(data, m).decode(errors="replace")):
+        return []
+    at, end, depth, compared = start, min(len(data), start + SETTING_MAX), 0, False
+    found: list[tuple[int, int]] = []
+    first = m.start(2) >= 0  # the value opens with a plain literal: ``_secret_value``'s
+    while (t := _EXPRESSION.search(data, at, end)) is not None:
+        at = t.end()
+        if t.group(2) is None:
+            depth += 1 if t.group(3) else -1 if t.group(4) else 0
+            if depth < 0 or t.group(5) and depth == 0:  # the expression ends
+                break
+            compared = not (t.group(3) or t.group(4) or t.group(5))
+            continue
+        close = data.find(t.group(2), at, end)
+        if close < 0:
+            break
+        value, prefix, judged = data[at:close], (t.group(1) or b"").lower(), not (first or compared or depth)
+        at, first, compared = close + len(t.group(2)), False, False
+        if not judged or b"f" in prefix or len(value) < SHORTEST or not _literal_secret(value):
+            continue
+        if prefix and _PATTERN_CHARS.search(value):
+            continue
+        found.append((t.end(), close))
+    return found
+
+
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}
 _OWN_CLOSE = {b")": b"(", b"]": b"[", b"}": b"{"}  # a closing bracket and the one it closes (``_joined_end``)
 _STRING_PREFIX = re.compile(rb"[fFrRbBuU]{1,2}\\*[\"']")  # a string's prefix in code: ``f"``, ``rb'``
@@ -1759,6 +1806,8 @@ class Redactor:
                 matches, at = pattern.finditer(data, at), None
                 for found in matches:
                     m = _Found(found, data)
+                    if pattern is _PAIR:  # the other literals of its value's expression
+                        spans.extend((a, b, kind) for a, b in _literals(data, m))
                     if m.end(group) > m.start(group) and (keep is None or keep(data, m)):
                         start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
                         if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins

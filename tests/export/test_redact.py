@@ -3717,3 +3717,31 @@ def _in_json_text(text: str, out: str) -> None:
     r = Redactor(environ={}, home="/home/ann")
     redacted = r.text(orjson.dumps({"command": text}).decode())
     assert orjson.loads(redacted) == {"command": out}, redacted
+
+
+CODE_VALUES = st.sampled_from([
+    ("password = 'abc' if x else '{}'", "password = '[redacted key]' if x else '[redacted key]'"),
+    ('token = os.environ.get("API_TOKEN") or "{}"', 'token = os.environ.get("API_TOKEN") or "[redacted key]"'),
+    ('const apiKey = ok ? "" : "{}";', 'const apiKey = ok ? "" : "[redacted key]";'),
+    ("token = b'{}'", "token = b'[redacted key]'"), ('SECRET_KEY = rb"{}"', 'SECRET_KEY = rb"[redacted key]"'),
+    ("x = {{'password': u'{}', 'user': 'bob'}}", "x = {{'password': u'[redacted key]', 'user': 'bob'}}"),
+])  # fmt: skip
+CODE_THAT_STAYS = st.sampled_from([
+    'token = get("{}") or default', "password = x if mode == '{}' else y", 'api_key = cfg["{}"]',
+    'secret = rb"^\\d+{}$"', 'token = f"{{a}}{}"', "first_pass = 'abc' if x else '{}'",
+])  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(value=CODE_VALUES, code=CODE_THAT_STAYS, secret=_secret("-._~"))
+def test_every_literal_a_secret_s_name_is_assigned_goes_and_code_stays(
+    value: tuple[str, str], code: str, secret: str
+) -> None:
+    """``password = 'abc' if x else 'Sup3rSecret'`` let its second literal out (only the first was judged), and
+    ``token = b'abc12345xyz'`` all of it (a prefixed literal read as code). Each literal the expression may take
+    goes, a ``b``/``r``/``u`` literal too; a literal compared or passed to a call or an index, a raw pattern, an
+    f-string and a name that is no password's stay."""
+    text, out = value
+    _redacts(text.format(secret), out.format(), keys=out.count(R))
+    _in_json_text(text.format(secret), out.format())
+    _stays(code.format(secret))
