@@ -185,8 +185,31 @@ def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command
 def _dispatch(words: list[str], extra_commands: Mapping[str, Command] | None) -> int:
     """Parse ``words`` and run the command they name."""
     parser = build_parser(extra_commands, command_of(words))
-    args = parser.parse_args(words)
+    args = parsed(parser, words)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
     return args.handler(args)
+
+
+def parsed(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespace:
+    """``words`` parsed by ``parser``, exiting 2 on an error. A word no option takes is refused by the subcommand
+    ``words`` start with, quoted, as its other errors read (``tapedeck request: error: …``): argparse left it to the
+    top parser, whose error named no subcommand."""
+    args, unknown = parser.parse_known_args(words)
+    if unknown:
+        from core.shared.text import quoted
+
+        owner = _named(parser, args) if command_of(words) else parser  # after an option: the top parser's own
+        owner.error(f"unrecognized arguments: {' '.join(map(quoted, unknown))}")
+    return args
+
+
+def _named(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest subcommand under ``parser`` that ``args`` names (``parser`` itself if none)."""
+    while True:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        child = None if action is None else action.choices.get(getattr(args, action.dest, None))
+        if child is None:
+            return parser
+        parser = child

@@ -414,6 +414,26 @@ def test_a_whole_number_is_refused_on_the_command_line(fixtures_dir: Path, capsy
     assert "argument --at: '١٢' is not a whole number" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        (["request", "LOG", "--attempt", "0"], "tapedeck request: error: unrecognized arguments: --attempt 0"),
+        (["cache", "info", "--bogus"], "tapedeck cache info: error: unrecognized arguments: --bogus"),
+        (["request", "LOG", "--x\x1b[2J"], "tapedeck request: error: unrecognized arguments: --x\\u001b[2J"),
+    ],
+)
+def test_an_unknown_option_is_refused_by_its_subcommand(
+    argv: list[str], prefix: str, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse left a subcommand's unknown words to the top parser: ``tapedeck: error: unrecognized arguments``,
+    naming no subcommand, unlike every other error of one (``tapedeck request: error: argument --seq: …``)."""
+    argv = [str(fixtures_dir / FIXTURE) if word == "LOG" else word for word in argv]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == prefix
+
+
 def test_no_option_reads_a_number_by_float() -> None:
     # float() takes '١' (Arabic-Indic digits), '1_0' and ' 1' too, and echoes 5000 characters whole in its error
     assert [name for name, _, action in _options() if action.type is float] == []

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from core.cli import COMMANDS, build_parser, main
+from core.cli import COMMANDS, build_parser, main, parsed
 from tui.cli import tui_commands
 
 ALL = {**COMMANDS, **tui_commands()}
@@ -28,7 +28,7 @@ ARGVS = [
 def _full(argv: list[str]) -> int:
     """``main`` with the parser of every command (``build_parser`` without a command)."""
     parser = build_parser(tui_commands())
-    args = parser.parse_args(argv)
+    args = parsed(parser, argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
