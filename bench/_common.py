@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import json
+import math
 import os
 import resource
 import sys
@@ -92,6 +94,17 @@ def human_bytes(n: float) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GiB"
+
+
+def finite(text: str) -> float:
+    """A number option's value (``type=finite``), refused unless finite: ``emit`` would write a NaN or an infinity
+    into the JSON result as ``NaN``/``Infinity``, which no JSON reader takes."""
+    from core.cli.args import decimal  # ASCII digits only, a long value quoted cut
+
+    value = decimal(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return value
 
 
 def emit(result: dict[str, Any], table: str, json_only: bool) -> None:

@@ -68,7 +68,7 @@ import orjson
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import emit, human_bytes, markdown_table
+from bench._common import emit, finite, human_bytes, markdown_table
 from bench.gen_session import PROFILES, generate
 from core.control.config import PolicyConfig, load_config, validate_config
 from core.log.reader import read_log
@@ -669,7 +669,7 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=300, help="replay up to the turn that reaches this many steps"
     )
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
-    parser.add_argument("--size-scale", type=float, default=1.0, help="scale the per-profile log sizes")
+    parser.add_argument("--size-scale", type=finite, default=1.0, help="scale the per-profile log sizes")
     parser.add_argument(
         "--variant",
         action="append",

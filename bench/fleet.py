@@ -32,7 +32,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import current_rss, emit, human_bytes, markdown_table, percentile  # noqa: E402
+from bench._common import current_rss, emit, finite, human_bytes, markdown_table, percentile  # noqa: E402
 
 HEADER = {"type": "session", "version": 0, "cwd": "/w"}
 
@@ -197,7 +197,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--live", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--idle", type=float, default=10.0)
+    parser.add_argument("--idle", type=finite, default=10.0)
     parser.add_argument("--remote", type=int, default=50)
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args()
