@@ -660,3 +660,23 @@ async def test_a_row_action_from_a_row_with_no_host_reading_is_answered_by_the_d
     finally:
         dsh.kill()
         dsh.wait()
+
+
+@pytest.mark.anyio
+async def test_rows_that_arrive_while_the_table_is_taken_down_are_no_crash(tmp_path: Path) -> None:
+    """The feed's thread posts rows until it is told to stop, and a message posted just before can land while the
+    app takes the fleet screen down (its widgets removed first, the screen still on the stack): the real DSH fleet
+    test crashed there once in CI, ``NoMatches: DataTable``. Such rows change nothing; the app goes on."""
+    from tui.fleet_feed import FleetChanged, FleetProblem
+
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        rows = list(screen.rows.values())
+        await screen.remove_children()  # as the app's shutdown prunes a screen: its widgets go before it does
+        app.post_message(FleetChanged(None, rows[:1], []))
+        app.post_message(FleetChanged(rows, [], []))
+        app.post_message(FleetProblem("the host key of testbox was refused"))
+        await pilot.pause()
+        assert app._exception is None
+        assert screen in app.screen_stack

@@ -116,6 +116,8 @@ class FleetScreen(Screen[None]):
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The toasts stack up from the bottom of the table, in its lower half: the title, the column labels, the
         rows needing attention (listed first), the status line and the footer stay in sight."""
+        if not self._drawable():
+            return
         table = self.query_one(DataTable).region
         stack_toasts(self, top=False, edge=self.size.height - table.bottom, room=table.height // 2, keep_newest=True)
 
@@ -135,7 +137,11 @@ class FleetScreen(Screen[None]):
 
     # drawing ------------------------------------------------------------------------------------------------
     def changed(self, message: FleetChanged) -> None:
-        """The feed's rows: the whole table, or the rows that changed in place."""
+        """The feed's rows: the whole table, or the rows that changed in place. None are taken while the table is
+        not there (before the screen is composed, where ``on_mount`` asks the feed for them again, or while the app
+        takes the screen down)."""
+        if not self._drawable():
+            return
         if message.rows is not None:
             self._show(message.rows, message.skipped)
         else:
@@ -146,8 +152,12 @@ class FleetScreen(Screen[None]):
         if message not in self.problems:
             self.problems.append(message)
             self.notify(message, title="Fleet", severity="error", timeout=15, markup=False)
-            if self.loaded:
+            if self.loaded and self._drawable():
                 self._titles()
+
+    def _drawable(self) -> bool:
+        """Whether the table is there to draw on."""
+        return bool(self.query(FleetTable))
 
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}
