@@ -26,7 +26,7 @@ from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
 from core.shared.deepjson import deep_dumps
 from core.shared.records import record
-from core.shared.text import quoted, tool_block_failed, tool_result_failed
+from core.shared.text import json_shown, quoted, tool_block_failed, tool_result_failed
 from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
@@ -91,6 +91,12 @@ def _usd(value: float) -> str:
     if value >= 0.0995 or value == 0:
         return f"${value:.2f}"
     return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"
+
+
+def _said(value: object) -> str:
+    """An error's code or message from the log as its alert names it: a string as it is (quoted later with the rest),
+    anything else as compact JSON, escaped and cut to 200 characters (``json_shown``), not as Python writes it."""
+    return value if isinstance(value, str) else json_shown(value, 200)[0]
 
 
 @record()
@@ -203,7 +209,7 @@ class Signals:
         reason = data.get("reason")
         if isinstance(reason, dict) and reason.get("kind") == "error":
             error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
-            why = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k)) or "no cause recorded"
+            why = ": ".join(_said(error[k]) for k in ("code", "message") if error.get(k)) or "no cause recorded"
             turn = data.get("turn")  # a turn/end may leave its number out
             which = "a turn" if turn is None else f"turn {quoted(turn)}"
             self.turn_error = (seq, f"{which} ended with an error: {quoted(why, 200)}")

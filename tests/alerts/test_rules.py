@@ -506,6 +506,16 @@ def test_turn_error_of_a_turn_end_without_its_number_names_no_turn_none() -> Non
     assert [a.reason for a in e.fired] == ["a turn ended with an error: AUTH"]
 
 
+def test_turn_error_shows_a_code_that_is_no_string_as_json() -> None:
+    """An error code that is no string (a hostile or hand-written log's) was shown as Python writes it
+    (``{'a': [1]}``); it is shown as compact JSON, a control character in it escaped."""
+    log, e = Log(), engine({"turnError": {}})
+    log.turn(1)
+    log.add("turn/end", {"turn": 1, "reason": {"kind": "error", "error": {"code": {"a": [1, "\x1b[2J"]}, "message": "m"}}})
+    assert [cause for cause, _ in fired(e, log)] == ["turn-error"]
+    assert [a.reason for a in e.fired] == ['turn 1 ended with an error: {"a":[1,"\\u001b[2J"]}: m']
+
+
 def test_the_error_finish_fixture_raises_turn_error(capsys: pytest.CaptureFixture[str]) -> None:
     from core.cli import main
     from tests.conftest import FIXTURES
