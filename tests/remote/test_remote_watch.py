@@ -191,8 +191,8 @@ async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_pat
 
 @pytest.mark.anyio
 async def test_a_remote_session_that_cannot_be_reached_is_not_also_called_stalled(sshd: Sshd, tmp_path: Path) -> None:
-    """While the view's reads get no answer, nothing is known of the log's writes: ``unreachable`` only, no
-    ``stalled`` for a log that may be growing over there."""
+    """While the view's reads get no answer, nothing is known of the log's writes: ``unreachable``, and no
+    ``stalled`` after it for a log that may be growing over there."""
     import orjson
 
     sshd.trust()
@@ -214,9 +214,12 @@ async def test_a_remote_session_that_cannot_be_reached_is_not_also_called_stalle
             f.write(json.dumps(log.events[-1]) + "\n")
         await until(pilot, lambda: app.live.count == len(log.events), timeout=30)
         sshd.kill()
-        await until(pilot, lambda: [a.cause for a in app.board.alerts] == ["unreachable"], timeout=30)
+        await until(pilot, lambda: "unreachable" in [a.cause for a in app.board.alerts], timeout=30)
+        # a 'stalled' before it is true of a log quiet for the limit while it could still be read (a loaded machine
+        # can take that long to start the app, or to see the append before the kill): what no longer holds is known
+        told = list(app.board.alerts)
         await pilot.pause(6)  # twice the stalled limit
-        assert [a.cause for a in app.board.alerts] == ["unreachable"]
+        assert [a.cause for a in app.board.alerts if a not in told] == []
 
 
 def test_an_empty_remote_root_opens_the_empty_fleet_as_a_local_one_does(sshd: Sshd, tmp_path: Path) -> None:
