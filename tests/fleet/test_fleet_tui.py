@@ -80,6 +80,34 @@ async def _loaded(pilot: Pilot[None], count: int) -> FleetScreen:
     return _fleet(pilot.app)
 
 
+async def _on_row(pilot: Pilot[None], log: Path) -> FleetScreen:
+    """Load the fleet of ``_root`` and put the cursor on ``log``'s row."""
+    screen = await _loaded(pilot, 3)
+    screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(log)))
+    return screen
+
+
+async def _pause_sent(pilot: Pilot[None], live: Path) -> FleetScreen:
+    """Load the fleet of ``_root``, then P on ``live``'s row, confirmed, until the pause is in its inbox."""
+    app = pilot.app
+    screen = await _on_row(pilot, live)
+    await pilot.press("P")
+    await until(pilot, lambda: app.screen is not screen)
+    await pilot.press("y")
+    await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
+    return screen
+
+
+async def _answer(pilot: Pilot[None], live: Path, outcome: str, error: str | None) -> None:
+    """The host's side: its answer to the inbox's last request in ``live``, until the table toasts it."""
+    request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
+    seq = len(live.read_bytes().splitlines()) - 1
+    answer = {**outcome_event(request, outcome, error), "seq": seq, "time": FUTURE_MS + 60_000}
+    with live.open("ab") as f:
+        f.write(orjson.dumps(answer) + b"\n")
+    await until(pilot, lambda: any(n.title == "host" for n in pilot.app._notifications), timeout=15)
+
+
 def _cursor_id(screen: FleetScreen) -> str:
     key = screen.current_key
     assert key is not None
@@ -175,18 +203,8 @@ async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
     live = root / "p" / "live-c" / "session.jsonl"
     app = _app([root])
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _loaded(pilot, 3)
-        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(live)))
-        await pilot.press("P")
-        await until(pilot, lambda: app.screen is not screen)
-        await pilot.press("y")
-        await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
-        request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
-        seq = len(live.read_bytes().splitlines()) - 1
-        answer = {**outcome_event(request, outcome, error), "seq": seq, "time": FUTURE_MS + 60_000}
-        with live.open("ab") as f:  # the host's side: its answer in the log
-            f.write(orjson.dumps(answer) + b"\n")
-        await until(pilot, lambda: any(n.title == "host" for n in app._notifications), timeout=15)
+        await _pause_sent(pilot, live)
+        await _answer(pilot, live, outcome, error)
         (toast,) = [n for n in app._notifications if n.title == "host"]
         assert toast.message.startswith(said) and (error or "") in toast.message, toast.message
         assert toast.severity == severity
@@ -571,8 +589,7 @@ async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host
     live = root / "p" / "live-c" / "session.jsonl"
     app = _app([root])
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _loaded(pilot, 3)
-        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(live)))
+        await _on_row(pilot, live)
         await pilot.press(key)
         await until(pilot, lambda: isinstance(app.screen, Dialog))
         dialog = app.screen
@@ -680,3 +697,67 @@ async def test_rows_that_arrive_while_the_table_is_taken_down_are_no_crash(tmp_p
         await pilot.pause()
         assert app._exception is None
         assert screen in app.screen_stack
+
+
+def _said(dialog: Any) -> str:
+    from textual.widgets import Static
+
+    return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+
+@pytest.mark.anyio
+async def test_p_on_a_row_goes_by_the_answer_told_and_sends_no_second_pause_while_one_waits(tmp_path: Path) -> None:
+    """P chose pause or resume from the row's state, which lags the host's answer: a second P while the pause waited,
+    or after 'applied: pause' while the row still said running, confirmed a second pause (the dialog showing the
+    stale state). A pause sent from here and not answered yet is not sent again, and an applied answer is the state
+    P goes by until the row catches up."""
+    from tui.screens.confirm import ConfirmScreen
+
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _pause_sent(pilot, live)
+        await pilot.press("P")  # no answer yet: nothing asked, nothing sent
+        await until(pilot, lambda: any("not sent twice" in str(n.message) for n in app._notifications))
+        assert app.screen is screen and len(inbox_path(live).read_bytes().splitlines()) == 1
+        await _answer(pilot, live, "applied", None)  # host.json still says running
+        assert screen.rows[str(live)].row.host["state"] == "running"
+        await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "Send resume to" in _said(app.screen) and "paused" in _said(app.screen), _said(app.screen)
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+
+
+@pytest.mark.anyio
+async def test_an_unexpected_error_in_a_row_action_is_told_and_the_table_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row action's workers caught only TapedeckError and OSError, with exit_on_error=False: any other error (a
+    bug in the host lookup, in the append) ended the worker without a word, and the key looked dead."""
+    import tui.screens.fleet
+
+    def failing(what: str) -> Callable[..., Any]:
+        def fail(*args: object) -> Any:
+            raise RuntimeError(what)
+
+        return fail
+
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _on_row(pilot, live)
+        for patched, key in [("row_refusal", "P"), ("send_row_action", "y")]:
+            with monkeypatch.context() as patch:
+                patch.setattr(tui.screens.fleet, patched, failing(f"a bug in {patched}"))
+                await pilot.press(key)
+                await until(pilot, lambda p=patched: any(f"RuntimeError: a bug in {p}" in str(n.message)
+                                                         for n in app._notifications))  # fmt: skip
+            if key == "P":
+                assert app.screen is screen
+                await pilot.press("P")  # the table goes on: the next P asks
+                await until(pilot, lambda: app.screen is not screen)
+        await until(pilot, lambda: app.screen is screen)
+        assert not inbox_path(live).exists()

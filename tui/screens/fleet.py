@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -89,6 +90,10 @@ class FleetScreen(Screen[None]):
         self.layout_notes = layout_notes
         self.labels: Counter[str] = Counter()  # how many rows show each title: one two share gets its id's head
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
+        self.unanswered: dict[str, str] = {}  # by row key, a pause or resume sent from here the host has not answered
+        # by row key, the state an applied pause or resume told the operator, and the row's host then: P goes by it
+        # until the row's host changes (the row's state is read apart from the answer, and may lag it)
+        self.told: dict[str, tuple[str, dict[str, object]]] = {}
 
     def compose(self) -> ComposeResult:
         """Title, filter line, table, status, footer."""
@@ -358,9 +363,21 @@ class FleetScreen(Screen[None]):
     def action_pause(self) -> None:
         """Pause the session's host, or resume it when it is paused (after a confirm)."""
         row = self._current()
-        if row is not None:
-            op = "resume" if row.host.get("state") in ("pausing", "paused") else "pause"
-            self._when_live(row, op, lambda: self._confirm(row, op, {}))
+        if row is None:
+            return
+        state = self._told_state(row)
+        op = "resume" if state in ("pausing", "paused") else "pause"
+        if self.unanswered.get(row.key) == op:  # a second one, confirmed against a state that lags, is not sent
+            self.notify(f"a {op} sent from here to {self._named(row)} waits for the host's answer: it is not sent "
+                        "twice.", title="Not sent", timeout=6, markup=False)  # fmt: skip
+            return
+        self._when_live(row, op, lambda: self._confirm(row, op, {}, state))
+
+    def _told_state(self, row: FleetRow) -> object:
+        """The row's host state as the operator has been told it: an applied pause's or resume's, until the row's
+        host changes; else the row's."""
+        told = self.told.get(row.key)
+        return told[0] if told is not None and told[1] == row.host else row.host.get("state")
 
     def action_message(self) -> None:
         """Ask for a message, then confirm sending it to the session's agent."""
@@ -390,20 +407,27 @@ class FleetScreen(Screen[None]):
             why = row_refusal(row.ref.path)
         except (TapedeckError, OSError) as exc:
             why = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a bug here is told, and the table goes on
+            why = self._unexpected(exc)
         if why is None:
             self.app.call_from_thread(then)
         else:
             self.app.call_from_thread(self.notify, f"{op} {self._named(row)}: {why}", title="Not sent", severity="error",
                                       markup=False)  # fmt: skip
 
-    def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
+    def _confirm(self, row: FleetRow, op: str, args: dict[str, str], state: object = None) -> None:
+        """Ask the operator to confirm ``op`` on ``row``, its host's state said as ``state`` (by default the row's)."""
+
         def decided(confirmed: object) -> None:
             if confirmed:
-                self._send(row.ref.path, op, args, name)
+                if op in ("pause", "resume"):
+                    self.unanswered[row.key] = op
+                self._send(row.key, op, args, name)
 
         name = self._named(row)
         what = f"{op} {name}" + (f": {args['text']}" if "text" in args else "")
-        body = Text(f"Send {op} to {name} ({row.where}, {row.host.get('state')}) through its control inbox?")
+        state = row.host.get("state") if state is None else state
+        body = Text(f"Send {op} to {name} ({row.where}, {state}) through its control inbox?")
         self._ask(row, ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     def _named(self, row: FleetRow) -> str:
@@ -412,26 +436,36 @@ class FleetScreen(Screen[None]):
         return row.label + twin(row, self.labels)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
-    def _send(self, path: Path, op: str, args: dict[str, str], label: str) -> None:
-        """Send the request; the host's answer follows (a DSH bridge's, or our host's from its log: it may refuse
-        what the table could not foresee, or exit before it applies it)."""
+    def _send(self, key: str, op: str, args: dict[str, str], label: str) -> None:
+        """Send the request for the row ``key`` names (its log's path); the host's answer follows (a DSH bridge's, or
+        our host's from its log: it may refuse what the table could not foresee, or exit before it applies it)."""
+        answer = None
+        try:
+            answer = self._send_and_wait(Path(key), op, args, label)
+        finally:
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(self._answered, key, op, answer)
+
+    def _send_and_wait(self, path: Path, op: str, args: dict[str, str], label: str) -> dict[str, Any] | None:
+        """``_send``'s work, in its worker: the host's answer, once told (None: none came)."""
         try:
             answer_of = RowAnswer(path)
             request = send_row_action(path, op, args)
-        except (TapedeckError, OSError) as exc:
-            self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error",
+        except Exception as exc:  # noqa: BLE001 - an unexpected one is told as well, and the table goes on
+            why = str(exc) if isinstance(exc, (TapedeckError, OSError)) else self._unexpected(exc)
+            self.app.call_from_thread(self.notify, f"{op} {label}: {why}", title="Not sent", severity="error",
                                       markup=False)  # fmt: skip
-            return
+            return None
         self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
         worker = get_current_worker()  # cancelled when the app exits: quitting never waits out the answer
         try:
             answer = answer_of.wait(request["id"], stop=lambda: worker.is_cancelled)
-        except (TapedeckError, OSError) as exc:
-            answer, lost = None, str(exc)
+        except Exception as exc:  # noqa: BLE001 - as above
+            answer, lost = None, str(exc) if isinstance(exc, (TapedeckError, OSError)) else self._unexpected(exc)
         else:
             lost = f"no answer within {ANSWER_SECONDS:g} s"
         if worker.is_cancelled:
-            return
+            return None
         if answer is None:
             text, severity = f"{op} to {label}: {lost}", "warning"
         else:
@@ -440,3 +474,18 @@ class FleetScreen(Screen[None]):
             severity = "information" if answer.get("outcome") == "applied" else "error"
         title = "DSH bridge" if answer_of.kind == KIND_DSH else "host"
         self.app.call_from_thread(self.notify, text, title=title, severity=severity, markup=False)
+        return answer
+
+    def _answered(self, key: str, op: str, answer: dict[str, Any] | None) -> None:
+        """A request sent from here is answered, or given up on: P may send its op again; an applied pause or resume
+        is the state P goes by until the row's host changes."""
+        if self.unanswered.get(key) == op:
+            del self.unanswered[key]
+        if answer is not None and answer.get("outcome") == "applied" and op in ("pause", "resume") and key in self.rows:
+            self.told[key] = ("paused" if op == "pause" else "running", self.rows[key].row.host)
+
+    def _unexpected(self, exc: Exception) -> str:
+        """What a row action's worker says of an error nobody foresaw (a bug): its type and words, logged too."""
+        text = f"an unexpected error ({type(exc).__name__}: {exc})"
+        self.app.call_from_thread(self.log.error, f"fleet row action: {text}")
+        return text
