@@ -1194,18 +1194,68 @@ def test_a_long_line_of_values_with_brackets_counts_its_quotes_once() -> None:
     assert sum(scanned) < 2 * len(data)
 
 
-def test_a_megabyte_line_of_password_values_is_redacted_in_linear_time() -> None:
+class _Scanned(bytes):
+    """A text's bytes that record, in ``scanned``, how many bytes each search of them goes over: ``find`` and
+    ``rfind`` up to what they find (all the range if nothing), ``count`` all its range."""
+
+    scanned: list[int]
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:  # type: ignore[override]
+        found = super().find(sub, start, end)
+        self.scanned.append((found + len(sub) if found >= 0 else (len(self) if end is None else min(end, len(self)))) - start)
+        return found
+
+    def rfind(self, sub: bytes, start: int = 0, end: int | None = None) -> int:  # type: ignore[override]
+        found = super().rfind(sub, start, end)
+        self.scanned.append((len(self) if end is None else min(end, len(self))) - (found if found >= 0 else start))
+        return found
+
+    def count(self, sub: bytes, start: int = 0, end: int | None = None) -> int:  # type: ignore[override]
+        self.scanned.append((len(self) if end is None else min(end, len(self))) - start)
+        return super().count(sub, start, end)
+
+
+@pytest.mark.parametrize(
+    ("text", "judged"),
+    [("password: a b " * 75000, 1), ("psk='a b " * 100000, 100000)],
+    ids=["a line of values", "quoted values none closes"],
+)
+def test_a_megabyte_line_of_password_values_is_redacted_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch, text: str, judged: int
+) -> None:
     """With no bound on how far a password's line is looked for, each value of a line of many still looks for its
     end once: the line's end, and the code in it, are found once for all the values of that line. Here a line of
-    1 MB, and one of 1 MB of quoted values none of which closes."""
-    code = (
-        "from core.export.redact import Redactor\n"
-        "r = Redactor(environ={}, home='/home/ann')\n"
-        "out = r.text('password: a b ' * 75000)\n"
-        "quoted = r.text(\"psk='a b \" * 100000)\n"
-        "print(out == 'password: [redacted key] ', 'psk=' in quoted, 'a b' in quoted)\n"
-    )
-    assert _printed_within_a_minute(code) == "True True False\n"
+    1 MB, and one of 1 MB of quoted values none of which closes. What is scanned is counted, not timed: the text's
+    searches (``find``, ``rfind``, ``count``) and the look for a line's rest go over it three times at most in
+    all (looking for each value's end on would be some 10**11 bytes), and no value is judged twice."""
+    scanned: list[int] = []
+    calls: list[int] = []
+
+    class Text(str):  # what the redactor searches: its bytes, counted
+        def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+            data = _Scanned(super().encode(encoding, errors))
+            data.scanned = scanned
+            return data
+
+    class LineRest:  # each look for a line's rest, how far it goes
+        def match(self, data: bytes, at: int) -> Any:
+            found = line_rest.match(data, at)
+            scanned.append(found.end() - at)
+            return found
+
+    def counted(data: bytes, m: Any) -> bool:
+        calls.append(m.start(3))
+        return judge(data, m)
+
+    line_rest, judge = redact._LINE_REST, redact._secret_value
+    monkeypatch.setattr(redact, "_LINE_REST", LineRest())
+    monkeypatch.setattr(redact, "_secret_value", counted)
+    out = Redactor(environ={}, home="/home/ann").text(Text(text))
+    if judged == 1:
+        assert out == "password: [redacted key] "
+    else:
+        assert "psk=" in out and "a b" not in out
+    assert sum(scanned) <= 3 * len(text) and len(calls) == judged, (sum(scanned), len(calls))
 
 
 @pytest.mark.parametrize(
