@@ -373,7 +373,7 @@ def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> 
     """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge (``DSH paused (old
     bridge)`` while the live plugin is not the packaged one, ``(newer bridge)`` when it is a newer release;
     ``DSH exited, left paused`` when its next start holds, ``DSH idle (+standby)`` while a second DSH process runs
-    it too: ``bridge`` is ``HostState.bridge``), ``none``."""
+    it too, ``DSH idle (standby?)`` when whether one does is unknown: ``bridge`` is ``HostState.bridge``), ``none``."""
     if kind != KIND_DSH or state == "none":
         return state
     bridge = bridge or {}
@@ -381,6 +381,8 @@ def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> 
         return f"DSH {state} {NEWER_BRIDGE if bridge.get('newer') else OLD_BRIDGE}"
     if state in LIVE_STATES and bridge.get("standby"):
         return f"DSH {state} (+standby)"
+    if state in LIVE_STATES and bridge.get("standbyUnknown"):
+        return f"DSH {state} (standby?)"
     return f"DSH {state}{', left paused' if state == 'exited' and bridge.get('paused') else ''}"
 
 

@@ -271,19 +271,23 @@ def test_a_standby_file_of_another_boot_names_no_second_dsh(bridged, sleeper) ->
 def test_a_standby_file_that_cannot_be_read_makes_the_standby_unknown(bridged, capsys) -> None:
     """A second DSH whose bridge cannot write bridge.standby.json (a directory in its place) said so only to DSH's
     logger, kept in memory: tapedeck showed the session as run by one DSH alone. Its bridge retries at every poll,
-    so what keeps it from writing lasts: tapedeck sees it there, and says whether a second DSH runs it is unknown."""
+    so what keeps it from writing lasts: tapedeck sees it there, and says whether a second DSH runs it is unknown
+    (inspect in words, the fleet's row as 'DSH idle (standby?)')."""
     from core.bridge.files import STANDBY_FILE
 
     log = bridged("idle")
     (log.parent / STANDBY_FILE / "held").mkdir(parents=True)  # a directory that is not empty: a rename onto it fails
     state = read_host_state(log).to_dict()
     assert state["state"] == "idle" and "standby" not in state["bridge"], state
+    assert state_label(state["state"], state["kind"], state["bridge"]) == "DSH idle (standby?)"  # the fleet's row
     said = describe_host(state)
     assert f"; {quoted_path(log.parent / STANDBY_FILE)} is not a regular file, so whether a second DSH" in said, said
     assert main(["inspect", str(log)]) == 0
     assert "whether a second DSH process runs this session on standby is unknown" in capsys.readouterr().out
     shutil.rmtree(log.parent / STANDBY_FILE)
-    assert "standby" not in describe_host(read_host_state(log).to_dict())
+    state = read_host_state(log).to_dict()
+    assert "standby" not in describe_host(state)
+    assert state_label(state["state"], state["kind"], state["bridge"]) == "DSH idle"
 
 
 def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:
