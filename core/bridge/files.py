@@ -419,10 +419,17 @@ def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> tuple[
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ELOOP):  # none, or a symbolic link, which a bridge's rename replaces
             return None, None
-        why = "is not a regular file" if exc.errno == errno.EINVAL else f"cannot be read ({exc.strerror or exc})"
-        return None, f"{quoted_path(path)} {why}"
+        return None, standby_unknown(path, exc.errno != errno.EINVAL, exc.strerror or str(exc))
     named = parse_standby(raw, info)
     return standby_runs(named, proc_start_time(named[0]) if named is not None else None, pid_view()), None
+
+
+def standby_unknown(path: str | os.PathLike[str], regular: bool, why: str | None = None) -> str:
+    """Why whether a second DSH process runs a session on standby is not known from the ``bridge.standby.json`` at
+    ``path`` (here or on another machine): it is no ``regular`` file, or it cannot be read (``why``, where known)."""
+    if not regular:
+        return f"{quoted_path(path)} is not a regular file"
+    return f"{quoted_path(path)} cannot be read" + (f" ({why})" if why else "")
 
 
 def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, PidView] | None:

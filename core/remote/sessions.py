@@ -31,6 +31,7 @@ from core.bridge.files import (
     placed,
     same_machine,
     standby_runs,
+    standby_unknown,
     stat_start_time,
     this_boot,
     unusable_bridge,
@@ -251,7 +252,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
     ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one. A
     live bridge names a second DSH process on standby (``bridge.standby.json``) while that pid runs with the start
-    time the file records, as ``core.control.host_state.bridge_state`` does here.
+    time the file records, as ``core.control.host_state.bridge_state`` does here, and says whether one runs is
+    unknown when that file is no regular file or cannot be read (``standby_unknown``), as there.
     """
     dirs = [posixpath.dirname(log.path) for log, _ in logs]
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE)]
@@ -278,19 +280,35 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))
-    standbys = [parse_standby(found.get(posixpath.join(d, STANDBY_FILE)), rec[0]) if kind == KIND_DSH and
-                rec[0] is not None else None for d, (kind, rec) in zip(dirs, recorded, strict=True)]  # fmt: skip
+    bridged = [kind == KIND_DSH and rec[0] is not None for kind, rec in recorded]
+    standbys = [parse_standby(found.get(posixpath.join(d, STANDBY_FILE)), rec[0]) if ok else None
+                for d, (_, rec), ok in zip(dirs, recorded, bridged, strict=True)]  # fmt: skip
+    unknown = [_standby_unknown(posixpath.join(d, STANDBY_FILE), stats, found) if ok else None
+               for d, ok in zip(dirs, bridged, strict=True)]  # fmt: skip
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None} |
                   {standby[0] for standby in standbys if standby is not None})  # fmt: skip
     boot, view, starts = _processes(link, pids)
     states = [with_standby(_state(kind, rec, hosted, boot, starts, view),
-                           standby_runs(standby, starts.get(standby[0]) if standby else None, view))
-              for (kind, rec), (_, hosted), standby in zip(recorded, logs, standbys, strict=True)]  # fmt: skip
+                           standby_runs(standby, starts.get(standby[0]) if standby else None, view), why)
+              for (kind, rec), (_, hosted), standby, why in zip(recorded, logs, standbys, unknown, strict=True)]  # fmt: skip
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
             state.kind == KIND_TAPEDECK]  # fmt: skip
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
         states[i] = HostState("exited", states[i].pid, st.mtime_ms if st is not None else None)
     return states
+
+
+def _standby_unknown(path: str, stats: dict[str, RemoteStat | None], found: dict[str, bytes | None]) -> str | None:
+    """Why whether a second DSH process runs a session on standby is not known from the far ``bridge.standby.json``
+    at ``path`` (``standby_unknown``; ``stats``: the stats made, ``found``: the files read), or None: none is there,
+    a symbolic link (a waiting bridge's rename replaces it), or it was read."""
+    st = stats.get(path)
+    if st is None or st.kind == "link":
+        return None
+    if st.kind != "file":
+        return standby_unknown(path, False)
+    # a file past the most a bridge writes is not read, and names no standby, as here
+    return standby_unknown(path, True) if found.get(path) is None and st.size <= MAX_BRIDGE_BYTES else None
 
 
 def _processes(link: SshLink, pids: list[int]) -> tuple[int | None, PidView, dict[int, str | None]]:

@@ -7,6 +7,7 @@ link answers the SFTP calls ``core.remote.sessions`` makes (no ssh server needed
 from __future__ import annotations
 
 import posixpath
+import time
 from typing import cast
 
 import orjson
@@ -204,3 +205,32 @@ def test_a_zstd_copy_tied_to_its_raw_log_by_the_second_is_measured_once_not_at_e
         [log] = remote_logs(link, RemoteTarget("me", "box", ROOT))
         assert log.path == f"{ROOT}/p/s/session.jsonl.zstd"  # one text: the zstd one, as locally
     assert sum(read) == len(files[f"{ROOT}/p/s/session.jsonl.zstd"])
+
+
+@pytest.mark.parametrize("held", ["directory", "unreadable"])
+def test_a_far_standby_file_that_cannot_be_read_makes_the_standby_unknown_as_here(held: str) -> None:
+    """4ab3c2e9 says whether a second DSH runs a session on standby is unknown when bridge.standby.json is no regular
+    file or cannot be read, on this machine only: over SSH the same session read as one DSH alone, without a word.
+    Over SSH it reads as here, in the same words (the fleet's row: 'DSH idle (standby?)')."""
+    from core.bridge.files import STANDBY_FILE, packaged_fingerprint
+    from core.control.host_state import describe_host, state_label
+    from core.shared.text import quoted_path
+
+    now = int(time.time() * 1000)
+    standby = f"{ROOT}/s/{STANDBY_FILE}"
+    files = {f"{ROOT}/s/session.jsonl": HEADER, "/proc/sys/kernel/random/boot_id": b"b1\n", "/proc/stat": b"btime 5\n",
+             "/proc/4242/stat": b"4242 (dsh) S" + b" 1" * 18 + b" 123",
+             f"{ROOT}/s/bridge.json": orjson.dumps({"state": "idle", "pid": 4242, "procStart": "123", "bootId": "b1",
+                                                    "since": now, "heartbeat": now, "plugin": "tapedeck-bridge/0.1.0",
+                                                    "fingerprint": packaged_fingerprint()}),
+             **({f"{standby}/held": b""} if held == "directory" else {standby: b'{"pid": 4343}'})}  # fmt: skip
+
+    class Denying(_Machine):  # the standby file's mode lets this login stat it, not read it
+        def read_files(self, paths: list[str], limit: int) -> list[bytes | None]:
+            return [None if p == standby else data for p, data in zip(paths, super().read_files(paths, limit), strict=True)]
+
+    [state] = remote_host_states(cast(SshLink, Denying(files)), [(RemoteTarget(None, "box", f"{ROOT}/s/session.jsonl"), False)])
+    why = "is not a regular file" if held == "directory" else "cannot be read"
+    assert state.state == "idle" and (state.bridge or {}).get("standbyUnknown") == f"{quoted_path(standby)} {why}", state
+    assert state_label(state.state, state.kind, state.bridge) == "DSH idle (standby?)"
+    assert "whether a second DSH process runs this session on standby is unknown" in describe_host(state.to_dict())
