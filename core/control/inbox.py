@@ -70,6 +70,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
+from core.shared.fingerprint import FINGERPRINT, remembered, still_holds
 from core.shared.text import js_json, nearest, quoted, quoted_path, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
@@ -470,14 +471,13 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-CHECK_BYTES = 256  # what the reader checks is still there, at the file's start and before where it stands (as the log tailer)
 InboxPosition = tuple[int, int, int, str]
 """How far a reader took an inbox: its device, inode, offset and ``head_digest`` of its bytes up to there."""
 
 
 def head_digest(head: bytes) -> str:
-    """The digest of an inbox's first bytes (at most ``CHECK_BYTES``) by which a position names its file."""
-    return hashlib.blake2b(head[:CHECK_BYTES], digest_size=8).hexdigest()
+    """The digest of an inbox's first bytes (at most ``FINGERPRINT``) by which a position names its file."""
+    return hashlib.blake2b(head[:FINGERPRINT], digest_size=8).hexdigest()
 
 
 class InboxReader:
@@ -486,7 +486,7 @@ class InboxReader:
     A partial last line is kept until its newline arrives. A file that was replaced or truncated, or removed and
     made again, is read again from the start (answered ids make the replay harmless): one with another inode or
     shorter than what was read, and one that keeps both (written again in place, or made again with the inode
-    number a file system handed out anew) whose first ``CHECK_BYTES`` bytes, or the ``CHECK_BYTES`` before where
+    number a file system handed out anew) whose first ``FINGERPRINT`` bytes, or the ``FINGERPRINT`` before where
     the reader stands, are not the ones it read there. A line longer than ``MAX_LINE_BYTES`` is reported and
     skipped.
     """
@@ -509,14 +509,14 @@ class InboxReader:
         """Whether ``position`` (this reader's, or an earlier reader's as ``host.json`` kept it) is one in the file
         this reader reads: the same device and inode, and the same first bytes."""
         dev, ino, offset, digest = position
-        head = min(offset, CHECK_BYTES)
+        head = min(offset, FINGERPRINT)
         return (dev, ino) == self._identity and len(self._head) >= head and head_digest(self._head[:head]) == digest
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
         self.generation += 1
         self._identity = identity
-        self._head = b""  # the first CHECK_BYTES bytes read of the file
-        self._tail = b""  # the last CHECK_BYTES bytes read of it, up to _offset
+        self._head = b""  # the first FINGERPRINT bytes read of the file
+        self._tail = b""  # the last FINGERPRINT bytes read of it, up to _offset
         self._offset = 0
         self._taken = 0
         self._line = 0
@@ -542,15 +542,14 @@ class InboxReader:
             entries: list[InboxEntry] = []
             fd = os.open(self.path, _READ_FLAGS)  # one swapped in since the lstat: refused by pread, never waited on
             try:
-                if self._offset and not self._still_read(fd):
+                if self._offset and not still_holds(fd, self._head, self._tail, self._offset):
                     self._restart(identity)  # written again in place: a new file where the old one's inode was
                 # In pieces: what was dumped into the inbox must not grow the host's memory with its size.
                 while self._offset < st.st_size:
                     data = os.pread(fd, min(READ_BYTES, st.st_size - self._offset), self._offset)
                     if not data:
                         break
-                    self._head += data[: CHECK_BYTES - len(self._head)]
-                    self._tail = (self._tail + data)[-CHECK_BYTES:]
+                    self._head, self._tail = remembered(self._head, self._tail, data)
                     self._offset += len(data)
                     entries += self._split(data)
             finally:
@@ -565,13 +564,6 @@ class InboxReader:
                 raise _symlink_error(self.path) from None
             raise ControlError(f"cannot read the control inbox {quoted_path(self.path)}: {exc.strerror or exc}") from exc
         return entries
-
-    def _still_read(self, fd: int) -> bool:
-        """Whether the file open as ``fd`` still holds, at its start and just before ``_offset``, what was read
-        there (an append changes neither)."""
-        if os.pread(fd, len(self._head), 0) != self._head:
-            return False
-        return self._offset <= len(self._head) or os.pread(fd, len(self._tail), self._offset - len(self._tail)) == self._tail
 
     def _restore_mode(self, mode: int) -> None:
         """Put the inbox back to mode 0600 (someone widened it to ``mode``). One that cannot be (another owner's, a

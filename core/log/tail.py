@@ -31,6 +31,7 @@ from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import complete_event, expand_row, is_packed_row
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, removed_while_read, replaced_while_read, truncated_while_read
+from core.shared.fingerprint import FINGERPRINT, remembered, still_holds
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 
@@ -38,7 +39,6 @@ from core.shared.text import quoted_path
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
 # while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
 FOLLOW_INTERVAL = 0.002
-FINGERPRINT = 256  # bytes kept from the start and from the end of what was read, to notice a rewrite
 READ_CHUNK = 1 << 20  # bytes per read and decode call: a loader thread leaves the GIL to the UI between them
 
 
@@ -316,18 +316,13 @@ class Tailer:
             with _opened_as(self.path, self._identity) as f:
                 if f is None:  # replaced since the poll's stat: the next poll sees the new file
                     return False
-                if f.read(len(self._head)) != self._head:
-                    return True
-                f.seek(self._offset - len(self._tail))
-                return f.read(len(self._tail)) != self._tail
+                return not still_holds(f.fileno(), self._head, self._tail, self._offset)
         except OSError:
             return False  # an unreadable file is reported by the read that follows
 
     def _remember(self, chunk: bytes) -> None:
         """Keep the fingerprint of what was consumed: the first FINGERPRINT bytes and the last ones."""
-        if len(self._head) < FINGERPRINT:
-            self._head += chunk[: FINGERPRINT - len(self._head)]
-        self._tail = (self._tail + chunk[-FINGERPRINT:])[-FINGERPRINT:]
+        self._head, self._tail = remembered(self._head, self._tail, chunk)
 
     def _read(self, update: TailUpdate, end: int) -> None:
         assert self._decoder is not None

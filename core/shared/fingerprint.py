@@ -1,0 +1,24 @@
+"""What a reader keeps of the bytes it consumed from a file, to notice the file was written again in place: the
+first ``FINGERPRINT`` bytes and the last ones. An append changes neither; a truncate-and-regrow, or another file
+given the same inode, does (the log tailer and the control inbox's reader both check it)."""
+
+from __future__ import annotations
+
+import os
+
+FINGERPRINT = 256  # bytes kept from the start and from the end of what was read
+
+
+def remembered(head: bytes, tail: bytes, chunk: bytes) -> tuple[bytes, bytes]:
+    """The fingerprint ``(head, tail)`` once ``chunk``, the next bytes read, is consumed too."""
+    if len(head) < FINGERPRINT:
+        head += chunk[: FINGERPRINT - len(head)]
+    return head, (tail + chunk[-FINGERPRINT:])[-FINGERPRINT:]
+
+
+def still_holds(fd: int, head: bytes, tail: bytes, offset: int) -> bool:
+    """Whether the file open as ``fd`` still holds ``head`` at its start and ``tail`` just before ``offset``, where
+    its reader stands."""
+    if os.pread(fd, len(head), 0) != head:
+        return False
+    return offset <= len(head) or os.pread(fd, len(tail), offset - len(tail)) == tail
