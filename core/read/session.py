@@ -886,9 +886,11 @@ class Session:
 
     def _set_usage(self, step: Step, usage: dict[str, Any]) -> None:
         """``usage`` is ``step``'s latest sample: it replaces the last one in the tally too."""
-        self.usage_tally.add(step.usage, -1)
+        tally = self.usage_tally
+        if step.usage is not None:  # a step's first sample replaces none: nothing to take out
+            tally.add(step.usage, -1)
         step.usage = usage
-        self.usage_tally.add(usage)
+        tally.add(usage)
 
     def _output(self, seq: int, chunk: Any) -> None:
         """A stream delta: the first output of a request; a failed attempt's finish means another goes out."""
