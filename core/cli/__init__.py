@@ -114,6 +114,24 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose every refusal reads as the CLI's own usage errors; its subcommands' parsers are
+    of this class too."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """Refuse a ``value`` that is none of ``action``'s choices: quoted as other refusals quote a value (cut, its
+        controls escaped, ``quoted``), the choices listed plain, the nearest named; argparse wrote both as Python
+        writes a string (``invalid choice: "it's" (choose from 'a', 'b')``), the value whole however long."""
+        if action.choices is None or value in action.choices:
+            return
+        from core.shared.text import nearest, quoted
+
+        options = [str(choice) for choice in action.choices]
+        near = nearest(str(value), options, within=min(2, len(str(value)) // 2))  # "x" is near every short word
+        hint = f" (did you mean {near}?)" if near else ""
+        raise argparse.ArgumentError(action, f"'{quoted(value)}' is not one of: {', '.join(options)}{hint}")
+
+
 def build_parser(
     extra_commands: Mapping[str, Command] | None = None, command: str | None = None
 ) -> argparse.ArgumentParser:
@@ -124,7 +142,7 @@ def build_parser(
     every command is listed by name and help line, all the top-level help and "invalid choice" need. Without
     one every module registers.
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tapedeck",
         description="Inspect, follow and steer long-running agent sessions stored as DSH session logs.",
     )

@@ -486,3 +486,52 @@ def test_a_zstd_log_cut_inside_its_only_frame_is_not_called_empty(
     cut.write_bytes(whole[: len(whole) // 2])
     assert main([command, str(cut)]) == 2
     assert capsys.readouterr().err == f"tapedeck: {cut}: no complete first line or frame (no session header)\n"
+
+
+def _choices() -> list[tuple[list[str], argparse.Action]]:
+    """Every argument of every (sub)command that takes one of a set of words (a subcommand's name, ``--format``), with
+    the words that lead to it: the subcommand's, then the option's name if it has one."""
+    found, pending = [], [([], build_parser())]
+    while pending:
+        prefix, parser = pending.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(([*prefix, name], child) for name, child in action.choices.items())
+            if action.choices is not None:
+                found.append(([*prefix, *action.option_strings[-1:]], action))
+    return found
+
+
+@pytest.mark.parametrize("value", ["it's\x1b[2J", "k" * 100_000], ids=["quote and escape", "100,000 characters"])
+def test_a_word_that_is_no_choice_is_refused_in_our_words(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A word that is none of an argument's choices (a subcommand, --format, --class) was refused as Python writes
+    strings: ``invalid choice: "it's\\x1b[2J" (choose from 'html', 'md', 'json')``, the word whole however long. It
+    is quoted as every other usage error quotes what it was given, cut, its controls escaped, the choices plain."""
+    choices = _choices()
+    assert len(choices) >= 8
+    for words, action in choices:
+        with pytest.raises(SystemExit) as done:
+            main([*words, value])
+        assert done.value.code == 2
+        err = capsys.readouterr().err.splitlines()[-1]
+        listed = ", ".join(map(str, action.choices))
+        assert f"' is not one of: {listed}" in err and len(err) < 600, (words, err[:600])
+        assert "\x1b" not in err and "invalid choice" not in err, (words, err[:600])
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["inpsect"], "tapedeck: error: argument COMMAND: 'inpsect' is not one of: inspect, surface, events, "),
+        (["route", "x", "--class", "smal"], "tapedeck route: error: argument --class: 'smal' is not one of: read, "
+         "small, frontend, large, batch (did you mean small?)"),
+        (["cache", "clean"], "tapedeck cache: error: argument ACTION: 'clean' is not one of: info, clear (did you mean clear?)"),
+    ],
+)  # fmt: skip
+def test_a_word_near_a_choice_is_named(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(line), err
+    assert argv[0] != "inpsect" or err.endswith(" (did you mean inspect?)"), err

@@ -77,7 +77,7 @@ def test_bad_input_exits_2_with_a_message(
 def test_unknown_class_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["route", "x", "--class", "huge"])
-    assert info.value.code == 2 and "invalid choice: 'huge'" in capsys.readouterr().err
+    assert info.value.code == 2 and "argument --class: 'huge' is not one of: read, small," in capsys.readouterr().err
 
 
 def _in_time(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
