@@ -211,6 +211,7 @@ class AlertEngine:
         self.transitions: list[tuple[str, bool]] = []  # (cause, raised) at each rise and each clear, in order
         self.undated: list[Alert] = []  # those of ``fired`` an event raised before any event had a time: dated ``now``
         self.host_guards: frozenset[str] = frozenset()  # causes the session's own tapedeck host acts on
+        self.out_of_reach = False  # a transport said the log cannot be read now (``reachable``)
         self._requests: _Requests | None = None
         self._window_ms = int(config.rule("run-rate")["windowMinutes"] * 60_000)
         self._rules = {cause: rule for cause, rule in RULES.items() if config.enabled(cause)}
@@ -322,16 +323,21 @@ class AlertEngine:
         self.signals.clock(host_state, last_write, since)
         out: list[Alert] = []
         for cause in CLOCK_CAUSES:
-            if cause in self._rules:
+            if cause in self._rules and not (cause == "stalled" and self.out_of_reach):
                 self._judge(cause, now, now, out)
         return out
 
     def reachable(self, ok: bool, now: int, reason: str = "") -> list[Alert]:
-        """A transport says whether the log can be read: ``unreachable`` fires when it cannot, clears when it can."""
-        if not self.config.enabled("unreachable"):
-            return []
-        finding = None if ok else Finding(self.signals.seq, reason or "the log cannot be reached")
+        """A transport says whether the log can be read: ``unreachable`` fires when it cannot, clears when it can.
+        Whether a log out of reach is written to is not known: ``stalled`` is withdrawn then, and judged again only
+        once it is reached."""
+        self.out_of_reach = not ok
         out: list[Alert] = []
+        if not ok:
+            self._latch("stalled", None, now, out)
+        if not self.config.enabled("unreachable"):
+            return out
+        finding = None if ok else Finding(self.signals.seq, reason or "the log cannot be reached")
         self._latch("unreachable", finding, now, out)
         return out
 

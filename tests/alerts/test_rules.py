@@ -557,6 +557,22 @@ def test_unreachable_comes_from_the_transport() -> None:
     assert [a.cause for a in e.reachable(False, 8_000)] == ["unreachable"]
 
 
+def test_unreachable_withdraws_stalled_which_returns_only_once_the_log_is_reached_again() -> None:
+    """A session found stalled, then unreachable, was listed as both: that it stalled can no longer be known once its
+    log cannot be read. ``unreachable`` withdraws ``stalled``, and a tick while the log is out of reach (a caller
+    that ticks anyway) raises it no more; once the log is reached again, the next tick judges it afresh."""
+    log, e = Log(), engine({"stalled": {"seconds": 60}, "unreachable": {}})
+    log.turn(1)
+    fired(e, log)
+    t = log.time
+    assert [a.cause for a in e.tick(t + 60_000)] == ["stalled"]
+    assert [a.cause for a in e.reachable(False, t + 61_000, "gone")] == ["unreachable"]
+    assert list(e.active) == ["unreachable"] and e.transitions[-2:] == [("stalled", False), ("unreachable", True)]
+    assert e.tick(t + 200_000) == [] and list(e.active) == ["unreachable"]
+    assert e.reachable(True, t + 201_000) == [] and e.active == {}
+    assert [a.cause for a in e.tick(t + 202_000)] == ["stalled"]
+
+
 
 def test_rules_turned_off_never_fire() -> None:
     """Every rule off (the helper turns off what it is not given): nothing fires, whatever happens."""
