@@ -195,7 +195,12 @@ def _expand(args: argparse.Namespace) -> None:
         raise TapedeckError(
             "give --seq Q --format-version 4, or --turn T --step S, to say which tool result to show"
         )
-    if (args.seq, args.format_version) != (None, None) and args.format_version != LOCATOR_FORMAT_VERSION:
+    if args.seq is None and args.format_version not in (None, LOCATOR_FORMAT_VERSION):
+        raise TapedeckError(
+            f"--format-version {args.format_version} is no locator format this tapedeck reads (it reads "
+            f"{LOCATOR_FORMAT_VERSION}); --turn T --step S needs none"
+        )
+    if args.seq is not None and args.format_version != LOCATOR_FORMAT_VERSION:
         raise TapedeckError(
             f"--seq needs --format-version {LOCATOR_FORMAT_VERSION} (copy both from a current locator); "
             "or address the result as --turn T --step S [--call K], which never changes"

@@ -80,8 +80,10 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--seq", "5"], "--seq needs --format-version 4"),
         (["--seq", "5", "--format-version", "3"], "--seq needs --format-version 4"),
         (["--turn", "1"], "--turn needs --step"),
-        # checked only beside --seq: a wrong version beside --turn/--step was taken without a word
-        (["--turn", "1", "--step", "1", "--format-version", "-5"], "--seq needs --format-version 4"),
+        # checked only beside --seq: a wrong version beside --turn/--step was taken without a word; then refused
+        # with --seq's message, though no --seq was given
+        (["--turn", "1", "--step", "1", "--format-version", "-5"],
+         "--format-version -5 is no locator format this tapedeck reads (it reads 4); --turn T --step S needs none"),
         (["--seq", "999", "--format-version", "4"], "no event at seq 999"),
         (["--seq", "3", "--format-version", "4"], "seq 3 is a step/start event, not a tool result"),
         (["--seq", "9", "--format-version", "4"], "seq 9 is an assistant/chunk event, not a tool result"),
