@@ -761,3 +761,52 @@ async def test_an_unexpected_error_in_a_row_action_is_told_and_the_table_goes_on
                 await until(pilot, lambda: app.screen is not screen)
         await until(pilot, lambda: app.screen is screen)
         assert not inbox_path(live).exists()
+
+
+@pytest.mark.anyio
+async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only P held back a second request: S pressed again while a stop waited for the host's answer confirmed and
+    sent a second stop (m a second message), and any row key pressed twice while its host was being read (over SSH a
+    round trip) put up two dialogs, each sending. One action on a row, begun from here and not done, is not begun
+    again: the key says why, and nothing is asked or sent twice."""
+    import threading
+
+    import tui.screens.fleet
+    from tui.screens.dialog import Dialog
+
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    real, reading = tui.screens.fleet.row_refusal, threading.Event()
+    monkeypatch.setattr(tui.screens.fleet, "row_refusal", lambda log: reading.wait(10) and real(log))
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _on_row(pilot, live)
+
+        def refused() -> int:
+            return sum("not sent twice" in str(n.message) for n in app._notifications)
+
+        def dialogs() -> int:
+            return sum(isinstance(s, Dialog) for s in app.screen_stack)
+
+        await pilot.press("S", "S")  # the second while the host is read for the first
+        await until(pilot, lambda: refused() == 1)
+        reading.set()
+        await until(pilot, lambda: dialogs() == 1)
+        await pilot.press("y")
+        await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
+        assert dialogs() == 0
+        await pilot.press("S")  # the stop waits for the host's answer
+        await until(pilot, lambda: refused() == 2)
+        await pilot.press("m")
+        await until(pilot, lambda: dialogs() == 1)
+        await pilot.press(*"hi", "enter")
+        await until(pilot, lambda: isinstance(app.screen, Dialog) and "Send message" in _said(app.screen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(inbox_path(live).read_bytes().splitlines()) == 2)
+        await pilot.press("m")  # the message waits for the host's answer
+        await until(pilot, lambda: refused() == 3)
+        assert app.screen is screen and dialogs() == 0
+        ops = [orjson.loads(line)["op"] for line in inbox_path(live).read_bytes().splitlines()]
+        assert ops == ["stop", "message"], ops

@@ -42,6 +42,7 @@ WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with th
 # left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
 LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost", "write")
 SESSION_MIN = 12  # a session's title is cut to the room the needed columns leave (below 80), but no shorter
+CHECKING, SENT = "checking", "sent"  # where a row action begun from here stands (``FleetScreen.pending``)
 
 
 class FleetTable(RowTable):
@@ -90,7 +91,9 @@ class FleetScreen(Screen[None]):
         self.layout_notes = layout_notes
         self.labels: Counter[str] = Counter()  # how many rows show each title: one two share gets its id's head
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
-        self.unanswered: dict[str, str] = {}  # by row key, a pause or resume sent from here the host has not answered
+        # by (row key, op), a row action begun from here and not done: its host being read (CHECKING) or its request
+        # sent and not answered (SENT); the key that would begin it again says so and sends nothing
+        self.pending: dict[tuple[str, str], str] = {}
         # by row key, the state an applied pause or resume told the operator, and the row's host then: P goes by it
         # until the row's host changes (the row's state is read apart from the answer, and may lag it)
         self.told: dict[str, tuple[str, dict[str, object]]] = {}
@@ -367,11 +370,7 @@ class FleetScreen(Screen[None]):
             return
         state = self._told_state(row)
         op = "resume" if state in ("pausing", "paused") else "pause"
-        if self.unanswered.get(row.key) == op:  # a second one, confirmed against a state that lags, is not sent
-            self.notify(f"a {op} sent from here to {self._named(row)} waits for the host's answer: it is not sent "
-                        "twice.", title="Not sent", timeout=6, markup=False)  # fmt: skip
-            return
-        self._when_live(row, op, lambda: self._confirm(row, op, {}, state))
+        self._begin(row, op, lambda: self._confirm(row, op, {}, state))
 
     def _told_state(self, row: FleetRow) -> object:
         """The row's host state as the operator has been told it: an applied pause's or resume's, until the row's
@@ -389,14 +388,27 @@ class FleetScreen(Screen[None]):
             if isinstance(text, str) and text.strip():
                 self._confirm(row, "message", {"text": text.strip()})
 
-        self._when_live(row, "message", lambda: self._ask(
+        self._begin(row, "message", lambda: self._ask(
             row, AskScreen(f"Message {self._named(row)}", "The model reads it at its next step."), asked))  # fmt: skip
 
     def action_stop(self) -> None:
         """Stop the session's host (after a confirm)."""
         row = self._current()
         if row is not None:
-            self._when_live(row, "stop", lambda: self._confirm(row, "stop", {"reason": "stopped by the operator from the fleet"}))  # fmt: skip
+            self._begin(row, "stop", lambda: self._confirm(row, "stop", {"reason": "stopped by the operator from the fleet"}))  # fmt: skip
+
+    def _begin(self, row: FleetRow, op: str, then: Callable[[], object]) -> None:
+        """Begin ``op`` on ``row``: its host is read (``_when_live``), then ``then`` asks. One begun from here and not
+        done (its host still being read: two quick presses; or sent and not answered: a second one confirmed against
+        a state that lags) is said instead, and nothing is asked or sent twice."""
+        stage = self.pending.get((row.key, op))
+        if stage is not None:
+            where = (f"sent from here to {self._named(row)} waits for the host's answer" if stage == SENT
+                     else f"to {self._named(row)} is still being checked with its host")  # fmt: skip
+            self.notify(f"a {op} {where}: it is not sent twice.", title="Not sent", timeout=6, markup=False)
+            return
+        self.pending[(row.key, op)] = CHECKING
+        self._when_live(row, op, then)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
     def _when_live(self, row: FleetRow, op: str, then: Callable[[], object]) -> None:
@@ -409,6 +421,7 @@ class FleetScreen(Screen[None]):
             why = str(exc)
         except Exception as exc:  # noqa: BLE001 - a bug here is told, and the table goes on
             why = self._unexpected(exc)
+        self.app.call_from_thread(self._done, row.key, op)  # asked next, or refused
         if why is None:
             self.app.call_from_thread(then)
         else:
@@ -420,8 +433,7 @@ class FleetScreen(Screen[None]):
 
         def decided(confirmed: object) -> None:
             if confirmed:
-                if op in ("pause", "resume"):
-                    self.unanswered[row.key] = op
+                self.pending[(row.key, op)] = SENT
                 self._send(row.key, op, args, name)
 
         name = self._named(row)
@@ -477,12 +489,15 @@ class FleetScreen(Screen[None]):
         return answer
 
     def _answered(self, key: str, op: str, answer: dict[str, Any] | None) -> None:
-        """A request sent from here is answered, or given up on: P may send its op again; an applied pause or resume
-        is the state P goes by until the row's host changes."""
-        if self.unanswered.get(key) == op:
-            del self.unanswered[key]
+        """A request sent from here is answered, or given up on: its key may send it again; an applied pause or
+        resume is the state P goes by until the row's host changes."""
+        self._done(key, op)
         if answer is not None and answer.get("outcome") == "applied" and op in ("pause", "resume") and key in self.rows:
             self.told[key] = ("paused" if op == "pause" else "running", self.rows[key].row.host)
+
+    def _done(self, key: str, op: str) -> None:
+        """``op`` on the row ``key`` is no longer under way from here (its key may begin it again)."""
+        self.pending.pop((key, op), None)
 
     def _unexpected(self, exc: Exception) -> str:
         """What a row action's worker says of an error nobody foresaw (a bug): its type and words, logged too."""
