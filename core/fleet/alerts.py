@@ -85,9 +85,16 @@ class RemoteFedWatch(FedWatch):
         return self.remote.tail.size_seen if self.remote.tail is not None else None
 
     def tick(self, now: int, final: bool = False) -> list[Alert]:
-        """As ``FedWatch.tick``, but not while the view's reads get no answer (``RemoteSessionWatch.tick``)."""
+        """As ``FedWatch.tick``, but not while the view's reads get no answer (``RemoteSessionWatch.tick``), and
+        with the clock at the start of the view's last poll that got its answers, at the latest: the view polls in
+        its own thread, and one that waits for a link that stopped answering (until the call gives up and the
+        machine is called unreachable) knows nothing of the writes since, so ``stalled`` would run ahead."""
         tail = self.remote.tail
-        return [] if tail is not None and tail.unreachable is not None else super().tick(now, final)
+        if tail is None:
+            return super().tick(now, final)
+        if tail.unreachable is not None:
+            return []
+        return super().tick(now if tail.answered_at is None else min(now, tail.answered_at), final)
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """As ``FedWatch.poll``, then whether the machine answered the view's last read."""

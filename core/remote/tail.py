@@ -53,6 +53,9 @@ class RemoteTailer(Tailer):
         self.last_write: int | None = None  # the file's mtime at the last poll (epoch ms)
         self.unreachable: Unreachable | None = None  # set by a poll the connection failed (None: the last one ran)
         self._lost: Unreachable | None = None  # the poll under way's
+        # when the last poll that got its answers began (epoch ms): what it read holds as of then, however long the
+        # one under way waits for a link that stopped answering
+        self.answered_at: int | None = None
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
 
     @property
@@ -77,11 +80,14 @@ class RemoteTailer(Tailer):
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (up to a dropped connection: see ``unreachable``)."""
         self._lost = None
+        began = int(time.time() * 1000)
         try:
             update = super().poll(max_bytes)
         except Unreachable as exc:  # the stat or a rewrite check failed: nothing was consumed
             self._lost, update = exc, TailUpdate()
         self.unreachable = self._lost  # changed once the poll is over: a reader beside it sees the last one's
+        if self._lost is None:
+            self.answered_at = began
         return update
 
     def prefetch(self, st: RemoteStat | None) -> None:

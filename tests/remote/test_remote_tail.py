@@ -200,3 +200,48 @@ def test_a_connection_lost_as_a_log_followed_from_its_end_starts_does_not_read_i
     assert tailer.unreachable is not None and not lost.events
     update = tailer.poll()  # the old events are not decoded again: only the line after the point
     assert tailer.unreachable is None and _texts(update.events) == ["three"] and not update.reset, update
+
+
+def test_a_poll_with_no_answer_yet_never_lets_stalled_run_ahead_of_unreachable(tmp_path: Path) -> None:
+    """A link that stops answering holds the view's poll for up to the call's timeout, and ``unreachable`` says so
+    only when it gives up; meanwhile the alert feed ticked with the file's last change as the last poll that
+    answered saw it, and raised ``stalled`` for a log it could not read: the operator was told the agent stalled,
+    then that the machine was lost. The clock rules now stand at the last answer (the start of the last poll that
+    got one), so nothing is judged for the time no answer covers."""
+    import threading
+
+    from core.alerts.follow import now_ms
+    from core.control.config import validate_config
+    from core.control.host_state import HostState
+    from core.fleet.alerts import RemoteFedWatch
+    from core.remote.live import RemoteLog
+
+    class Hung(_Machine):  # the second stat waits for ``go``, then fails as a link that gave up
+        asked, go = threading.Event(), threading.Event()
+
+        def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+            if self.reads:
+                self.asked.set()
+                self.go.wait(10)
+                raise Unreachable("testbox: unreachable since now (no answer)", 0)
+            return super().stat(path, follow)
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_log("a", ["one"]))
+    remote = RemoteLog(RemoteTarget(None, "testbox", str(path)))
+    remote.host = HostState("running", os.getpid(), now_ms())
+    tailer = remote.tailer(None, None)
+    tailer.link = Hung()  # type: ignore[assignment]
+    assert tailer.poll().header is not None and tailer.unreachable is None
+    watch = RemoteFedWatch(validate_config({"alerts": {"stalled": {"seconds": 3}}}), remote)
+    hung = threading.Thread(target=tailer.poll)
+    hung.start()
+    try:
+        assert Hung.asked.wait(10)  # the poll is under way, waiting for the link
+        assert [a.cause for a in watch.tick(now_ms() + 60_000)] == []  # a minute with no answer: not stalled
+    finally:
+        Hung.go.set()
+        hung.join()
+    assert tailer.unreachable is not None
+    assert [a.cause for a in watch.engine.reachable(False, now_ms(), str(tailer.unreachable))] == ["unreachable"]
+    assert watch.tick(now_ms() + 120_000) == []
