@@ -107,6 +107,37 @@ def finite(text: str) -> float:
     return value
 
 
+def positive(text: str) -> float:
+    """A number option's value (``type=positive``) that must be finite and above 0: a time to run, a ratio, a scale."""
+    value = finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number")
+    return value
+
+
+def delay(text: str) -> float:
+    """A number of seconds to wait (``type=delay``): finite, 0 (no wait) or more."""
+    value = finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds, 0 or more")
+    return value
+
+
+def counts(least: int, most: int | None = None) -> Callable[[str], int]:
+    """A whole-number option's type: ASCII digits (``core.cli.args.whole``), from ``least`` (to ``most`` when given):
+    a count of 0 measures nothing, a negative one means nothing."""
+    from core.cli.args import whole
+
+    def count(text: str) -> int:
+        value = whole(text)
+        if value < least or (most is not None and value > most):
+            wanted = f"{least} or more" if most is None else f"from {least} to {most}"
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number {wanted}")
+        return value
+
+    return count
+
+
 def emit(result: dict[str, Any], table: str, json_only: bool) -> None:
     """Print the result as JSON, then (unless ``json_only``) the markdown table."""
     print(json.dumps(result, indent=2))

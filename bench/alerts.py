@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import emit  # noqa: E402
+from bench._common import counts, emit  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.alerts.follow import AlertWatch  # noqa: E402
 from core.control.config import validate_config  # noqa: E402
@@ -390,14 +390,14 @@ def table(result: dict[str, Any], replay_size: str | None, reopen: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=int, default=30)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--samples", type=counts(1), default=30)
+    parser.add_argument("--rounds", type=counts(1), default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--replay-size", default="30MB", help="log size for the replay cost (0: leave it out)")
     parser.add_argument("--reopen-size", default="100MB",
                         help="log size for the TUI's reopen (0: leave it out; a log over 48 MB gets an index)")  # fmt: skip
     parser.add_argument("--replay-profile", default="dsh-plain", choices=sorted(PROFILES))
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each replay-cost process; the best counts")
+    parser.add_argument("--repeat", type=counts(1), default=3, help="runs of each replay-cost process; the best counts")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="where the generated log goes")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import CHILD_ENV, compile_package, emit, finite, human_bytes, markdown_table  # noqa: E402
+from bench._common import CHILD_ENV, compile_package, counts, emit, human_bytes, markdown_table, positive  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.cli import COMMANDS  # noqa: E402
 from core.control.host_state import written_by_another  # noqa: E402
@@ -307,8 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zstd", action="store_true", help="generate zstd logs")
     parser.add_argument("--out", default=str(ROOT / "bench" / "out"), help="where generated logs go")
     parser.add_argument("--log", action="append", default=[], help="measure this log too (repeatable)")
-    parser.add_argument("--target", type=finite, help="ratio target for --log logs (default 1.5)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing; the best counts (default 3)")
+    parser.add_argument("--target", type=positive, help="ratio target for --log logs (default 1.5)")
+    parser.add_argument("--repeat", type=counts(1), default=3, help="runs per timing; the best counts (default 3)")
     parser.add_argument("--tui", action="store_true", help="also time the TUI loader against headless loading")
     parser.add_argument("--json", action="store_true", help="print only the JSON result")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
@@ -320,8 +320,6 @@ def main(argv: list[str] | None = None) -> int:
         size = parse_size(args.size)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
     profiles = args.profile or ([] if args.log else ["mixed", "short-turns"])
     try:
         compile_package()

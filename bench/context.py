@@ -68,7 +68,7 @@ import orjson
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import emit, finite, human_bytes, markdown_table
+from bench._common import counts, emit, human_bytes, markdown_table, positive
 from bench.gen_session import PROFILES, generate
 from core.control.config import PolicyConfig, load_config, validate_config
 from core.log.reader import read_log
@@ -666,10 +666,10 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", action="append", choices=list(PROFILES), help="profile(s) to run (default: all)"
     )
     parser.add_argument(
-        "--steps", type=int, default=300, help="replay up to the turn that reaches this many steps"
+        "--steps", type=counts(1), default=300, help="replay up to the turn that reaches this many steps"
     )
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
-    parser.add_argument("--size-scale", type=finite, default=1.0, help="scale the per-profile log sizes")
+    parser.add_argument("--size-scale", type=positive, default=1.0, help="scale the per-profile log sizes")
     parser.add_argument(
         "--variant",
         action="append",
@@ -683,8 +683,6 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config(args.config)
     if price_for(args.model, config.model) is None:
         parser.error(f"no prices for model {args.model!r}: add model.prices.{args.model} to the config")
-    if args.steps < 1 or args.size_scale <= 0:
-        parser.error("--steps must be at least 1 and --size-scale positive")
     results = []
     for profile in args.profile or list(PROFILE_SIZES):
         log, facts = ensure_log(profile, int(PROFILE_SIZES[profile] * args.size_scale), args.seed)

@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import emit, finite, markdown_table  # noqa: E402
+from bench._common import counts, delay, emit, markdown_table, positive  # noqa: E402
 from core.control import inbox as control  # noqa: E402
 from core.control.config import load_config  # noqa: E402
 from core.host.loop import AgentHost, HostOptions  # noqa: E402
@@ -197,11 +197,11 @@ def measure_dsh(step: float, tries: int) -> dict[str, list[int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--delay", type=finite, default=30.0, help="seconds each model answer takes (default 30)")
-    parser.add_argument("--tries", type=int, default=10, help="requests per op (default 10)")
+    parser.add_argument("--delay", type=delay, default=30.0, help="seconds each model answer takes (default 30)")
+    parser.add_argument("--tries", type=counts(1), default=10, help="requests per op (default 10)")
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     parser.add_argument("--route", choices=("host", "dsh"), default="host", help="tapedeck's host or the real DSH")
-    parser.add_argument("--step", type=finite, default=2.0, help="with --route dsh: seconds per bash step (2)")
+    parser.add_argument("--step", type=positive, default=2.0, help="with --route dsh: seconds per bash step (2)")
     args = parser.parse_args(argv)
     if args.route == "dsh":
         return _report_dsh(measure_dsh(args.step, args.tries), args.step, args.tries, args.json)

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._common import emit, finite, markdown_table  # noqa: E402
+from bench._common import counts, delay, emit, markdown_table  # noqa: E402
 from core.host.demo_scenario import TASKS, write_script  # noqa: E402
 from core.host.demo_workspace import create_demo_workspace  # noqa: E402
 from core.log.layout import log_path  # noqa: E402
@@ -353,10 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     """``python bench/crash.py [--trials N] [--seed S] [--kills-per-trial K] [--jitter SEC] [--raw|--zstd]
     [--out DIR] [--json]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--trials", type=counts(0), default=10)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--kills-per-trial", type=int, default=1)
-    parser.add_argument("--jitter", type=finite, default=0.05, help="seconds of random delay after the size is reached")
+    parser.add_argument("--kills-per-trial", type=counts(1), default=1)
+    parser.add_argument("--jitter", type=delay, default=0.05, help="seconds of random delay after the size is reached")
     parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir; made "
                         "when missing); those of trials that went wrong are kept there")
     only = parser.add_mutually_exclusive_group()

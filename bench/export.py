@@ -21,7 +21,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import counts, emit, human_bytes, markdown_table  # noqa: E402
 from bench.cli import CONSOLE, RSS_TARGET, ensure_log, run  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="100MB", help="log size to generate (e.g. 20MB, 100MB)")
     ap.add_argument("--profile", default="mixed", choices=sorted(PROFILES))
     ap.add_argument("--out", default="bench/out", help="where generated logs are kept")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=counts(1), default=2)
     ap.add_argument("--one-process", action="store_true", help="also each export in one process, for comparison")
     ap.add_argument("--json", action="store_true", help="print only JSON")
     args = ap.parse_args(argv)

@@ -32,7 +32,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import current_rss, emit, finite, human_bytes, markdown_table, percentile  # noqa: E402
+from bench._common import counts, current_rss, delay, emit, human_bytes, markdown_table, percentile  # noqa: E402
 
 HEADER = {"type": "session", "version": 0, "cwd": "/w"}
 
@@ -191,16 +191,16 @@ def _spread(result: dict[str, Any]) -> str:
     return f"{result['write_to_row_p50_s']} / {result['write_to_row_p95_s']} / {result['write_to_row_max_s']} s"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run both parts and print JSON and a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--live", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--idle", type=finite, default=10.0)
-    parser.add_argument("--remote", type=int, default=50)
+    parser.add_argument("--sessions", type=counts(1), default=200)
+    parser.add_argument("--live", type=counts(0), default=20)
+    parser.add_argument("--rounds", type=counts(1), default=5)
+    parser.add_argument("--idle", type=delay, default=10.0)
+    parser.add_argument("--remote", type=counts(0), default=50)
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tapedeck-fleet-bench-") as name:
         tmp = Path(name)
         local = asyncio.run(_local(args, tmp))

@@ -29,7 +29,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import best_of, emit, markdown_table  # noqa: E402
+from bench._common import best_of, counts, emit, markdown_table, positive  # noqa: E402
 from bench.gen_session import generate  # noqa: E402
 from bench.mutation import mutate_lines, random_mutation  # noqa: E402
 from bench.readers import (  # noqa: E402
@@ -173,10 +173,10 @@ def table(result: dict[str, object]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the fuzz; exit 1 when any reader crashed."""
     parser = argparse.ArgumentParser(description="Mutation-fuzz every DSH log reader.")
-    parser.add_argument("--cases", type=int, default=20_000, help="mutated logs to try (default 20000)")
-    parser.add_argument("--commands", type=int, default=3, help="commands drawn per case (default 3)")
-    parser.add_argument("--tui", type=int, default=0, help="cases also opened in the TUI (default 0)")
-    parser.add_argument("--seconds", type=float, default=float("inf"), help="stop after this long")
+    parser.add_argument("--cases", type=counts(1), default=20_000, help="mutated logs to try (default 20000)")
+    parser.add_argument("--commands", type=counts(0, len(READER_COMMANDS)), default=3, help="commands drawn per case (default 3)")
+    parser.add_argument("--tui", type=counts(0), default=0, help="cases also opened in the TUI (default 0)")
+    parser.add_argument("--seconds", type=positive, default=float("inf"), help="stop after this long")
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     args = parser.parse_args(argv)

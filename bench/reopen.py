@@ -33,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import CHILD_ENV, compile_package, emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import CHILD_ENV, compile_package, counts, emit, human_bytes, markdown_table  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", nargs="*", default=[], type=Path, help="measure these logs instead")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "tapedeck-reopen")
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=counts(1), default=3)
     parser.add_argument("--tui", action="store_true", help="also time the TUI's open")
     parser.add_argument("--json", action="store_true", help="print only the JSON")
     args = parser.parse_args(argv)

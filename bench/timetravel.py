@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import emit, markdown_table, peak_rss, percentile  # noqa: E402
+from bench._common import counts, emit, markdown_table, peak_rss, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.read.load import load_session  # noqa: E402
 from core.read.session import Session  # noqa: E402
@@ -133,11 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="200MB", help="size of the generated log (default 200MB)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dir", default="/tmp", help="where the generated log goes (default /tmp)")
-    parser.add_argument("--samples", type=int, default=200, help="random seqs to look up")
-    parser.add_argument("--replays", type=int, default=3, help="baseline replays from seq 0 (each costs a projection)")
+    parser.add_argument("--samples", type=counts(1), default=200, help="random seqs to look up")
+    parser.add_argument("--replays", type=counts(1), default=3, help="baseline replays from seq 0 (each costs a projection)")
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     args = parser.parse_args(argv)
-    result = run(parse_size(args.size), args.seed, Path(args.dir), args.samples, max(1, args.replays))
+    result = run(parse_size(args.size), args.seed, Path(args.dir), args.samples, args.replays)
     emit(result, table(result), args.json)
     return 0
 

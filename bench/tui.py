@@ -57,7 +57,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import orjson  # noqa: E402
 
-from bench._common import compile_package, emit, human_bytes, markdown_table, percentile  # noqa: E402
+from bench._common import compile_package, counts, emit, human_bytes, markdown_table, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.log.tail import tail_events  # noqa: E402
 
@@ -646,14 +646,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark tapedeck watch in tmux.")
     parser.add_argument("--size", default="200MB", help="size of the generated log (default 200MB)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--samples", type=int, default=30, help="appended events timed (default 30)")
+    parser.add_argument("--samples", type=counts(1), default=30, help="appended events timed (default 30)")
     parser.add_argument("--no-toolong", action="store_true", help="skip the toolong reference")
     parser.add_argument("--json", action="store_true", help="print only the JSON result")
     parser.add_argument(
         "--big-lines-only", action="store_true", help="only the key reactions while opening 10 MB lines"
     )
     parser.add_argument("--append-sizes", help="only append-to-screen, on a log of each size (10MB,1GB)")
-    parser.add_argument("--rounds", type=int, default=5,
+    parser.add_argument("--rounds", type=counts(1), default=5,
                         help="--append-sizes: rounds of --samples appends to each app in turns (default 5)")  # fmt: skip
     parser.add_argument("--dir", type=Path, default=OUT, help="where --append-sizes and --peak-rss write their logs")
     parser.add_argument("--peak-rss", metavar="PROFILES",
