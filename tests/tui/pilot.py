@@ -9,10 +9,11 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from textual.notifications import Notification
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable
@@ -131,14 +132,25 @@ async def settled_main_screen(pilot: Pilot[None]) -> MainScreen:
 
 
 async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Wait (processing messages) until ``predicate`` holds; past ``timeout``, fail saying where the app's live
-    session stood and what its other threads were doing (a flake seen once in a loaded CI run is read from that)."""
+    """Wait (processing messages) until ``predicate`` holds; past ``timeout``, fail saying which toasts the app
+    showed meanwhile (one that expired too: it often says why), its alerts, where its live session stood and what
+    its other threads were doing (a flake seen once in a loaded CI run is read from that)."""
     deadline = time.monotonic() + timeout
+    toasts: dict[str, Notification] = {}
     while not predicate():  # looked at again after each pause: one long pause may be what brought it about
+        toasts.update((n.identity, n) for n in getattr(pilot.app, "_notifications", ()))
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached\n{_stood(pilot.app)}")
+            raise AssertionError(f"condition not reached\n{_shown(pilot.app, toasts.values())}{_stood(pilot.app)}")
         await asyncio.sleep(0.01)
         await pilot.pause()
+
+
+def _shown(app: Any, toasts: Iterable[Notification], most: int = 12) -> str:
+    """The last ``most`` toasts and alerts the app showed, a line each (cut: a toast may quote a log)."""
+    lines = [f"toast [{n.severity}] {n.title}: {n.message}" for n in toasts][-most:]
+    board = getattr(app, "board", None)
+    lines += [f"alert {a.cause} (seq {a.seq}): {a.reason}" for a in ([] if board is None else board.alerts[-most:])]
+    return "".join(f"{line[:300]}\n" for line in lines)
 
 
 def _stood(app: object) -> str:
