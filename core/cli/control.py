@@ -126,7 +126,7 @@ def _wait_outcome(
         except KeyboardInterrupt as exc:  # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
             if not stops.ending:
                 raise
-            how, code = stopped_by(exc)
+            how, code = stopped_by(stops.caught(exc))
             if (event := _withdrawn(watch, host, withdraw)) is None:
                 stopped = ControlError(f"{how} while waiting; request {request['id']} was withdrawn, so the "
                                        f"{_who(host())} will never apply it")  # fmt: skip

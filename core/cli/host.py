@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
             stops.release()
             outcomes = host.run()
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
-            ended = exc
+            ended = stops.caught(exc)
         finally:
             stops.ending = True  # a signal from here on waits for the close
             host.close()

@@ -16,9 +16,11 @@ which aborts the process (exit -6, no close, no word). It is loaded first (``NAT
 script still holds the signals, so that one coming meanwhile is acted on once the handler is in place.
 
 Where Python runs code of its own accord (a finalizer, a collected generator's ``finally``, a garbage collector's
-callback), the exception raised there is only reported ('Exception ignored in …'), and the run went on, deaf to
-the next signal too. ``sys.unraisablehook`` catches that one: the run is not ending after all, and the signal is
-sent again a moment later (``AGAIN_SECONDS``), to land in the run's own code."""
+callback), the exception raised there is only reported ('Exception ignored in …'), or cleared without a word (the
+``close`` of an io object finalized unclosed), and the run went on, deaf to the next signal too. So the stop does
+not hang on its exception surviving: each is watched (a weak reference) until the run catches it (``caught``),
+and one dropped before that means the run is not ending after all: the signal is sent again a moment later
+(``AGAIN_SECONDS``), to land in the run's own code. ``sys.unraisablehook`` keeps the report of one quiet."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 from core.shared import held_signals
@@ -35,12 +38,16 @@ from core.shared import held_signals
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
 EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-AGAIN_SECONDS = 0.01  # before a signal whose exception Python could only report is sent again
+AGAIN_SECONDS = 0.01  # before a signal whose exception was dropped before the run caught it is sent again
 NATIVE_START = ("re2",)  # the run's extension modules whose native start-up runs Python code (see above)
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, as the handler raises it (a ``KeyboardInterrupt`` of its own, which a weak reference can watch)."""
 
 
 def ended_by(signum: int) -> tuple[str, int]:
@@ -61,7 +68,7 @@ class Stops:
         self.held = False
         self.noted: list[int] = []
         self._installed = False
-        self._raised: tuple[int, KeyboardInterrupt] | None = None  # the last signal raised, and its exception
+        self._raised: tuple[int, weakref.ref[KeyboardInterrupt]] | None = None  # a signal raised, not yet caught
         self._again: threading.Timer | None = None
 
     def __call__(self, signum: int, _frame: object) -> None:
@@ -69,21 +76,37 @@ class Stops:
             self.noted.append(signum)
             return
         self.ending = True
-        exc = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-        self._raised = (signum, exc)
-        raise exc
+        raise self._watched(signum)  # held by no local of this frame, which its traceback keeps
 
-    def _unraisable(self, unraisable: object, reported: Callable[[object], object]) -> None:
-        """What ``sys.unraisablehook`` gets while installed: the exception a signal raised where Python could only
-        report it is taken back and the signal sent again; any other goes on to ``reported``."""
-        if self._raised is None or getattr(unraisable, "exc_value", None) is not self._raised[1]:
-            reported(unraisable)
+    def _watched(self, signum: int) -> KeyboardInterrupt:
+        """The exception that ends the run for ``signum``, watched until the run catches it."""
+        exc = Terminated() if signum == signal.SIGTERM else Interrupted()
+        self._raised = (signum, weakref.ref(exc, self._dropped))
+        return exc
+
+    def _dropped(self, ref: weakref.ref[KeyboardInterrupt]) -> None:
+        """The watched exception is gone and the run never caught it (code cleared it, or could only report it):
+        the run is not ending, and the signal is sent again."""
+        if self._raised is None or self._raised[1] is not ref:
             return
         signum, self._raised = self._raised[0], None
         self.ending = False
         self._again = threading.Timer(AGAIN_SECONDS, os.kill, (os.getpid(), signum))
         self._again.daemon = True
         self._again.start()
+
+    def caught(self, exc: KeyboardInterrupt) -> KeyboardInterrupt:
+        """``exc``, which the code that ends the run has caught: a signal's is no longer watched."""
+        if self._raised is not None and self._raised[1]() is exc:
+            self._raised = None
+        return exc
+
+    def _unraisable(self, unraisable: object, reported: Callable[[object], object]) -> None:
+        """What ``sys.unraisablehook`` gets while installed: the exception a signal raised where Python could only
+        report it goes unreported (``_dropped`` sends the signal again once it is gone); any other goes on to
+        ``reported``."""
+        if self._raised is None or getattr(unraisable, "exc_value", None) is not self._raised[1]():
+            reported(unraisable)
 
     @contextlib.contextmanager
     def taken(self) -> Iterator[None]:
@@ -103,6 +126,7 @@ class Stops:
             yield
         finally:
             self._installed = False
+            self._raised = None  # one not caught by now ends what it ended: not sent again
             sys.unraisablehook = reported
             if self._again is not None:
                 self._again.cancel()  # one not sent yet could only end the process as it finishes
@@ -147,7 +171,7 @@ def started(command: Callable[[], int]) -> int:
     except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
         if not stops.ending:  # not a signal's
             raise
-        how, code = stopped_by(exc)
+        how, code = stopped_by(stops.caught(exc))
         from core.cli.common import fail
 
         return fail(f"{how} before the session started; nothing was written", code)

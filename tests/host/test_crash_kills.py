@@ -675,18 +675,42 @@ sys.addaudithook(_hook)
 """
 
 
-def test_a_sigterm_taken_in_a_finalizer_still_ends_the_run(tmp_path: Path, processes: Processes) -> None:
+# A sitecustomize: as the run starts the bash tool's `sleep 30`, a file object of Python's io (a RawIOBase of its own)
+# is dropped unclosed, and its close, which the interpreter runs as it finalizes it, sends the process a SIGTERM: the
+# run's handler raises inside that close, whose exception Python clears without a word (no 'Exception ignored').
+_IN_AN_IO_CLOSE = """
+import io, os, signal, sys
+
+class _Closing(io.RawIOBase):
+    def close(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # Python code, where the handler runs
+            pass
+        super().close()
+
+def _hook(event, args):
+    if event == "subprocess.Popen" and "sleep 30" in args[1] and os.environ.pop("TD_TEST_GC_SIGTERM", None):
+        _Closing()
+
+sys.addaudithook(_hook)
+"""
+
+
+@pytest.mark.parametrize("hook", [_IN_A_FINALIZER, _IN_AN_IO_CLOSE], ids=["gc-callback", "io-close"])
+def test_a_sigterm_taken_in_a_finalizer_still_ends_the_run(tmp_path: Path, processes: Processes, hook: str) -> None:
     """The handler marked the run ending, then raised Terminated inside a garbage collector's callback, where Python
     reports an exception ('Exception ignored in …') and goes on: the signal was lost, and a second SIGTERM was only
-    noted, so the run (a --linger host: for ever) went on to its end, exit 0. It now ends the run as any other."""
+    noted, so the run (a --linger host: for ever) went on to its end, exit 0. It now ends the run as any other. So
+    too where the exception is cleared without a report (an unclosed io object's close, run as it is finalized):
+    the run went on to its end, exit 0."""
     script = tmp_path / "script.json"
     sleeper = {"name": "bash", "arguments": {"command": "sleep 30"}}
     script.write_text(json.dumps({"responses": [{"toolCalls": [sleeper]}, {"text": "done"}]}))
-    hook, workspace, root = tmp_path / "hook", tmp_path / "ws", tmp_path / "root"
-    hook.mkdir()
+    site, workspace, root = tmp_path / "hook", tmp_path / "ws", tmp_path / "root"
+    site.mkdir()
     workspace.mkdir()
-    (hook / "sitecustomize.py").write_text(_IN_A_FINALIZER)
-    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_GC_SIGTERM": "1"}
+    (site / "sitecustomize.py").write_text(hook)
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}", "TD_TEST_GC_SIGTERM": "1"}
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
     proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace", str(workspace),
                             "--session-id", "s1"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
