@@ -558,7 +558,9 @@ class InboxReader:
             if exc.errno == errno.ENOENT:
                 # The next file to take its name is read from its start, also where it gets the inode number of
                 # this one (a file system hands a freed one out again at once): what it repeats is skipped by id.
-                self._restart(None)
+                # Once, as the file goes: a missing inbox is no new file at each poll.
+                if self._identity is not None:
+                    self._restart(None)
                 return []
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from None

@@ -206,6 +206,22 @@ def test_replaced_inbox_is_read_again_from_the_start(inbox: Path) -> None:
     assert [e.request for e in reader.read()] == [again]
 
 
+def test_a_missing_inbox_is_a_steady_state_and_one_made_later_is_read_from_its_start(inbox: Path) -> None:
+    """Each read of a missing inbox started the reader over, its generation (which names the file an offset is
+    in) growing with every poll, 20 a second: nothing changes while the inbox stays missing, once it never was
+    and once it is gone, and the file made next is read from its start."""
+    reader = InboxReader(inbox)
+    polls = [(reader.read(), reader.generation, reader.position) for _ in range(3)]
+    assert polls == [([], polls[0][1], None)] * 3
+    first = append_request(inbox, "pause")
+    assert [e.request for e in reader.read()] == [first]
+    inbox.unlink()
+    polls = [(reader.read(), reader.generation, reader.position) for _ in range(3)]
+    assert polls == [([], polls[0][1], None)] * 3
+    again = append_request(inbox, "stop")
+    assert [e.request for e in reader.read()] == [again]
+
+
 def test_an_inbox_made_again_with_the_old_inode_number_is_read_from_its_start(inbox: Path, tmp_path: Path) -> None:
     # a file system hands a freed inode number out again at once: here the old file itself, kept through a hard link
     # while its name is gone and written anew (blank lines make it no shorter than what was read of the old one)
