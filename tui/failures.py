@@ -1,8 +1,10 @@
-"""What a worker that reads events back from the log does when the file no longer holds what was projected.
+"""What a worker says of a failure: a read of the log that no longer holds what was projected, or an error nobody
+foresaw.
 
 A big log's events are read back from the file on demand. When the file was cut short, replaced or became
 unreadable under a view that does not follow it (``--no-follow``), or before the follower noticed, that read
-fails; the operator gets a notification saying so, and the app stays up.
+fails; the operator gets a notification saying so, and the app stays up. An error of no kind a worker expects (a
+bug) is told in the words of ``unexpected``, wherever it is caught.
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from typing import Concatenate, ParamSpec, TypeVar
 from textual.dom import DOMNode
 
 from core.shared.errors import TapedeckError
+from core.shared.text import quoted
 
 P = ParamSpec("P")
 N = TypeVar("N", bound=DOMNode)
 LOG_CHANGED = "The log changed under this view"
 READ_ERRORS = (TapedeckError, OSError)
+UNEXPECTED_TEXT = 200  # characters of an unexpected error's own words a message quotes at most
+
+
+def unexpected(exc: BaseException) -> str:
+    """How a message names an error nobody foresaw (a bug): its type and its words, cut and with no control
+    character (they may quote a log)."""
+    return f"an unexpected error ({type(exc).__name__}: {quoted(exc, UNEXPECTED_TEXT)})"
 
 
 def report_log_failure(node: DOMNode, error: BaseException) -> None:

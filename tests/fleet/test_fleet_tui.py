@@ -753,7 +753,7 @@ async def test_an_unexpected_error_in_a_row_action_is_told_and_the_table_goes_on
             with monkeypatch.context() as patch:
                 patch.setattr(tui.screens.fleet, patched, failing(f"a bug in {patched}"))
                 await pilot.press(key)
-                await until(pilot, lambda p=patched: any(f"RuntimeError: a bug in {p}" in str(n.message)
+                await until(pilot, lambda p=patched: any(f"an unexpected error (RuntimeError: a bug in {p})" in str(n.message)
                                                          for n in app._notifications))  # fmt: skip
             if key == "P":
                 assert app.screen is screen

@@ -315,7 +315,8 @@ async def test_a_failing_host_watch_is_reported_once_and_the_watch_goes_on(
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await until(pilot, lambda: any("a bug in the poll" in str(n.message) for n in app._notifications))
+        said = "failed on an unexpected error (ValueError: a bug in the poll)"  # as every worker words it
+        await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
         write_state(path, "paused", os.getpid(), 1)
         await until(pilot, lambda: "host paused" in _header(app))
         assert len([n for n in app._notifications if "a bug in the poll" in str(n.message)]) == 1
@@ -335,5 +336,17 @@ async def test_a_send_that_fails_on_an_unexpected_error_says_so(tmp_path: Path, 
     async with app.run_test(size=SIZE) as pilot:
         await _running(pilot, app)
         await pilot.press("P")
-        await until(pilot, lambda: any("a bug in send" in str(n.message) for n in app._notifications))
+        said = "pause: an unexpected error (ValueError: a bug in send); look at the inbox"  # as every worker words it
+        await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
         assert app.live is not None and [i.state for i in requests_for(app.live).items()] == [NOT_SENT]
+
+
+def test_an_unexpected_error_is_worded_one_way_cut_and_with_no_control() -> None:
+    """The fleet's row actions, the control keys' send and the host watch each worded an error nobody foresaw in
+    their own way ('an unexpected error (…)', 'an internal error (…)', a bare 'Type: words'), each quoting its words
+    whole: one wording now, the words cut and their controls escaped (an error may quote a log's bytes)."""
+    from tui.failures import UNEXPECTED_TEXT, unexpected
+
+    said = unexpected(ValueError("\x1b[2J" + "x" * 100_000))
+    assert said.startswith("an unexpected error (ValueError: \\u001b[2Jxxx") and said.endswith("…)"), said[:80]
+    assert len(said) < UNEXPECTED_TEXT + 40 and "\x1b" not in said

@@ -18,6 +18,7 @@ from textual.binding import Binding
 
 from core.control.host_state import KIND_DSH, exited_at
 from core.shared.errors import TapedeckError
+from tui.failures import unexpected
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
@@ -199,7 +200,7 @@ class ControlActions:
                 self.notify, f"{item.label}: {exc}", title=title, severity=severity, timeout=8
             )
         except Exception as exc:  # noqa: BLE001 - a bug: told, and the request not left 'sending' for good
-            said = f"an internal error ({type(exc).__name__}: {exc}); look at the inbox before sending it again"
+            said = f"{unexpected(exc)}; look at the inbox before sending it again"
             requests.failed(item, said)
             self._announced.add(item.number)
             self.call_from_thread(  # type: ignore[attr-defined]
@@ -228,7 +229,7 @@ class ControlActions:
             self._host_seen = host
             self.call_from_thread(self._host_changed, changed, fresh, refused, items if moved else None)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - a bug here is told, and the next poll tries again
-            self.call_from_thread(self._watch_failed, f"{type(exc).__name__}: {exc}")  # type: ignore[attr-defined]
+            self.call_from_thread(self._watch_failed, unexpected(exc))  # type: ignore[attr-defined]
 
     def _watch_failed(self, error: str) -> None:
         """Tell the operator (once per error) that a poll of the host failed; the next one runs as due."""
@@ -236,7 +237,7 @@ class ControlActions:
         if error not in self._watch_errors:
             self._watch_errors.add(error)
             self.notify(  # type: ignore[attr-defined]
-                f"Reading the host's state and the requests' outcomes failed: {error}. The watch goes on, every "
+                f"Reading the host's state and the requests' outcomes failed on {error}. The watch goes on, every "
                 f"{HOST_POLL_SECONDS} s; the header and the outcomes may lag until a poll succeeds.",
                 title="Host watch failed",
                 severity="error",

@@ -28,6 +28,7 @@ from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.shared.errors import TapedeckError
 from core.shared.text import printable, quoted_path
 from tui.cells import cut, fitting, show_columns
+from tui.failures import unexpected
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -501,6 +502,6 @@ class FleetScreen(Screen[None]):
 
     def _unexpected(self, exc: Exception) -> str:
         """What a row action's worker says of an error nobody foresaw (a bug): its type and words, logged too."""
-        text = f"an unexpected error ({type(exc).__name__}: {exc})"
+        text = unexpected(exc)
         self.app.call_from_thread(self.log.error, f"fleet row action: {text}")
         return text
