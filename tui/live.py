@@ -51,7 +51,7 @@ from core.read.session_state import run_columns
 from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
+from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError, told
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 from tui.alerts import log_key
@@ -454,8 +454,8 @@ class LiveSession:
             tailer = self._load()
             while tailer is not None and self.follow and not self.stop_event.is_set():
                 tailer = self._follow(tailer)
-        except LogFormatError as exc:
-            self._fail(str(exc))
+        except LogFormatError as exc:  # a directory with no log: what it holds instead is said (``told``)
+            self._fail(told(exc))
         except OSError as exc:
             self._fail(f"{quoted_path(self.path)}: {exc.strerror or exc}")
         except TapedeckError as exc:  # a remote log: its host key refused, or not one session

@@ -8,13 +8,12 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from core.log.bulk import gc_paused
-from core.shared.errors import NoLogInDirectoryError, TapedeckError
+from core.shared.errors import TapedeckError, told
 from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, printable, quoted_path
 
@@ -202,17 +201,6 @@ def _flushed() -> bool:
     return True
 
 
-def _said(exc: TapedeckError) -> str:
-    """The message of ``exc``; when a directory was given for one session and holds none of its own, followed by
-    what it holds instead and what to pass (``no_session_note``)."""
-    if isinstance(exc, NoLogInDirectoryError):
-        from core.log.sessions import no_session_note  # it lists the directory: only this refusal needs it
-
-        if note := no_session_note(Path(exc.directory)):
-            return f"{exc}; {note}"
-    return str(exc)
-
-
 def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Callable[[Any], int]:
     """Wrap a subcommand handler so that tapedeck errors become a clean message and exit code 2 (or the
     error's own ``exit_code``); with ``paused`` it runs with the cyclic GC off (``collector_off``)."""
@@ -224,7 +212,7 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
                     return handler(args) or 0
             return handler(args) or 0
         except TapedeckError as exc:
-            return fail(_said(exc), getattr(exc, "exit_code", 2))
+            return fail(told(exc), getattr(exc, "exit_code", 2))
         except BrokenPipeError:
             return 0
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is

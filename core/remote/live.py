@@ -27,21 +27,39 @@ from core.remote.sessions import (
 )
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
-from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.errors import NoLogInDirectoryError, TapedeckError
 from core.shared.text import quoted_path
 
 REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll is a round trip)
 
 
+class NoRemoteLogError(NoLogInDirectoryError):
+    """``NoLogInDirectoryError`` for a directory on another machine: its ``note`` is read over the link, when the
+    refusal is shown."""
+
+    def __init__(self, link: SshLink, target: RemoteTarget) -> None:
+        super().__init__(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory", str(target))
+        self.link, self.target = link, target
+
+    def note(self) -> str | None:
+        """As a local directory's (``core.log.sessions.no_session_note``): a sessions root's sessions, else what
+        ``remote_layout_note`` says of it; a directory the machine will not list is passed over, and a machine that
+        stops answering adds nothing (the refusal stands alone)."""
+        try:
+            if n := len(remote_logs(self.link, self.target, [])):
+                return sessions_root_note(str(self.target), n)
+            return remote_layout_note(self.link, self.target, "sessions")
+        except TapedeckError:
+            return None
+
+
 def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
-    """The one session log ``target`` names (a log or a session directory)."""
-    logs = remote_logs(link, target)
-    log = session_log_of(target, logs)
-    if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
-        # what it holds instead, as the command line adds to a local refusal (``core.log.sessions.no_session_note``)
-        note = sessions_root_note(str(target), len(logs)) if logs else remote_layout_note(link, target, "sessions")
-        note = f"; {note}" if note else ""
-        raise LogNotFoundError(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory{note}")
+    """The one session log ``target`` names (a log or a session directory); a directory with no log of its own is
+    refused (``NoRemoteLogError``) as ``resolve_log_path`` refuses a local one, a sessions root even of one
+    session."""
+    log = session_log_of(target, remote_logs(link, target, roots=False))
+    if log is None:
+        raise NoRemoteLogError(link, target)
     return log
 
 

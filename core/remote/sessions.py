@@ -66,12 +66,14 @@ REACHES_KEPT = 4096  # measures ``_zstd_reaches`` keeps
 _REACHES: dict[tuple[str, int, int, int], bool] = {}  # (zstd log, its size, its time, the raw one's size): reached
 
 
-def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None) -> list[RemoteTarget]:
+def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None,
+                roots: bool = True) -> list[RemoteTarget]:  # fmt: skip
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
-    trip). A file by another name is a log too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an
-    empty listing costs one stat more); a directory it cannot list, or a log's name on what is no log (``target``'s
-    own included), is noted in ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
+    trip; without ``roots``, none: only a log or a directory's own are looked for). A file by another name is a log
+    too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an empty listing costs one stat more); a
+    directory it cannot list, or a log's name on what is no log (``target``'s own included), is noted in
+    ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
@@ -83,7 +85,7 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
         if st.kind == "file":
             return [target]
     own = _dir_logs(link, [(target, entries.items())], skipped)
-    if own:
+    if own or not roots:
         return own
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
     sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],

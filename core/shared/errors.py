@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from core.shared.text import quoted_path
 
 
@@ -49,8 +51,9 @@ class LogNotFoundError(LogFormatError):
 
 
 class NoLogInDirectoryError(LogNotFoundError):
-    """A directory given for one session holds no log of its own (``directory``: it); the command line adds what it
-    holds instead (a sessions root, a project's directory) and what to pass."""
+    """A directory given for one session holds no log of its own (``directory``: it); where the refusal is shown
+    (``told``) it is followed by what the directory holds instead (a sessions root, a project's directory) and what
+    to pass (``note``), which lists the directory's subdirectories: a follower waiting for the log never asks it."""
 
     def __init__(self, message: str, directory: str) -> None:
         super().__init__(message, directory)
@@ -58,6 +61,21 @@ class NoLogInDirectoryError(LogNotFoundError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+    def note(self) -> str | None:
+        """What the directory holds instead, and what to pass (``core.log.sessions.no_session_note``; None: nothing
+        to add)."""
+        from core.log.sessions import no_session_note  # it lists the directory: only a refusal shown needs it
+
+        return no_session_note(Path(self.directory))
+
+
+def told(exc: TapedeckError) -> str:
+    """The message of ``exc`` as a person is shown it: a directory given for one session that holds none of its own
+    is followed by what it holds instead and what to pass (``NoLogInDirectoryError.note``)."""
+    if isinstance(exc, NoLogInDirectoryError) and (note := exc.note()):
+        return f"{exc}; {note}"
+    return str(exc)
 
 
 class LogIncompleteError(LogFormatError):

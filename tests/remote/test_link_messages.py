@@ -240,3 +240,46 @@ def test_a_channel_the_machine_will_not_open_sends_nothing_and_leaves_the_link_u
                            "to run a command ("), said  # fmt: skip
     assert (ESCAPED if refused == "open" else "Session request failed") in said
     assert link.unreachable_since is None and link._conn is not None  # the connection stays, SFTP goes on
+
+
+def test_a_remote_root_given_for_one_session_is_refused_from_one_listing_and_noted_only_when_told() -> None:
+    """``resolve_remote_log`` on a directory with no log of its own listed its projects and sessions, then built the
+    note on what it holds (several more round trips) whether or not anyone read it, and listed them without noting
+    a refusal: a project the server would not list replaced the refusal with that project's 'cannot list'. It now
+    lists the directory alone; the note, built where the refusal is shown (``told``), passes over a project it
+    cannot list, as a local one's does."""
+    from core.remote import live
+    from core.shared.errors import NoLogInDirectoryError, told
+
+    tree = {"/r": [("p", "dir"), ("q", "dir")], "/r/p": [("s", "dir")], "/r/p/s": [("session.jsonl", "file")]}
+
+    class Root:  # a sessions root: project p holds session s; project q the server refuses to list
+        def __init__(self) -> None:
+            self.asked: list[list[str]] = []
+
+        def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+            return self.listdir_many([path], skipped)[0]
+
+        def listdir_many(self, paths: list[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+            self.asked.append(list(paths))
+            if "/r/q" in paths and skipped is None:
+                raise TapedeckError('me@box:/r/q: cannot list ("Permission denied")')
+            return [tree.get(path, []) for path in paths]
+
+        def stat_many(self, paths: list[str], follow: bool = True) -> list[None]:
+            if paths:
+                self.asked.append(list(paths))
+            return [None for _ in paths]
+
+        def readlinks(self, paths: list[str]) -> list[None]:
+            return [None for _ in paths]
+
+    machine = Root()
+    with pytest.raises(NoLogInDirectoryError) as refused:
+        live.resolve_remote_log(machine, RemoteTarget("me", "box", "/r"))  # type: ignore[arg-type]
+    assert str(refused.value) == "me@box:/r: no session.jsonl or session.jsonl.zstd in this directory"
+    assert machine.asked == [["/r"]]  # one round trip: what the refusal needs
+    assert told(refused.value) == (
+        "me@box:/r: no session.jsonl or session.jsonl.zstd in this directory; it is a sessions root, holding 1 "
+        "session: `tapedeck sessions me@box:/r` lists them; give one's session directory or log"
+    )
