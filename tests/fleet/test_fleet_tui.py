@@ -810,3 +810,28 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         assert app.screen is screen and dialogs() == 0
         ops = [orjson.loads(line)["op"] for line in inbox_path(live).read_bytes().splitlines()]
         assert ops == ["stop", "message"], ops
+
+
+@pytest.mark.anyio
+async def test_what_a_root_of_loose_logs_holds_is_read_whole_on_the_status_line_at_80x24(tmp_path: Path) -> None:
+    """A folder of session logs lying loose opens a table of no rows, whose status line names what the folder holds
+    and the `tapedeck fleet …` that opens them. The line was one row high: at 80 columns (and at 200) it stopped
+    at 'holds 2 session', the command out of sight. It takes the rows the note needs, in a bounded box."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for sid in ("a", "b"):
+        log = Log(start_ms=FUTURE_MS)
+        log.header()
+        log.turn(1)
+        folder.joinpath(f"{sid}.session.jsonl").write_bytes(
+            b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events])
+        )
+    app = _app([folder])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _loaded(pilot, 0)
+        await settle(pilot)
+        drawn = "".join("".join(s.text for s in strip) for strip in screen._compositor.render_strips())
+        note = screen.layout_notes[0]
+        assert f"`tapedeck fleet {folder}/*.jsonl` reads them" in note, note
+        assert "".join(note.split()) in "".join(drawn.split()), drawn
+        assert screen.query_one(DataTable).region.height >= 10  # the table keeps its room

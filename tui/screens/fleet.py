@@ -18,6 +18,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
@@ -64,7 +65,11 @@ class FleetScreen(Screen[None]):
     #fleet-table { height: 1fr; }
     #fleet-filter { display: none; height: 3; }
     #fleet-filter.shown { display: block; }
-    #fleet-status { height: 1; padding: 0 1; }
+    /* one row as a rule; a long note (what a root holds instead of sessions, a refused host key) takes the rows
+       it needs, at most 40% of the screen (of a table with no rows, 75%), and scrolls in its box */
+    #fleet-status-box { height: auto; max-height: 40%; }
+    FleetScreen.-empty #fleet-status-box { max-height: 75%; }
+    #fleet-status { height: auto; padding: 0 1; }
     """
     BINDINGS = [
         Binding("enter", "open", "Open", id="fleet.open"),
@@ -112,7 +117,8 @@ class FleetScreen(Screen[None]):
         self.columns = COLUMNS  # the columns shown (``_fitting``)
         self.session_room = WIDTHS["session"]  # the cells the session's column takes (``_fitting``)
         yield table
-        yield Static("reading the logs…", id="fleet-status")
+        with VerticalScroll(id="fleet-status-box"):
+            yield Static("reading the logs…", id="fleet-status")
         yield PriorityFooter()
 
     @while_stacked
@@ -200,6 +206,7 @@ class FleetScreen(Screen[None]):
             status += f": hides all {n} session{'' if n == 1 else 's'} ({filter_key} then Enter on an empty filter shows them)"
         elif self.query_text and len(self.shown) < n:
             status += f" · {len(self.shown)} of {n} shown"
+        self.set_class(not rows, "-empty")
         if not rows:
             status = "; ".join([f"no sessions under {', '.join(quoted_path(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
