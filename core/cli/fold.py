@@ -35,11 +35,12 @@ def effective_config(session: Session, config_file: str | None, overrides: Seque
 
 def fold_report(session: Session, config: SliceConfig, calls: ResultCalls | None = None) -> dict[str, Any]:
     """The ``fold`` preview as plain data: one row per surface tool result plus totals."""
-    rows = preview_fold(session, config, calls)
+    shown = shown_through(session)
+    rows = preview_fold(session, config, calls, shown)
     planned = [r for r in rows if r.status == FOLD]
     return {
         "path": str(session.path) if session.path else None,
-        "shownThrough": shown_through(session),
+        "shownThrough": shown,
         "results": len(rows),
         "byStatus": dict(Counter(r.status for r in rows)),
         "wouldFold": len(planned),

@@ -296,11 +296,20 @@ def step_call(arguments: Mapping[str, Any]) -> tuple[int, int, int] | None:
 
 
 class _Ledger:
-    """Original results, their folds and expansions, replayed in log order into per-resource backoff."""
+    """Original results, their folds and expansions, replayed in log order into per-resource backoff.
 
-    def __init__(self, session: Session, backoff_after: int, calls: ResultCalls | None = None) -> None:
+    With ``hold`` (a plan that goes on to decide each surface result) the event of a surface result read here for
+    its call, and the texts its nested recall calls returned, are held until the plan takes them (``event``,
+    ``retrievals``): a session whose events are read back from the log file reads each of them once."""
+
+    def __init__(
+        self, session: Session, backoff_after: int, calls: ResultCalls | None = None, *, hold: bool = False
+    ) -> None:
         self.session = session
         self._calls = calls
+        self._hold = hold
+        self._held: dict[int, dict[str, Any]] = {}
+        self._retrieved: dict[int, list[str]] = {}
         self.backoff_after = backoff_after
         self.results: dict[int, ResultInfo] = {}
         self.folded_at: dict[tuple[int, int, int], str] = {}
@@ -316,7 +325,12 @@ class _Ledger:
 
     def _info(self, seq: int, turn: int, step: int, ordinal: int) -> ResultInfo:
         known = self._calls.get(seq) if self._calls is not None else None
-        call_id, is_error = known if known is not None else result_call(self.session.events[seq])
+        if known is None:
+            event = self.session.events[seq]
+            known = result_call(event)
+            if self._hold and self.session.on_surface(seq):
+                self._held[seq] = event
+        call_id, is_error = known
         call = self.session.tool_call_at(turn, step, call_id)
         tool = call.name if call else "tool"
         args = parse_arguments(call.arguments) if call else None
@@ -333,6 +347,11 @@ class _Ledger:
             is_error=is_error,
             arguments=args,
         )
+
+    def event(self, seq: int) -> dict[str, Any]:
+        """Result ``seq``'s event: the one held since it was read for its call (handed over once), else read now."""
+        held = self._held.pop(seq, None)
+        return held if held is not None else self.session.events[seq]
 
     def resource(self, scope: str) -> ResourceBackoff:
         """The backoff state of one resource (zero counts when none of its results was folded)."""
@@ -353,13 +372,8 @@ class _Ledger:
 
     def retrievals(self, info: ResultInfo) -> list[str]:
         """Texts that successful nested recall-family calls returned inside the call behind ``info``."""
-        return [
-            text
-            for _, data in self.dispatches(info)
-            if data.get("name") in RECALL_FAMILY and data.get("isError") is not True
-            for text in _text_blocks(data.get("content") or [])
-            if text
-        ]
+        held = self._retrieved.pop(info.seq, None)
+        return _retrieved_texts(self.dispatches(info)) if held is None else held
 
     def _replay(self) -> None:
         folds = [
@@ -369,7 +383,10 @@ class _Ledger:
         for info in self.results.values():
             if info.tool == EXPAND_TOOL and not info.is_error:
                 expansions.append((info.seq, info.arguments, f"{info.call_seq}:{info.call_id}"))
-            for seq, data in self.dispatches(info):
+            dispatched = self.dispatches(info)
+            if dispatched and self._hold and self.session.on_surface(info.seq):
+                self._retrieved[info.seq] = _retrieved_texts(dispatched)
+            for seq, data in dispatched:
                 if data.get("name") == EXPAND_TOOL and data.get("isError") is not True:
                     expansions.append(
                         (seq, data.get("arguments"), f"{info.call_seq}:{data.get('subCallId')}")
@@ -420,6 +437,17 @@ class _Ledger:
         tally[1] += 1
         if tally[1] >= self.backoff_after and 2 * tally[1] >= tally[0]:
             self.backed_off.add(scope)
+
+
+def _retrieved_texts(dispatched: list[tuple[int, Mapping[str, Any]]]) -> list[str]:
+    """The texts successful recall-family calls among ``dispatched`` (code-mode sub-calls) returned."""
+    return [
+        text
+        for _, data in dispatched
+        if data.get("name") in RECALL_FAMILY and data.get("isError") is not True
+        for text in _text_blocks(data.get("content") or [])
+        if text
+    ]
 
 
 # ---------------------------------------------------------------------------------------------- views
@@ -490,7 +518,7 @@ def _pinned(step: int, text_units: int, config: SliceConfig) -> bool:
 def _decide(
     session: Session, ledger: _Ledger, info: ResultInfo, shown: int, config: SliceConfig, explain: bool
 ) -> FoldRow:
-    event = session.events[info.seq]
+    event = ledger.event(info.seq)
     message = (event.get("data") or {}).get("message")
     texts = _text_blocks(_inner(message))
     before = sum(cp_len(t) for t in texts)
@@ -564,10 +592,10 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
 
 
 def _analyze(
-    session: Session, config: SliceConfig, explain: bool, calls: ResultCalls | None = None
-) -> list[FoldRow]:
-    ledger = _Ledger(session, config.fold.backoffAfterExpansions, calls)
-    shown = shown_through(session)
+    session: Session, config: SliceConfig, explain: bool, calls: ResultCalls | None = None, shown: int | None = None
+) -> tuple[list[FoldRow], _Ledger]:
+    ledger = _Ledger(session, config.fold.backoffAfterExpansions, calls, hold=True)
+    shown = shown_through(session) if shown is None else shown
     rows = []
     for seq in session.surface:
         if session.surface_type(seq) != "tool/result":
@@ -576,23 +604,37 @@ def _analyze(
             rows.append(_replacement_row(session, ledger, seq))
         elif seq in ledger.results:
             rows.append(_decide(session, ledger, ledger.results[seq], shown, config, explain))
-    return rows
+    return rows, ledger
 
 
 def plan_fold(session: Session, config: SliceConfig) -> list[dict[str, Any]]:
     """Replacement events for every original result on the surface that should fold now (in surface order)."""
-    return [row.event for row in _analyze(session, config, explain=False) if row.event is not None]
+    return [row.event for row in _analyze(session, config, explain=False)[0] if row.event is not None]
 
 
-def preview_fold(session: Session, config: SliceConfig, calls: ResultCalls | None = None) -> list[FoldRow]:
+def preview_fold(
+    session: Session, config: SliceConfig, calls: ResultCalls | None = None, shown: int | None = None
+) -> list[FoldRow]:
     """One row per tool result on the surface: what the fold policy did, would do now, or why not (``calls``:
-    what the pass that projected ``session`` noted of its results)."""
-    return _analyze(session, config, explain=True, calls=calls)
+    what the pass that projected ``session`` noted of its results; ``shown``: ``shown_through(session)`` when
+    the caller has it)."""
+    return _analyze(session, config, explain=True, calls=calls, shown=shown)[0]
+
+
+def preview_with_backoff(
+    session: Session, config: SliceConfig
+) -> tuple[list[FoldRow], dict[str, ResourceBackoff]]:
+    """``preview_fold`` and ``resource_backoff`` from one reading of the log's results."""
+    rows, ledger = _analyze(session, config, explain=True)
+    return rows, _backoff(ledger)
 
 
 def resource_backoff(session: Session, config: SliceConfig) -> dict[str, ResourceBackoff]:
     """The backoff state of every resource with at least one folded result, keyed by scope, in first-fold order."""
-    ledger = _Ledger(session, config.fold.backoffAfterExpansions)
+    return _backoff(_Ledger(session, config.fold.backoffAfterExpansions))
+
+
+def _backoff(ledger: _Ledger) -> dict[str, ResourceBackoff]:
     return {scope: ledger.resource(scope) for scope in ledger.tally}
 
 

@@ -155,8 +155,7 @@ def derive_folds(session: Session) -> list[FoldLine]:
 def derive_view(session: Session) -> FoldsView:
     """Rows, threshold and backed-off resource count under the effective slice config (worker thread)."""
     config = effective_config(session).slice
-    rows = fold.preview_fold(session, config)
-    ledger = fold.resource_backoff(session, config)
+    rows, ledger = fold.preview_with_backoff(session, config)
     return FoldsView(
         [fold_line(row) for row in rows],
         config.fold.backoffAfterExpansions,
