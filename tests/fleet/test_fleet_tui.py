@@ -17,6 +17,7 @@ from textual.widgets._footer import FooterKey
 from core.control.config import validate_config
 from core.control.host_state import write_state
 from core.control.inbox import inbox_path, outcome_event
+from core.fleet.row import COLUMNS
 from tests.alerts.crafted import HEADER, Log
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
@@ -610,8 +611,6 @@ async def test_a_narrow_fleet_leaves_out_its_least_needed_columns_rather_than_cu
 ) -> None:
     """At 80 columns the table was wider than the screen: its ``write`` column was cut to ``w`` and every column after
     it out of sight. The columns the operator needs least are left out until the rest fit; a wide screen shows all."""
-    from core.fleet.row import COLUMNS
-
     app = _app([_root(tmp_path)])
     async with app.run_test(size=(width, 24)) as pilot:
         screen = await _loaded(pilot, 3)
@@ -835,3 +834,33 @@ async def test_what_a_root_of_loose_logs_holds_is_read_whole_on_the_status_line_
         assert f"`tapedeck fleet {folder}/*.jsonl` reads them" in note, note
         assert "".join(note.split()) in "".join(drawn.split()), drawn
         assert screen.query_one(DataTable).region.height >= 10  # the table keeps its room
+
+
+@pytest.mark.anyio
+async def test_a_row_that_changes_is_measured_alone_not_the_whole_fleet_once_per_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fitting the columns to the width drew every shown row's cells once per column, at each change of a single
+    row (its age, its state): 13 times the fleet per tick, on the UI thread (500 sessions: half a second a row, the
+    keys lagging behind). A row's cells are drawn once when it changes; the widths of the others are kept."""
+    from tui.fleet_feed import FleetChanged, Shown
+
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await settle(pilot)
+        drawn: list[str] = []
+        cells = FleetScreen._cells
+
+        def counted(self: FleetScreen, shown: Shown, *args: Any, **kwargs: Any) -> Any:
+            drawn.append(shown.key)
+            return cells(self, shown, *args, **kwargs)
+
+        monkeypatch.setattr(FleetScreen, "_cells", counted)
+        key = screen.shown[1]
+        old = screen.rows[key]
+        changed = Shown(old.row, tuple("9m" if c == "write" else v for c, v in zip(COLUMNS, old.cells, strict=True)))
+        app.post_message(FleetChanged(None, [changed], []))
+        table = screen.query_one(DataTable)
+        await until(pilot, lambda: str(table.get_cell(key, "write")) == "9m")
+        assert set(drawn) == {key} and len(drawn) <= 2, drawn  # measured, then drawn

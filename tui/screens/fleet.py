@@ -96,6 +96,8 @@ class FleetScreen(Screen[None]):
         # a root that holds no session where one would (a project's directory, loose logs): what it is instead
         self.layout_notes = layout_notes
         self.labels: Counter[str] = Counter()  # how many rows show each title: one two share gets its id's head
+        # by row key, the widths of its cells as ``_fitting`` measures them, and the cells and title tail measured
+        self.measured: dict[str, tuple[tuple[str, ...], str, list[int]]] = {}
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
         # by (row key, op), a row action begun from here and not done: its host being read (CHECKING) or its request
         # sent and not answered (SENT); the key that would begin it again says so and sends nothing
@@ -177,6 +179,7 @@ class FleetScreen(Screen[None]):
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}
         self.labels = Counter(shown.row.label for shown in rows)
+        self.measured = {key: widths for key, widths in self.measured.items() if key in self.rows}
         self.loaded = True
         self.skipped = skipped
         self._warn_dialog()
@@ -252,14 +255,23 @@ class FleetScreen(Screen[None]):
         table = self.query_one(DataTable)
         room = table.size.width - table.styles.scrollbar_size_vertical  # the same with a scrollbar or without
         padding = 2 * table.cell_padding
-        widths = {
-            column: max([cell_len(column), *(self._cells(self.rows[key], room=WIDTHS["session"])[index].cell_len
-                                             for key in keys)]) + padding  # fmt: skip
-            for index, column in enumerate(COLUMNS)
-        }
+        rows = [self._widths(key) for key in keys]
+        widths = {column: max([cell_len(column), *(row[index] for row in rows)]) + padding
+                  for index, column in enumerate(COLUMNS)}  # fmt: skip
         shown = fitting(widths, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "session") - padding
         return tuple(shown), max(SESSION_MIN, min(WIDTHS["session"], left))
+
+    def _widths(self, key: str) -> list[int]:
+        """The widths of the row ``key``'s cells, its title cut to ``WIDTHS``: measured again only when its cells or
+        its title's tail changed (a fleet's one changed row does not draw every other row again)."""
+        shown = self.rows[key]
+        tail = twin(shown.row, self.labels)
+        known = self.measured.get(key)
+        if known is None or known[:2] != (shown.cells, tail):
+            known = (shown.cells, tail, [cell.cell_len for cell in self._cells(shown, room=WIDTHS["session"])])
+            self.measured[key] = known
+        return known[2]
 
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
