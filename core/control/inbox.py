@@ -43,7 +43,7 @@ import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
@@ -397,6 +397,7 @@ class InboxEntry:
     request: dict[str, Any] | None
     error: str | None = None
     withdraw: str | None = None  # a withdrawal line: the id of the request its sender gave up on
+    digest: str = ""  # a line only reported (no request): a digest of its bytes, by which one read again is known
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -468,6 +469,13 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     except ControlError as exc:
         return InboxEntry(line, offset, request, str(exc))
     return InboxEntry(line, offset, request)
+
+
+def _known(entry: InboxEntry, raw: bytes) -> InboxEntry:
+    """``entry``, read from ``raw``, with the digest of its bytes when it can only be reported."""
+    if entry.request is not None or entry.error is None:
+        return entry
+    return replace(entry, digest=hashlib.blake2b(raw, digest_size=8).hexdigest())
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -593,10 +601,11 @@ class InboxReader:
             offset = base + start
             if self._overlong is not None:
                 # The line outgrew the limit in an earlier read: answer it the way a whole read would.
-                entries.append(_unreadable(self._line, self._overlong[0], self._overlong[1], self._too_long))
+                first = self._overlong[1]
+                entries.append(_known(_unreadable(self._line, self._overlong[0], first, self._too_long), first))
                 self._overlong = None
             elif raw := buf[start:end].strip():
-                entries.append(_entry(self._line, offset, raw))
+                entries.append(_known(_entry(self._line, offset, raw), raw))
             start = end + 1
             self._taken = base + start
         self._pending_at += start

@@ -21,8 +21,9 @@ Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cance
 sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
 the host before it unless the sender marked it ``queued`` for the next resume, saying whether that host
 acknowledged it, died before reading it, or none ran when it was sent. The lines the host before it read
-(``host.json`` records how far) are not reported again. A new line that reuses a taken request's id is a retry of
-that request: never applied again and given no outcome of its own (its sender reads the first one's), with a warning.
+(``host.json`` records how far) are not reported again, nor, while the inbox lasts, an unreadable line read again
+from an inbox replaced or written again in place. A new line that reuses a taken request's id is a retry of that
+request: never applied again and given no outcome of its own (its sender reads the first one's), with a warning.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,6 +124,9 @@ class Operator:
         self._withdrawn: set[str] = set()
         self._troubles: dict[str, str] = {}  # what is wrong now with the inbox or host.json, said once while it lasts
         self._retried: set[str] = set()  # the request ids whose retry was warned of
+        # the unreadable lines said while the inbox lasts, and those read in the reader's generation, by digest
+        self._unreadable_said: Counter[str] = Counter()
+        self._unreadable_read: tuple[int, Counter[str]] = (-1, Counter())
         self._mutex = threading.RLock()  # one request at a time, whichever thread reads it
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
@@ -265,6 +270,8 @@ class Operator:
                 self._trouble("inbox", str(exc))
                 return
             self._trouble("inbox", None)
+            if self.reader.position is None:  # no inbox: the next one's lines are its own
+                self._unreadable_said.clear()
             if self.reader.position is None and self._marked is not None:
                 # The inbox is gone: a mark of it would pass the first lines of the next one, which may get its
                 # inode number, for lines read already.
@@ -298,7 +305,7 @@ class Operator:
             return
         request = entry.request
         if request is None:
-            if not self._reported_before(entry):
+            if not self._reported_before(entry) and self._unsaid(entry):
                 self.host.say(entry.error or "an unreadable control inbox line")
             return
         rid = request["id"]
@@ -357,6 +364,19 @@ class Operator:
             return first[0] == where[0] and first[1] != where[1]
         at = request.get("at")
         return request["id"] in self.answered and isinstance(at, int) and at >= self.started
+
+    def _unsaid(self, entry: control.InboxEntry) -> bool:
+        """Whether ``entry``, a line that can only be reported, was not said yet while the inbox lasts: one replaced
+        or written again in place is read again from its start, and a line said then (the same bytes, as many
+        times over, wherever they moved) is not said again."""
+        if self._unreadable_read[0] != self.reader.generation:  # read again from its start
+            self._unreadable_read = (self.reader.generation, Counter())
+        read = self._unreadable_read[1]
+        read[entry.digest] += 1
+        if read[entry.digest] <= self._unreadable_said[entry.digest]:
+            return False
+        self._unreadable_said[entry.digest] += 1
+        return True
 
     def _reported_before(self, entry: control.InboxEntry) -> bool:
         """Whether the host before this one (killed, or stopped) already read ``entry``'s line."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -536,6 +537,19 @@ def _scripted_host(tmp_path: Path) -> AgentHost:
                             HostOptions(workspace=tmp_path / "ws", progress=lambda _: None), tasks=["t"])  # fmt: skip
 
 
+@contextlib.contextmanager
+def _idle_host(tmp_path: Path) -> Iterator[tuple[AgentHost, list[str]]]:
+    """A ``_scripted_host`` whose operator is idle, and the lines it says, closed on leaving."""
+    host = _scripted_host(tmp_path)
+    said: list[str] = []
+    host.options.progress = said.append
+    try:
+        host.operator.set_state("idle")
+        yield host, said
+    finally:
+        host.close()
+
+
 def test_host_json_forgets_the_inbox_position_once_the_inbox_is_gone(tmp_path: Path) -> None:
     """host.json kept the removed inbox's device, inode and offset: a host resumed after a kill, finding a new inbox
     that got the old inode number, took its first lines as reported already. Once the inbox is gone, host.json
@@ -598,12 +612,8 @@ def test_a_warning_is_said_again_when_its_trouble_comes_back(tmp_path: Path) -> 
     before went unsaid. A trouble that lasts is said once while it lasts; each unreadable line is said."""
     from core.control.host_state import state_path
 
-    host = _scripted_host(tmp_path)
-    said: list[str] = []
-    host.options.progress = said.append
-    try:
+    with _idle_host(tmp_path) as (host, said):
         inbox, operator = host.inbox_path, host.operator
-        operator.set_state("idle")
         for _ in range(2):
             inbox.symlink_to(tmp_path / "elsewhere")
             operator.poll()
@@ -627,8 +637,36 @@ def test_a_warning_is_said_again_when_its_trouble_comes_back(tmp_path: Path) -> 
             shutil.rmtree(blocked)
             operator.set_state("idle")
         assert len([m for m in said if m.startswith(f"cannot write {blocked}")]) == 2, said
-    finally:
-        host.close()
+
+
+def test_an_unreadable_line_read_again_from_an_inbox_replaced_or_written_again_is_said_once(tmp_path: Path) -> None:
+    """An inbox replaced (renamed over) or written again in place is read again from its start, its requests
+    skipped by id: its unreadable lines were said again each time, the same warning twice. A line read again (the
+    same bytes, moved or not) is said once while the inbox lasts; another line with those bytes is said."""
+    with _idle_host(tmp_path) as (host, said):
+        inbox, operator = host.inbox_path, host.operator
+        first, newer = make_request("checkpoint"), make_request("checkpoint")
+        inbox.write_bytes(b"junk\n" + inbox_line(first))
+        inbox.chmod(0o600)
+        operator.poll()
+        aside = tmp_path / "aside"  # replaced, a new request first: the junk line moved
+        aside.write_bytes(inbox_line(newer) + b"junk\n" + inbox_line(first))
+        aside.chmod(0o600)
+        aside.rename(inbox)
+        operator.poll()
+        with open(inbox, "r+b") as f:  # written again in place, the junk line first again
+            f.truncate(0)
+            f.write(b"junk\n" + inbox_line(first) + inbox_line(newer))
+        operator.poll()
+        with open(inbox, "ab") as f:  # a line of its own
+            f.write(b"junk\n")
+        operator.poll()
+        assert [m.split(" is ")[0] for m in said if "not valid JSON" in m] == [
+            "control inbox line 1", "control inbox line 4"
+        ], said
+        applied = [e["data"]["requestId"] for e in host.session.events
+                   if e["type"] == "tapedeck/control" and e["data"]["outcome"] == "applied"]  # fmt: skip
+        assert applied == [first["id"], newer["id"]]
 
 
 def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
