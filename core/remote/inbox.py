@@ -6,7 +6,8 @@ The append runs on the far side, as one short shell command over the SSH connect
 the inbox's ``flock`` as a local sender does: a request for a live tapedeck host is refused there, nothing written,
 once that host no longer holds its log (an exiting host holds the inbox's lock from its last read of it until it
 has let go of the log), so it is read or never sent. Without ``flock(1)`` perl takes the lock; SFTP cannot: a
-machine with neither gets the append over SFTP, checked only before and after it, and the sender is warned."""
+machine with neither, or one that will not open a channel for the command (sshd's ``MaxSessions`` taken by the
+link's SFTP session), gets the append over SFTP, checked only before and after it, and the sender is warned."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ from core.control.inbox import (
     make_request,
     withdrawal,
 )
-from core.remote.link import ChannelRefused, LostUnderWay, SshLink
+from core.remote.link import ChannelRefused, LostUnderWay, SshLink, Unreachable
 from core.remote.target import RemoteTarget
+from core.shared.errors import TapedeckError
 from core.shared.text import quoted, quoted_path
 
 # $1 the inbox, $2 the log, $3 "1" when the request needs the live tapedeck host that holds the log; the line on
@@ -70,8 +72,9 @@ if [ -n "$(tail -c 1 <&9)" ]; then printf '\\n' >&8 || exit 5; fi
 cat >&8 || exit 5
 sync -- /dev/fd/8 2>/dev/null || :"""
 _GONE, _NOT_A_FILE, _NO_FLOCK = 3, 4, 100
-UNLOCKED = ("{where} has neither flock(1) nor perl, so the request went over SFTP without the control inbox's lock: "
-            "one sent just as the host exits may never be read (the host was checked only before and after)")
+UNLOCKED = ("{why}, so the request went over SFTP without the control inbox's lock: one sent just as the host exits "
+            "may never be read (the host was checked only before and after)")
+NO_FLOCK = "{where} has neither flock(1) nor perl"
 
 
 class RemoteHostExited(ControlError):
@@ -106,8 +109,8 @@ def append_remote_request(
     if options.get("kind") == KIND_DSH:
         options["to"] = _served_dir(link, log)
     request = make_request(op, args, **options)
-    if not _append(link, log, request, live and options.get("kind") != KIND_DSH):
-        warn(UNLOCKED.format(where=log.where))
+    if (why := _append(link, log, request, live and options.get("kind") != KIND_DSH)) is not None:
+        warn(UNLOCKED.format(why=why))
     return request
 
 
@@ -124,8 +127,9 @@ def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -
     _append(link, log, withdrawal(request_id), False)
 
 
-def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool) -> bool:
-    """Append ``obj``'s line; False when a ``live`` request went without the inbox's lock (over SFTP)."""
+def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool) -> str | None:
+    """Append ``obj``'s line; why the inbox's lock could not be taken when a ``live`` request went without it (over
+    SFTP), else None."""
     directory = posixpath.dirname(log.path) or "."
     if not directory.startswith("/"):  # under the login directory, where SFTP starts: made absolute as SFTP sees it
         directory = link.realpaths([directory])[0] or f"./{directory}"
@@ -134,16 +138,23 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
     command = shlex.join(["sh", "-c", SEND, "sh", inbox, log_path, "1" if live else "0"])
     where = quoted_path(str(log.at(inbox)))
     try:
-        status, err = link.run(command, data)
+        try:
+            status, err = link.run(command, data)
+        except ChannelRefused as exc:  # no command runs there: the line goes over SFTP, as where flock is missing
+            try:
+                link.append(inbox, data, INBOX_MODE)
+            except (LostUnderWay, Unreachable):
+                raise
+            except TapedeckError as sftp:
+                raise ControlError(f"{where}: the request was not sent: {exc}; over SFTP: {sftp}") from None
+            return str(exc) if live else None
         if status == _NO_FLOCK:
             link.append(inbox, data, INBOX_MODE)
-            return not live
-    except ChannelRefused as exc:
-        raise ControlError(f"{where}: the request was not sent: {exc}") from None
+            return NO_FLOCK.format(where=log.where) if live else None
     except LostUnderWay as exc:  # the line was on its way: it may be there
         raise _maybe_written(where, obj, f"the machine stopped answering with the append under way ({exc})") from None
     if status == 0:
-        return True
+        return None
     if status == _GONE:
         raise RemoteHostExited(f"{quoted_path(str(log))}: its host exited just now; nothing was sent")
     if status is None:  # the connection went, or the command was killed, before it said how the append ended

@@ -218,10 +218,11 @@ def test_a_remote_log_that_is_no_regular_file_is_named_in_the_local_words(monkey
 
 
 @pytest.mark.parametrize("refused", ["open", "session"])
-def test_a_channel_the_machine_will_not_open_sends_nothing_and_leaves_the_link_up(refused: str) -> None:
-    """An SSH server may refuse the channel a command needs (sshd's MaxSessions reached by the link's SFTP session,
-    a login allowed SFTP alone): ``run`` counted that as the append under way, so the request was reported as
-    perhaps written (MaybeWritten) and the machine as unreachable, the connection dropped, though nothing had run."""
+def test_a_channel_the_machine_will_not_open_sends_over_sftp_and_says_why_when_that_fails_too(refused: str) -> None:
+    """An SSH server may refuse the channel a command needs (sshd's MaxSessions reached by the link's SFTP session):
+    ``run`` counted that as the append under way, so the request was reported as perhaps written (MaybeWritten)
+    and the machine as unreachable, the connection dropped, though nothing had run. The line now goes over SFTP,
+    as where flock is missing; when the server refuses that too, nothing was sent, and both refusals are said."""
     import asyncssh
 
     class Conn:
@@ -230,8 +231,12 @@ def test_a_channel_the_machine_will_not_open_sends_nothing_and_leaves_the_link_u
                 raise asyncssh.ChannelOpenError(asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED, SAID)
             raise asyncssh.ChannelOpenError(asyncssh.OPEN_REQUEST_SESSION_FAILED, "Session request failed")
 
+    class Sftp:
+        async def lstat(self, path: str) -> None:
+            raise asyncssh.SFTPPermissionDenied("Permission denied")
+
     link = _link()
-    link._conn = Conn()
+    link._conn, link._sftp = Conn(), Sftp()
     with pytest.raises(ControlError) as info:
         inbox._append(link, link.target, {"id": "r1", "op": "pause"}, True)
     assert not isinstance(info.value, inbox.MaybeWritten)
@@ -239,6 +244,7 @@ def test_a_channel_the_machine_will_not_open_sends_nothing_and_leaves_the_link_u
     assert said.startswith("me@box:/s/control.jsonl: the request was not sent: me@box would not open a channel "
                            "to run a command ("), said  # fmt: skip
     assert (ESCAPED if refused == "open" else "Session request failed") in said
+    assert said.endswith("; over SFTP: me@box:/s/control.jsonl: cannot stat (Permission denied)"), said
     assert link.unreachable_since is None and link._conn is not None  # the connection stays, SFTP goes on
 
 
