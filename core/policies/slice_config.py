@@ -1,11 +1,13 @@
 """Validation of the slice plugin's config section (seed 000): ``history``, ``fold``, ``digest`` and the top level.
 
 Key names, defaults and error messages follow the seed so a profile written for the DSH plugin loads here
-unchanged and a bad one fails with the same words. Checks run in load order: top-level key names first (retired
+unchanged and a bad one fails with the same words (but for the two that offered Infinity, below). Checks run in load order: top-level key names first (retired
 keys explain where they went; unknown keys get a "did you mean"), then each value, section by section.
 
 Numbers follow JavaScript's rules as the seed applied them: ``2.0`` is the integer 2, ``True`` is not a number,
-NaN and infinities are rejected unless a key documents ``Infinity`` as "no limit". Three digest choices go beyond
+NaN and infinities are rejected unless a key takes ``Infinity`` as "no limit" (two digest caps and the pin budget,
+for a caller of ``validate``: a config file's or ``config.set``'s Infinity is refused before this section sees it,
+since the log cannot record it, so their messages name a large number instead). Three digest choices go beyond
 the recovered seed defaults; ``core.policies.digest`` explains why.
 """
 
@@ -257,7 +259,10 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
         tailLines=_int_at_least(v["tailLines"], 0, head_tail),
         maxKeepRatio=_ratio(v["maxKeepRatio"]),
         structuredBlockCap=_int_or_infinity(
-            v["structuredBlockCap"], 1, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"
+            v["structuredBlockCap"],
+            1,
+            "digest.structuredBlockCap must be a whole number >= 1 (for no cap, one past any run of structured "
+            "lines, such as 1000000000)",
         ),
         structuredBlockMin=_int_at_least(
             v["structuredBlockMin"], 0, "digest.structuredBlockMin must be a non-negative integer"
@@ -266,7 +271,10 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
         logMaxErrors=_int_at_least(v["logMaxErrors"], 1, log_limits),
         logContextLines=_int_at_least(v["logContextLines"], 0, log_limits),
         maxLineChars=_int_or_infinity(
-            v["maxLineChars"], 1, "digest.maxLineChars must be > 0 (Infinity = never cut)"
+            v["maxLineChars"],
+            1,
+            "digest.maxLineChars must be a whole number > 0 (to never cut a line, one past any line's length, such "
+            "as 1000000000)",
         ),
         lineHeadChars=_int_at_least(v["lineHeadChars"], 0, line_cut),
         lineTailChars=_int_at_least(v["lineTailChars"], 0, line_cut),

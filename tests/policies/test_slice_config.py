@@ -22,6 +22,12 @@ from core.shared.text import edit_distance, nearest
 VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
 
 
+CAP_MESSAGE = (
+    "digest.structuredBlockCap must be a whole number >= 1 (for no cap, one past any run of structured lines, such "
+    "as 1000000000)"
+)
+
+
 def error_of(raw: object) -> str:
     with pytest.raises(ConfigError) as info:
         validate(raw)  # type: ignore[arg-type]
@@ -275,14 +281,18 @@ def test_fold_accepts_infinite_pin_budget() -> None:
         ({"maxKeepRatio": 0}, "digest.maxKeepRatio must be in (0, 1]"),
         ({"maxKeepRatio": 1.01}, "digest.maxKeepRatio must be in (0, 1]"),
         ({"maxKeepRatio": True}, "digest.maxKeepRatio must be in (0, 1]"),
-        ({"structuredBlockCap": 0}, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"),
-        ({"structuredBlockCap": -math.inf}, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"),
+        ({"structuredBlockCap": 0}, CAP_MESSAGE),
+        ({"structuredBlockCap": -math.inf}, CAP_MESSAGE),
         ({"structuredBlockMin": -1}, "digest.structuredBlockMin must be a non-negative integer"),
         ({"logMaxErrors": 0}, "digest.logMaxErrors/logContextLines invalid"),
         ({"logContextLines": -1}, "digest.logMaxErrors/logContextLines invalid"),
         ({"enabled": 1}, "digest.enabled must be a boolean"),
         ({"logMinChars": "512"}, "digest.logMinChars must be a non-negative integer"),
-        ({"maxLineChars": 0}, "digest.maxLineChars must be > 0 (Infinity = never cut)"),
+        (
+            {"maxLineChars": 0},
+            "digest.maxLineChars must be a whole number > 0 (to never cut a line, one past any line's length, "
+            "such as 1000000000)",
+        ),
         ({"lineHeadChars": -1}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
         ({"lineTailChars": 0.5}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
         ({"searchMinMatches": 0}, "digest.searchMinMatches must be a positive integer"),
@@ -316,3 +326,21 @@ def test_sections_must_be_mappings(section: str, value: object) -> None:
 
 def test_whole_config_must_be_a_mapping() -> None:
     assert error_of([("history", {})]) == 'the slice configuration must be a mapping of keys, got [["history",{}]] (a list)'
+
+
+@pytest.mark.parametrize(
+    ("key", "unlimited"), [("structuredBlockCap", "for no cap"), ("maxLineChars", "to never cut")]
+)
+def test_the_way_to_no_limit_a_refusal_names_is_one_a_config_file_takes(key: str, unlimited: str) -> None:
+    """``structuredBlockCap = 0`` was refused with '(Infinity = no cap)', and a config file's (or the TUI's
+    config.set's) Infinity is refused before the slice section sees it: the log cannot record it. The message names
+    a number instead, which the config takes and which limits nothing."""
+    from core.control.config import validate_config
+
+    message = error_of({"digest": {key: 0}})
+    assert "Infinity" not in message and unlimited in message, message
+    number = int(message.split("such as ")[1].rstrip(")").replace(",", ""))
+    digest = validate_config({"slice": {"digest": {key: number}}}).slice.digest
+    assert getattr(digest, key) == number
+    with pytest.raises(ConfigError, match="Infinity is not a finite number"):
+        validate_config({"slice": {"digest": {key: math.inf}}})
