@@ -40,10 +40,12 @@ from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
 
-WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
+# cells cut to fit 80 columns with the state beside them (a title is measured so when the columns that fit are
+# chosen, then takes the room they leave: more on a wide screen)
+WIDTHS = {"session": 26, "attention": 22}
 # left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
 LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost", "write")
-SESSION_MIN = 12  # a session's title is cut to the room the needed columns leave (below 80), but no shorter
+SESSION_MIN = 12  # a session's title is cut to the room the other columns leave, but no shorter
 CHECKING, SENT = "checking", "sent"  # where a row action begun from here stands (``FleetScreen.pending``)
 
 
@@ -250,8 +252,9 @@ class FleetScreen(Screen[None]):
 
     def _fitting(self, keys: list[str]) -> tuple[tuple[str, ...], int]:
         """The columns whose widths (their labels' and the rows' ``keys``' cells, padded) fit the table beside its
-        scrollbar, the least needed left out first, and the cells the session's column takes: its own width where
-        the columns left fit, else the room the others leave it (no less than ``SESSION_MIN``)."""
+        scrollbar, the least needed left out first (a title measured cut to ``WIDTHS``), and the cells the session's
+        column takes: the room the others leave it, wider on a wide screen, narrower on a narrow one (no less than
+        ``SESSION_MIN``)."""
         table = self.query_one(DataTable)
         room = table.size.width - table.styles.scrollbar_size_vertical  # the same with a scrollbar or without
         padding = 2 * table.cell_padding
@@ -260,7 +263,7 @@ class FleetScreen(Screen[None]):
                   for index, column in enumerate(COLUMNS)}  # fmt: skip
         shown = fitting(widths, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "session") - padding
-        return tuple(shown), max(SESSION_MIN, min(WIDTHS["session"], left))
+        return tuple(shown), max(SESSION_MIN, left)
 
     def _widths(self, key: str) -> list[int]:
         """The widths of the row ``key``'s cells, its title cut to ``WIDTHS``: measured again only when its cells or
