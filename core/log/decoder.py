@@ -341,7 +341,7 @@ class LogDecoder:
                 orjson.loads(rest)
             except orjson.JSONDecodeError as exc:
                 if self.header is None:
-                    self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"
+                    self.fatal = f"{self.name}: {_first_line_problem(rest, exc)}"
                     return out
                 out.diagnostics.append(
                     Diagnostic(
@@ -564,12 +564,12 @@ class LogDecoder:
             obj = orjson.loads(raw) if self.pace is None else bigjson.loads(raw, self.pace)
         except orjson.JSONDecodeError as exc:
             if self.header is None:
-                self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"
+                self.fatal = f"{self.name}: {_first_line_problem(raw, exc)}"
                 return
             out.diagnostics.append(
                 Diagnostic(
                     "bad-json",
-                    f"line is not valid JSON ({exc}); {len(raw)} bytes skipped",
+                    f"line is {_json_problem(raw, exc)}; {len(raw)} bytes skipped",
                     offset,
                     self.next_seq,
                 )
@@ -748,3 +748,22 @@ class LogDecoder:
 
 def _discard(item: Any) -> None:
     """Where decoded items go before the first ``feed``."""
+
+
+def _json_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> str:
+    """Why a line did not parse, after "is": orjson says any line that is not UTF-8 is "str is not valid UTF-8:
+    surrogates not allowed" at its first character, wherever the byte is; such a line names its first byte that
+    is not UTF-8 instead (only a line that failed is decoded again)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not UTF-8: its byte {bad.start} (0x{raw[bad.start]:02x}) cannot be decoded"
+    return f"not valid JSON ({exc})"
+
+
+def _first_line_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> str:
+    """Why the first line, which must be the header, did not parse: a UTF-16 byte order mark (a log saved as
+    UTF-16) is named as such."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "starts with a UTF-16 byte order mark; a DSH log is UTF-8"
+    return f"line 1 is {_json_problem(raw, exc)}"

@@ -419,3 +419,31 @@ def test_a_log_swapped_for_a_fifo_is_not_waited_on_by_the_tuis_tail_probe_or_its
     said = _returns(probed, log)
     assert isinstance(said, OSError) and "not a regular file" in str(said), said
     assert _returns(lambda: live._late_outcome("r-1"), log) is None
+
+
+def test_a_utf16_log_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log saved as UTF-16 (an editor's or PowerShell's `>`) was refused as orjson words it: 'line 1 is not valid
+    JSON (str is not valid UTF-8: surrogates not allowed: line 1 column 1 (char 0))'."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(raw_log(one_turn_with_tool()).decode().encode("utf-16"))
+    assert main(["inspect", str(path)]) == 2
+    assert capsys.readouterr().err == f"tapedeck: {path}: starts with a UTF-16 byte order mark; a DSH log is UTF-8\n"
+
+
+@pytest.mark.parametrize("line", [0, 2], ids=["header", "event"])
+def test_a_line_that_is_not_utf8_names_its_first_such_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: int
+) -> None:
+    """orjson says 'str is not valid UTF-8: surrogates not allowed: line 1 column 1 (char 0)' of any line that is
+    not UTF-8, wherever the byte is and though no surrogate is in it: the line's first such byte is named."""
+    lines = raw_log(one_turn_with_tool()).split(b"\n")
+    lines[line] = lines[line].replace(b'"type"', b'"ty\xffpe"', 1)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    said = "not UTF-8: its byte 4 (0xff) cannot be decoded"
+    if line == 0:
+        assert main(["inspect", str(path)]) == 2
+        assert capsys.readouterr().err == f"tapedeck: {path}: line 1 is {said}\n"
+    else:
+        assert main(["inspect", str(path)]) == 0
+        assert f"bad-json (seq 1, offset 147): line is {said}; {len(lines[line])} bytes skipped\n" in capsys.readouterr().out
