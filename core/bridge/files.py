@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.shared.fingerprint import holds, remembered
 from core.shared.records import record
 from core.shared.regular import read_regular
 from core.shared.text import quoted, quoted_path, shown
@@ -554,7 +555,9 @@ def _outcome(raw: bytes) -> dict[str, Any] | None:
 
 class OutcomeReader:
     """Reads ``control.outcomes.jsonl`` incrementally; ``outcomes`` maps each request id to its latest outcome
-    (a final outcome is never replaced by a later ``pending``)."""
+    (a final outcome is never replaced by a later ``pending``). A file replaced, cut, removed and made again (even
+    with the old inode number) or written again in place is read again from its start: one with another identity
+    or shorter than what was read, and, as it grows, one whose first bytes or those before the offset changed."""
 
     def __init__(self, session_dir: str | os.PathLike[str]) -> None:
         self.path = outcomes_path(session_dir)
@@ -562,6 +565,7 @@ class OutcomeReader:
         self.skipped = 0  # lines that were no outcome
         self._identity: tuple[int, int] | None = None
         self._offset = 0
+        self._head = self._tail = b""  # what was read of the file (``core.shared.fingerprint``)
         self._pending = b""
         self._overlong = False  # the bytes up to the next newline are the rest of a line too long to be an outcome
 
@@ -569,16 +573,20 @@ class OutcomeReader:
         """The outcomes completed since the last call (the file is read again if it was replaced or cut)."""
         found = self._stat()
         if found is None:
+            self._identity = None  # the next file of that name is a new one, whatever its inode number
             return []
         identity, size = found
-        if identity != self._identity or size < self._offset:
+        stale = identity != self._identity or size < self._offset
+        if stale or (size > self._offset > 0 and not holds(self._read_range, self._head, self._tail, self._offset)):
             self._identity, self._offset, self._pending, self._overlong = identity, 0, b"", False
+            self._head = self._tail = b""
             self.outcomes.clear()
         fresh: list[dict[str, Any]] = []
         while self._offset < size:  # a slice at a time: a huge file (forged, or a runaway plugin's) is never held
             data = self._read_range(self._offset, min(size - self._offset, READ_SLICE))
             if not data:  # gone, or cut short since the stat
                 break
+            self._head, self._tail = remembered(self._head, self._tail, data)
             self._offset += len(data)
             fresh.extend(self._take(data))
         return fresh

@@ -48,6 +48,40 @@ def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
     assert [o["requestId"] for o in reader.read()] == ["b"] and set(reader.outcomes) == {"b"}
 
 
+_B_AND_C = '{"requestId":"b","op":"resume","outcome":"applied"}\n{"requestId":"c","op":"pause","outcome":"applied"}\n'
+
+
+def test_an_outcomes_file_made_again_with_the_old_inode_number_is_read_from_its_start(tmp_path: Path) -> None:
+    """A missing file left the reader where it stood in the file gone: the next one, given the old inode number (a
+    file system hands a freed one out again at once; here the old file itself, kept through a hard link) and as
+    long, was read from that offset, its first outcomes never seen (a 'control --wait' on the bridge timed out)."""
+    path = tmp_path / OUTCOMES_FILE
+    path.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
+    reader = OutcomeReader(tmp_path)
+    reader.read()
+    aside = tmp_path / "aside"
+    os.link(path, aside)
+    path.unlink()
+    assert reader.read() == []
+    aside.write_text(_B_AND_C)
+    aside.rename(path)
+    assert [o["requestId"] for o in reader.read()] == ["b", "c"] and set(reader.outcomes) == {"b", "c"}
+
+
+def test_an_outcomes_file_written_again_in_place_is_read_from_its_start(tmp_path: Path) -> None:
+    """A file truncated and written again (the same inode), as long as what was read of it or longer, was read on
+    from the old offset: the new file's first outcomes were never seen. What was read is checked as the file
+    grows (its first bytes and those before the offset, as the inbox reader does)."""
+    path = tmp_path / OUTCOMES_FILE
+    path.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
+    reader = OutcomeReader(tmp_path)
+    reader.read()
+    with open(path, "r+") as f:
+        f.truncate(0)
+        f.write(_B_AND_C)
+    assert [o["requestId"] for o in reader.read()] == ["b", "c"] and set(reader.outcomes) == {"b", "c"}
+
+
 def test_a_huge_outcomes_file_is_read_in_slices_never_whole(tmp_path: Path) -> None:
     """A control.outcomes.jsonl of 64 MiB (forged, or a runaway plugin's) was read in one piece at the TUI's every
     host check and by 'control --wait', holding it whole (1 GB: 1 GB of memory); it is read a slice at a time,
