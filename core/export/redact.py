@@ -791,23 +791,37 @@ _EXPRESSION = re.compile(
 # an assignment's sign in code, blanks around it, or a quoted key's colon (``{'password': …}``): not ``x=y`` in a
 # string (``"password={password}"``)
 _CODE_SIGN = re.compile(rb"[ \t]+=[ \t]+|\\*[\"'][ \t]*:[ \t]+")
+# … or a call's keyword argument's ``=`` (no blanks: ``f(password=x or 'y')``) or an object literal's bare key's ``:``
+# (``{password: c ? 'a' : 'b'}``), where the key follows a ``(``, ``{`` or ``,`` (blanks and line breaks between,
+# also as JSON text writes them: a key of its own line in a multi-line object)
+_ARGUMENT_SIGN = re.compile(rb"=|[ \t]*:[ \t]*")
+_NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"  # a key's name's (``_KEY_NAME``)
+# … or past a typed name's annotation and its ``=`` (``password: str = …``, ``apiKey: string | undefined = …``,
+# ``token: Optional[str]=…``), where the expression starts
+# (a type's brackets hold no ``|`` and nest once at most: each way to read a text is its only one, which the search
+# takes in time linear in it, not trying one bracket's close after another: ``a[]|a[]|…`` took exponential time)
+_TYPE_ARGS = rb"[\w., ]{0,64}"
+_TYPE = rb"[A-Za-z_][\w.]{0,64}(?:\[" + _TYPE_ARGS + rb"(?:\[" + _TYPE_ARGS + rb"\]" + _TYPE_ARGS + rb")?\])?"
+_ANNOTATION = re.compile(rb"[ \t]*:[ \t]*" + _TYPE + rb"(?:[ \t]*\|[ \t]*" + _TYPE + rb")*[ \t]*=(?!=)[ \t]*")
+ANNOTATION_MAX = 256  # bytes past a key word its annotation and ``=`` are looked for in (``_expression_start``)
 _PATTERN_CHARS = re.compile(rb"[\\^$*+?|\[\](){}]")  # a raw or bytes literal holding one is a pattern or escapes
 
 
 def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
     """The secrets among the string literals of a value's expression after a key word (``_PAIR``), but its first,
     quoted with no prefix (``_secret_value`` judges that one): each other literal the expression may take
-    (``password = 'abc' if x else 'Sup3rSecret'``, ``token = x or "Sup3r"``), and one with a ``b``/``r``/``u``
+    (``password = 'abc' if x else 'Sup3rSecret'``, ``token = x or "Sup3r"``, ``f(password=x or 'Sup3r')``,
+    ``{token: c ? 'a' : 'Sup3r'}``, ``password: str = x or 'Sup3r'``: ``_expression_start``), and one with a ``b``/``r``/``u``
     prefix (``token = b'abc12345xyz'``) unless it holds a pattern's or an escape's character (``rb"\\d+"``).
     Literals inside brackets (a call's argument, an index: ``get("API_TOKEN")``), after a comparison, and
     f-strings stay code."""
-    start = m.start(2) if m.start(2) >= 0 else m.start(3)
-    sign = _CODE_SIGN.match(data, m.end(1), start)
-    if sign is None or sign.end() != start or _no_password(_key_name(data, m).decode(errors="replace")):
+    start = _expression_start(data, m)
+    if start is None or _no_password(_key_name(data, m).decode(errors="replace")):
         return []
     at, end, depth, compared = start, min(len(data), start + SETTING_MAX), 0, False
     found: list[tuple[int, int]] = []
-    first = m.start(2) >= 0  # the value opens with a plain literal: ``_secret_value``'s
+    # the value opens with a plain literal: ``_secret_value``'s (not past an annotation: that judged the type)
+    first = start == m.start(2)
     while (t := _EXPRESSION.search(data, at, end)) is not None:
         at = t.end()
         if t.group(2) is None:
@@ -827,6 +841,33 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
             continue
         found.append((t.end(), close))
     return found
+
+
+def _expression_start(data: bytes, m: Any) -> int | None:
+    """Where the expression code assigns to the key word of ``m`` (``_PAIR``) starts: its value, after `` = `` or a
+    quoted key's ``:`` (``_CODE_SIGN``), or a keyword argument's ``=`` or an object literal's bare key's ``:`` that
+    a ``(``, ``{`` or ``,`` comes before (``_ARGUMENT_SIGN``); or past a typed name's annotation (``password: str =
+    …``, ``_ANNOTATION``). None where the key word is no code's name assigned (``"password={password}"``)."""
+    start = m.start(2) if m.start(2) >= 0 else m.start(3)
+    sign = _CODE_SIGN.match(data, m.end(1), start)
+    if sign is not None and sign.end() == start:
+        return start
+    typed = _ANNOTATION.match(data, m.end(1), min(len(data), m.end(1) + ANNOTATION_MAX))
+    if typed is not None:
+        return typed.end()
+    if _ARGUMENT_SIGN.fullmatch(data, m.end(1), start) is None or data[start : start + 1] == b"=":  # (``==``)
+        return None
+    # what the key's whole name follows, blanks and line breaks aside (a backslash left: the escape of one, as JSON
+    # text writes it, whose letter went with the name or is next)
+    before = data[max(0, m.start(1) - 64) : m.start(1)].rstrip(_NAME_CHARS)
+    while True:
+        before = before.rstrip(b" \t\r\n")
+        if before[-2:-1] == b"\\" and before[-1:] in (b"n", b"r", b"t"):
+            before = before[:-1]
+        elif before[-1:] != b"\\":
+            break
+        before = before.rstrip(b"\\")
+    return start if before[-1:] in (b"(", b"{", b",") else None
 
 
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}

@@ -3853,10 +3853,21 @@ CODE_VALUES = st.sampled_from([
     ('const apiKey = ok ? "" : "{}";', 'const apiKey = ok ? "" : "[redacted key]";'),
     ("token = b'{}'", "token = b'[redacted key]'"), ('SECRET_KEY = rb"{}"', 'SECRET_KEY = rb"[redacted key]"'),
     ("x = {{'password': u'{}', 'user': 'bob'}}", "x = {{'password': u'[redacted key]', 'user': 'bob'}}"),
+    ("f(password=x or '{}')", "f(password=x or '[redacted key]')"),
+    ('connect(host, token=tok or "{}")', 'connect(host, token=tok or "[redacted key]")'),
+    ("{{password: cond ? 'a' : '{}'}}", "{{password: cond ? 'a' : '[redacted key]'}}"),
+    ("const cfg = {{\n  apiKey: ok ? key : '{}',\n}};", "const cfg = {{\n  apiKey: ok ? key : '[redacted key]',\n}};"),
+    ("password: str = os.environ.get('P') if c else '{}'", "password: str = os.environ.get('P') if c else '[redacted key]'"),
+    ("password: str = '{}'", "password: str = '[redacted key]'"),
+    ('let apiKey: string | undefined = ok ? undefined : "{}";',
+     'let apiKey: string | undefined = ok ? undefined : "[redacted key]";'),
+    ("    token: Optional[str]='{}'", "    token: Optional[str]='[redacted key]'"),
 ])  # fmt: skip
 CODE_THAT_STAYS = st.sampled_from([
     'token = get("{}") or default', "password = x if mode == '{}' else y", 'api_key = cfg["{}"]',
     'secret = rb"^\\d+{}$"', 'token = f"{{a}}{}"', "first_pass = 'abc' if x else '{}'",
+    "f(password=get('{}'))", "f(password=x if mode == '{}' else y)", "\"password={{x or '{}'}}\"",
+    "def f(password: str = getpass('{}')):", "{{token: t, label: '{}'}}", "f(first_pass=x or '{}')",
 ])  # fmt: skip
 
 
@@ -3868,8 +3879,31 @@ def test_every_literal_a_secret_s_name_is_assigned_goes_and_code_stays(
     """``password = 'abc' if x else 'Sup3rSecret'`` let its second literal out (only the first was judged), and
     ``token = b'abc12345xyz'`` all of it (a prefixed literal read as code). Each literal the expression may take
     goes, a ``b``/``r``/``u`` literal too; a literal compared or passed to a call or an index, a raw pattern, an
-    f-string and a name that is no password's stay."""
+    f-string and a name that is no password's stay. So also after a call's keyword argument, an object literal's
+    bare key and a typed name (``f(password=x or 'Sup3r')``, ``{password: c ? 'a' : 'Sup3r'}``, ``password: str =
+    … if c else 'Sup3r'``), which let the literal out: only `` = `` or a quoted key's ``:`` was read as code's."""
     text, out = value
     _redacts(text.format(secret), out.format(), keys=out.count(R))
     _in_json_text(text.format(secret), out.format())
     _stays(code.format(secret))
+
+
+@pytest.mark.parametrize(
+    ("unit", "times"),
+    [("f(token=x or 'Abcdef12', ", 25), ("{token:c ? 'a' : 'Abcdef12', ", 15),
+     ("token:a[b[c]d]|" + "a[]|" * 56 + "x  token:str|None=x or 'Abcdef12'; ", 60)],
+    ids=["keyword arguments", "object keys", "typed names"],
+)  # fmt: skip
+def test_a_long_line_of_keyword_arguments_object_keys_and_typed_names_is_redacted_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch, unit: str, times: int
+) -> None:
+    """The literals after a keyword argument, an object literal's bare key and a typed name are looked for past
+    the key (``_expression_start``): what the key's name follows (a bounded slice of the text) and a type's
+    annotation (``_ANNOTATION``, in ``ANNOTATION_MAX`` bytes; brackets that nest once and hold no ``|``, so one
+    reading only: ``a[]|a[]|…`` would take exponential time were ``]`` and ``|`` allowed inside). A line of 60 kB of such keys:
+    what is searched is counted (``_counted_text``), at most ``times`` the text (14, 9 and 43 now); the annotation's
+    own backtracking no count sees, but exponential it would not end."""
+    keys = 60_000 // len(unit)
+    counted = _counted_text(monkeypatch, unit * keys, times)  # (before the redactor: it takes the counted patterns)
+    out = Redactor(environ={}, home="/home/ann").text(counted)
+    assert "Abcdef12" not in out and out.count(R) >= keys
