@@ -132,12 +132,18 @@ class ControlActions:
         if self.live is None:
             return
         op = "resume" if self.live.shown_host.state in ("pausing", "paused") else "pause"
-        if any(i.op == op and i.state in UNANSWERED for i in requests_for(self.live).items()):
-            self.notify(  # type: ignore[attr-defined]
-                f"a {op} sent from here waits for the host's answer: it is not sent twice.", title="Not sent", timeout=6
-            )
-            return
-        self.send_control(op, {}, op)
+        if not self._waits(op):
+            self.send_control(op, {}, op)
+
+    def _waits(self, op: str) -> bool:
+        """Whether an ``op`` sent from here waits for the host's answer (one whose append may never have been
+        written, ``unsure``, does not): then a toast says it is not sent twice."""
+        if not any(i.op == op and i.state in UNANSWERED for i in requests_for(self.live).items()):
+            return False
+        self.notify(  # type: ignore[attr-defined]
+            f"a {op} sent from here waits for the host's answer: it is not sent twice.", title="Not sent", timeout=6
+        )
+        return True
 
     def action_control_message(self) -> None:
         """Type a message the model sees at its next step."""
@@ -154,7 +160,10 @@ class ControlActions:
         self.push_screen(self.control_dialog, asked)  # type: ignore[attr-defined]
 
     def action_control_stop(self) -> None:
-        """Confirm, then stop the run now (the model call and any running tool are interrupted)."""
+        """Confirm, then stop the run now (the model call and any running tool are interrupted); not asked again
+        while a stop sent from here waits for the host's answer."""
+        if self.live is None or self._waits("stop"):
+            return
 
         def decided(confirmed: bool | None) -> None:
             self.control_dialog = None

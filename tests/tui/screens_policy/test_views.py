@@ -106,7 +106,7 @@ def test_p_still_pauses_after_a_pause_whose_append_may_have_been_written() -> No
     from tui.screens.control import ControlActions
     from tui.screens.policy_screen import requests_for
 
-    class Keys:  # the app's side of the P key
+    class Keys(ControlActions):  # the app's side of the P key
         def __init__(self) -> None:
             self.live = self  # the live session: its state as the header shows it
             self.shown_host = HostState("running", 4242, 0, "tapedeck")
@@ -128,6 +128,41 @@ def test_p_still_pauses_after_a_pause_whose_append_may_have_been_written() -> No
     requests.sent(requests.add("pause", "pause"), "r2")  # written, not answered yet
     ControlActions.action_control_pause(keys)  # type: ignore[arg-type]
     assert keys.sent == ["pause"] and "not sent twice" in keys.said[0]
+
+
+def test_s_asks_no_second_stop_while_one_sent_from_here_waits_for_the_answer() -> None:
+    """Only P held back a second request: S pressed again while a stop waited for the host's answer (the model call
+    it interrupts can take a while to end) put up the confirm again and sent a second stop, which the host then
+    refused. A stop sent from here and not answered holds S as a pause holds P; one answered does not."""
+    from core.control.host_state import HostState
+    from tui.screens.control import ControlActions
+    from tui.screens.policy_screen import requests_for
+
+    class Keys(ControlActions):  # the app's side of the S key
+        def __init__(self) -> None:
+            self.live = self
+            self.host = HostState("running", 4242, 0, "tapedeck")
+            self.asked: list[object] = []
+            self.said: list[str] = []
+
+        def notify(self, text: str, **_: Any) -> None:
+            self.said.append(text)
+
+        def push_screen(self, screen: object, _then: object) -> None:
+            self.asked.append(screen)
+
+    keys = Keys()
+    requests = requests_for(keys.live)
+    ControlActions.action_control_stop(keys)  # type: ignore[arg-type]
+    assert len(keys.asked) == 1 and keys.said == []
+    stop = requests.add("stop", "stop")
+    requests.sent(stop, "r1")  # written, not answered yet
+    ControlActions.action_control_stop(keys)  # type: ignore[arg-type]
+    assert len(keys.asked) == 1 and "stop sent from here waits" in keys.said[0] and "not sent twice" in keys.said[0]
+    requests.poll(lambda rid: {"requestId": rid, "op": "stop", "outcome": "rejected", "error": "no turn"},
+                  lambda: None, lambda item: None)  # fmt: skip
+    ControlActions.action_control_stop(keys)  # type: ignore[arg-type]
+    assert len(keys.asked) == 2
 
 
 def test_a_failed_withdrawal_is_reported_and_the_poll_goes_on() -> None:
