@@ -371,7 +371,7 @@ class Fleet:
         for logs in by_link.values():  # one machine's new logs: their headers read in two round trips
             link = self.link(logs[0])
             try:
-                refs = remote_refs(link, logs)
+                refs = remote_refs(link, logs, self.skipped)  # a log it cannot read is noted there, and tried again
             except Unreachable:
                 continue
             for log, ref in zip(logs, refs, strict=True):

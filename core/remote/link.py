@@ -287,15 +287,16 @@ class SshLink:
         self.bytes_read += sum(map(len, data))
         return data
 
-    def read_files(self, paths: Sequence[str], limit: int) -> list[bytes | None]:
-        """The first ``limit`` bytes of each file (None where it cannot be opened), every request in flight at
-        once. Reads to the end of file whatever its stat says (``/proc`` files show size 0)."""
-        return self.read_files_and_links(paths, limit, [])[0]
+    def read_files(self, paths: Sequence[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
+        """The first ``limit`` bytes of each file (None where it cannot be opened: it is not there, or the server
+        refuses it, whose reason goes in ``refused`` by path when given), every request in flight at once. Reads to
+        the end of file whatever its stat says (``/proc`` files show size 0)."""
+        return self.read_files_and_links(paths, limit, [], refused)[0]
 
     def read_files_and_links(
-        self, paths: Sequence[str], limit: int, links: Sequence[str]
+        self, paths: Sequence[str], limit: int, links: Sequence[str], refused: dict[str, str] | None = None
     ) -> tuple[list[bytes | None], list[str | None]]:
-        """``read_files(paths, limit)`` and ``readlinks(links)`` in one round trip."""
+        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip."""
         import asyncio
 
         import asyncssh
@@ -304,7 +305,11 @@ class SshLink:
             try:
                 async with sftp.open(path, "rb") as f:
                     return bytes(await f.read(limit, 0))
-            except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
+            except asyncssh.SFTPNoSuchFile:
+                return None
+            except asyncssh.SFTPPermissionDenied as exc:
+                if refused is not None:
+                    refused[path] = exc.reason
                 return None
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None

@@ -56,7 +56,7 @@ from core.log.sessions import SessionRef, layout_text, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
-from core.shared.text import quoted_path
+from core.shared.text import quoted, quoted_path
 from core.shared.values import whole_digits
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
@@ -214,12 +214,18 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     return header
 
 
-def remote_refs(link: SshLink, logs: Sequence[RemoteTarget]) -> list[SessionRef | None]:
+def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] | None = None) -> list[SessionRef | None]:
     """The ``SessionRef`` of each remote log of one machine (its ``path`` reads ``user@host:PATH``; None until its
-    header can be read), in two round trips: their stats, then their heads."""
+    header can be read), in two round trips: their stats, then their heads. A log the server will not let us read
+    is noted in ``skipped`` when given (once), not taken for one that is not there."""
     stats = link.stat_many([log.path for log in logs])
     files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
-    heads = link.read_files([log.path for log, _ in files], HEADER_BYTES)
+    refused: dict[str, str] = {}
+    heads = link.read_files([log.path for log, _ in files], HEADER_BYTES, refused)
+    notes = [f"skipped {quoted_path(str(log))}: cannot read ({quoted(refused[log.path])})" for log, _ in files
+             if log.path in refused]  # fmt: skip
+    if skipped is not None:
+        skipped += [note for note in notes if note not in skipped]
     found: dict[str, SessionRef | None] = {}
     for (log, st), head in zip(files, heads, strict=True):
         header = LogDecoder(str(log), log.compressed).feed(head[: st.size]).header if head else None

@@ -289,3 +289,32 @@ def test_a_remote_root_given_for_one_session_is_refused_from_one_listing_and_not
         "me@box:/r: no session.jsonl or session.jsonl.zstd in this directory; it is a sessions root, holding 1 "
         "session: `tapedeck sessions me@box:/r` lists them; give one's session directory or log"
     )
+
+
+def test_a_remote_log_the_server_will_not_let_us_read_is_noted_not_taken_for_absent() -> None:
+    """``read_files`` gave None both for a file that is not there and for one the server refuses to open, so a
+    session log that cannot be read was left out of a remote listing without a word, as if it were not there. A
+    refused file is now told apart (``refused``, with the server's reason), and ``remote_refs`` notes it in the
+    listing's words; a file that went meanwhile is still None and said nothing of."""
+    import asyncssh
+
+    from core.remote.sessions import remote_refs
+
+    class Sftp:
+        async def stat(self, path: str) -> Any:
+            return asyncssh.SFTPAttrs(size=10, mtime=1, permissions=0o100600)
+
+        def open(self, path: str, mode: str) -> Any:
+            if path.endswith("/denied/session.jsonl"):
+                raise asyncssh.SFTPPermissionDenied("Permission denied")
+            raise asyncssh.SFTPNoSuchFile("No such file")
+
+    link = _link()
+    link._sftp = Sftp()
+    refused: dict[str, str] = {}
+    assert link.read_files(["/s/denied/session.jsonl", "/s/gone/session.jsonl"], 64, refused) == [None, None]
+    assert refused == {"/s/denied/session.jsonl": "Permission denied"}
+    skipped: list[str] = []
+    logs = [RemoteTarget("me", "box", f"/s/{name}/session.jsonl") for name in ("denied", "gone")]
+    assert remote_refs(link, logs, skipped) == [None, None]
+    assert skipped == ["skipped me@box:/s/denied/session.jsonl: cannot read (Permission denied)"]

@@ -49,7 +49,7 @@ class _Machine:
     def read(self, path: str, offset: int, length: int) -> bytes:
         return self.files.get(path, b"")[offset : offset + length]
 
-    def read_files(self, paths: list[str], limit: int) -> list[bytes | None]:
+    def read_files(self, paths: list[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
         return [self.files[p][:limit] if p in self.files else None for p in paths]
 
     def read_files_and_links(self, paths: list[str], limit: int, links: list[str]) -> tuple[list[bytes | None], list[str | None]]:
@@ -226,7 +226,7 @@ def test_a_far_standby_file_that_cannot_be_read_makes_the_standby_unknown_as_her
              **({f"{standby}/held": b""} if held == "directory" else {standby: b'{"pid": 4343}'})}  # fmt: skip
 
     class Denying(_Machine):  # the standby file's mode lets this login stat it, not read it
-        def read_files(self, paths: list[str], limit: int) -> list[bytes | None]:
+        def read_files(self, paths: list[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
             return [None if p == standby else data for p, data in zip(paths, super().read_files(paths, limit), strict=True)]
 
     [state] = remote_host_states(cast(SshLink, Denying(files)), [(RemoteTarget(None, "box", f"{ROOT}/s/session.jsonl"), False)])

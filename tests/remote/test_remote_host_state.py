@@ -291,9 +291,9 @@ def test_the_far_boot_is_read_once_per_connection(sshd: Sshd, tmp_path: Path, mo
     asked: list[str] = []
     read = SshLink.read_files_and_links
 
-    def spy(self: SshLink, paths: list[str], limit: int, links: list[str]) -> Any:
+    def spy(self: SshLink, paths: list[str], limit: int, links: list[str], refused: dict[str, str] | None = None) -> Any:
         asked.extend([*paths, *links])
-        return read(self, paths, limit, links)
+        return read(self, paths, limit, links, refused)
 
     monkeypatch.setattr(SshLink, "read_files_and_links", spy)
     for _ in range(3):
