@@ -18,10 +18,30 @@ if TYPE_CHECKING:
     from core.export.build import ExportOptions
 
 
+def _to_file(path: str, where: str, fmt: str, options: ExportOptions) -> dict[str, Any]:
+    """``export_to_file``, with SIGTERM taken as Ctrl-C is (its default action ended the process and left the
+    temporary file the export is written into beside ``where``): either ends it with that file removed and
+    ``where`` as it was, said on stderr, exit 143 or 130."""
+    from core.cli.stops import Stops, stopped_by
+    from core.export.write import export_to_file
+
+    stops = Stops()
+    try:
+        with stops.taken():
+            return export_to_file(path, where, fmt, options)
+    except KeyboardInterrupt as exc:
+        if not stops.ending:  # not a signal's
+            raise
+        how, code = stopped_by(stops.caught(exc))
+        stopped = TapedeckError(f"{how}; nothing was written to {quoted_path(where)}")
+        stopped.exit_code = code
+        raise stopped from None
+
+
 def _export(args: argparse.Namespace) -> None:
     from core.export.build import ExportOptions
     from core.export.redact import Redactor
-    from core.export.write import export, export_to_file
+    from core.export.write import export
     from core.read.event_filter import EventFilter
     from core.read.notes import NotesError, find_sidecar
 
@@ -52,7 +72,7 @@ def _export(args: argparse.Namespace) -> None:
             where = os.path.join(where, _file_name(args.path, fmt, options))
         elif where.endswith("/"):  # names a directory: never a file of that name, nor the file it would replace
             raise TapedeckError(f"{quoted_path(where)}: no such directory; -o takes a file, or a directory that exists")
-        doc = export_to_file(args.path, where, fmt, options)
+        doc = _to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
     f = doc["filter"]

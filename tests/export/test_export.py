@@ -11,6 +11,8 @@ import json
 import os
 import re
 import stat
+import subprocess
+import sys
 import threading
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -22,7 +24,7 @@ from core.cli import main
 from core.export.build import ExportOptions
 from core.export.write import export, export_to_file
 from core.shared.errors import TapedeckError
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Processes
 from tests.export.planted import plant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -246,6 +248,39 @@ def test_an_output_path_under_a_file_is_refused_naming_it(
     target = tmp_path / "file" / "x"
     assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", fmt, "-o", str(target)]) == 2
     assert capsys.readouterr().err == f"tapedeck: {target}: cannot write (Not a directory)\n"
+
+
+# A sitecustomize: as the export renames its finished temporary file over the output, a SIGTERM (os.replace raises
+# the audit event os.rename), the one moment its .part file is sure to be there.
+_SIGTERM_AT_RENAME = """
+import os, signal, sys
+
+def _hook(event, args):
+    if event == "os.rename" and str(args[0]).endswith(".part") and os.environ.pop("TD_TEST_PART_SIGTERM", None):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+sys.addaudithook(_hook)
+"""
+
+
+def test_a_sigterm_while_an_export_is_written_leaves_the_output_as_it_was_and_no_partial_file(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """A SIGTERM (kill, a timeout, a service's stop) took the default action while 'export -o' wrote: the process
+    died with no word, and the hidden '.NAME.PID.part' file it wrote the export into stayed beside the output (as
+    big as the export: hundreds of MB for a big log). It is taken as Ctrl-C is: the temporary file is removed, the
+    output left as it was, exit 143 with a line that says so."""
+    hook, out = tmp_path / "hook", tmp_path / "out" / "x.html"
+    hook.mkdir()
+    out.parent.mkdir()
+    out.write_text("before")
+    (hook / "sitecustomize.py").write_text(_SIGTERM_AT_RENAME)
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_PART_SIGTERM": "1"}
+    proc = processes.start([sys.executable, "-m", "core.cli", "export", str(LOGS[0]), "-o", str(out)], cwd=ROOT,
+                           env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (143, f"tapedeck: terminated; nothing was written to {out}\n")
+    assert [p.name for p in out.parent.iterdir()] == ["x.html"] and out.read_text() == "before"
 
 
 @pytest.mark.parametrize("target", ["/proc/self/status", "/proc/tapedeck-export"])
