@@ -39,6 +39,7 @@ class AlertSources(AlertFollower):
         if self.remote is not None:
             self.remote.alongside = bool(local)
         self.unreached: list[str] = []  # the remote targets that could not be listed at the last look, and why
+        self._noted: list[str] = []  # the fleet's notes at the last look: each is warned once while it lasts
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:
         """The alerts every log raised since the last poll: the local ones', then the remote ones'. A remote
@@ -49,9 +50,9 @@ class AlertSources(AlertFollower):
             raised: list[Alert] = []
             self.remote.poll(now, final, raised=raised)
             for note in self.remote.skipped:
-                if note not in self.unreached:
+                if note not in self._noted:
                     self.warn(note)
-            self.unreached = list(self.remote.unreached)
+            self._noted, self.unreached = list(self.remote.skipped), list(self.remote.unreached)
             for note in self.remote.unread:
                 self.warn(note)
             self.unread += self.remote.unread

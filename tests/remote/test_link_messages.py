@@ -318,3 +318,26 @@ def test_a_remote_log_the_server_will_not_let_us_read_is_noted_not_taken_for_abs
     logs = [RemoteTarget("me", "box", f"/s/{name}/session.jsonl") for name in ("denied", "gone")]
     assert remote_refs(link, logs, skipped) == [None, None]
     assert skipped == ["skipped me@box:/s/denied/session.jsonl: cannot read (Permission denied)"]
+
+
+def test_a_remote_note_is_warned_once_while_it_lasts_not_at_every_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tapedeck alerts --follow`` on a remote root warned each note of the fleet's ``skipped`` (a directory the
+    far side will not list, a log it will not let us read) at every poll, a line a second on stderr for as long as
+    it lasted; only a machine's 'unreachable' was said once. Every note is now said once while it lasts, and again
+    if it comes back after it went."""
+    from core.control.config import validate_config
+    from core.fleet.alerts import AlertSources
+
+    warned: list[str] = []
+    sources = AlertSources(["me@box:/r"], validate_config({}), warn=warned.append)
+    assert sources.remote is not None
+    listed = [["skipped me@box:/r/q: Permission denied"]] * 3 + [[]] + [["skipped me@box:/r/q: Permission denied"]]
+
+    def poll(*_args: Any, **_kwargs: Any) -> int:
+        sources.remote.skipped = list(listed.pop(0))  # type: ignore[union-attr]  # as each rescan lists it afresh
+        return 0
+
+    monkeypatch.setattr(sources.remote, "poll", poll)
+    for _ in range(5):
+        sources.poll(now=0)
+    assert warned == ["skipped me@box:/r/q: Permission denied"] * 2
