@@ -32,6 +32,23 @@ def tui_commands() -> dict[str, Command]:
     return {name: Command(*spec) for name, spec in _TUI_COMMANDS.items()}
 
 
+def check_terminal() -> None:
+    """Refuse to start the TUI when stdin (where it reads keys) or stderr (where it draws, as Textual does) is no
+    terminal: it would draw escape sequences into a file or a pipe and wait for keys that never come."""
+    import os
+
+    from core.shared.errors import TapedeckError
+
+    streams = {"stdin": sys.__stdin__, "stderr": sys.__stderr__}
+    missing = [name for name, stream in streams.items() if stream is None or not os.isatty(stream.fileno())]
+    if missing:
+        raise TapedeckError(
+            f"the TUI needs a terminal: it draws on stderr and reads keys from stdin, and {' and '.join(missing)} "
+            f"{'is not one' if len(missing) == 1 else 'are not terminals'} here; `tapedeck sessions`, `inspect` "
+            "and `events` read logs without one"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``tapedeck`` with every subcommand, the TUI's included."""
     from core.cli import main as core_main

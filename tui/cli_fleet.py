@@ -11,7 +11,7 @@ from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import parse_remote
-from tui.cli import tui_commands
+from tui.cli import check_terminal, tui_commands
 
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
@@ -19,6 +19,7 @@ def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) ->
     check_seconds("interval", interval)
     check_local_roots(roots)
     config = load_config(config_file)
+    check_terminal()
     from tui.app import TapedeckApp
 
     targets = [Path(root) if parse_remote(root) else Path(root).expanduser() for root in roots]

@@ -15,7 +15,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogIncompleteError, TapedeckError
 from core.shared.text import quoted_path
-from tui.cli import tui_commands
+from tui.cli import check_terminal, tui_commands
 
 
 def watch_target(path: str | None) -> Path:
@@ -77,6 +77,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from tui.app import TapedeckApp
 
     config = load_config(args.config)
+    check_terminal()
     return TapedeckApp(target, follow=not args.no_follow, interval=args.interval, config=config).run_until_quit()
 
 

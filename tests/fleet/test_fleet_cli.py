@@ -49,3 +49,25 @@ def test_a_root_that_is_a_link_loop_or_no_directory_nor_file_is_named_so_before_
     err = capsys.readouterr().err
     said = "cannot read (Too many levels of symbolic links)" if bad == "loop" else "is a FIFO, not a session log file"
     assert f"{path}: {said}" in err and "no such file" not in err, err
+
+
+@pytest.mark.parametrize("command", [["watch", "LOG"], ["watch", "ROOT"], ["fleet", "ROOT"], ["watch", "ROOT", "ROOT"]])
+def test_the_tui_needs_a_terminal(
+    fixtures_dir: Path, tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """``tapedeck watch LOG </dev/null 2>out`` (a script, a cron job, CI) ran until killed, drawing the screen's escape
+    sequences into the file and waiting for keys that never came: the TUI is not started without a terminal."""
+    import os
+
+    def started(self: TapedeckApp) -> None:
+        raise AssertionError("the TUI started")
+
+    monkeypatch.setattr(TapedeckApp, "run", started)
+    monkeypatch.setattr(os, "isatty", lambda fd: fd != 0)  # stdin is no terminal, stderr is one
+    paths = {"LOG": fixtures_dir / "tool-call-turn.session.jsonl", "ROOT": tmp_path}
+    assert main([str(paths.get(word, word)) for word in command]) == 2
+    assert capsys.readouterr().err == (
+        "tapedeck: the TUI needs a terminal: it draws on stderr and reads keys from stdin, and stdin is not one here; "
+        "`tapedeck sessions`, `inspect` and `events` read logs without one\n"
+    )
