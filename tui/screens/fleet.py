@@ -460,10 +460,11 @@ class FleetScreen(Screen[None]):
                 self._send(row.key, op, args, name)
 
         name = self._named(row)
-        what = f"{op} {name}" + (f": {args['text']}" if "text" in args else "")
         state = row.host.get("state") if state is None else state
         body = Text(f"Send {op} to {name} ({row.where}, {state}) through its control inbox?")
-        self._ask(row, ConfirmScreen(what[:70], body, op.capitalize()), decided)
+        if "text" in args:  # whole: the operator confirms what they read (the body scrolls)
+            body.append(f"\n\n{printable(args['text'])}")
+        self._ask(row, ConfirmScreen(cut(f"{op} {name}", 70), body, op.capitalize()), decided)
 
     def _named(self, row: FleetRow) -> str:
         """The row's title as the table shows it: one other rows share followed by the head of its session id, so
