@@ -27,11 +27,11 @@ from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
-from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root
+from core.log.layout import is_sessions_root
 from core.log.pace import Pacer
 from core.log.sessions import layout_note
 from core.log.tail import FOLLOW_INTERVAL
-from core.remote.live import RemoteLog
+from core.remote.live import RemoteLog, names_one_session
 from core.remote.target import parse_remote
 from core.shared.jsonout import allow_deepest_walks
 from core.shared.text import counted, printable, quoted_path, short_session, shown
@@ -95,11 +95,10 @@ class FollowGC:
 
 def is_session_log_target(path: Path) -> bool:
     """True for a log file or a session directory; False for a directory of sessions (a sessions root). A remote
-    path (``[user@]host:PATH``) is one session when it names a log (``tapedeck watch`` resolves a session directory to
-    its log)."""
+    path (``[user@]host:PATH``) is asked of its machine (``names_one_session``)."""
     remote = parse_remote(str(path))
     if remote is not None:
-        return remote.path.endswith((f"/{RAW_NAME}", f"/{ZSTD_NAME}")) or remote.path in (RAW_NAME, ZSTD_NAME)
+        return names_one_session(remote)
     return not is_sessions_root(path)
 
 

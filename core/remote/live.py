@@ -63,6 +63,17 @@ def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     return log
 
 
+def names_one_session(target: RemoteTarget) -> bool:
+    """Whether ``target`` names one session, a log (by any name) or a session directory with its log, as
+    ``resolve_remote_log`` finds it there now (a log's own name costs no round trip); not a sessions root, nor a path
+    the machine cannot be asked about (the fleet table says why)."""
+    try:
+        resolve_remote_log(link_for(target), target)
+    except TapedeckError:
+        return False
+    return True
+
+
 class RemoteOutcomes(OutcomeReader):
     """``OutcomeReader`` over SFTP: the remote ``control.outcomes.jsonl`` read from its new bytes (no inode over
     SFTP: a replaced file shows as one that shrank)."""

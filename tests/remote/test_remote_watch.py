@@ -235,6 +235,19 @@ def test_an_empty_remote_root_opens_the_empty_fleet_as_a_local_one_does(sshd: Ss
     assert target == Path(f"testbox:{empty}") and not is_session_log_target(target)
 
 
+def test_a_remote_log_by_another_name_opens_in_the_session_view_as_a_local_one_does(sshd: Sshd, tmp_path: Path) -> None:
+    """A log by another name (``a.jsonl``) is one session, here and over SSH: ``watch`` opened a local one in the
+    session view, but a remote one in the fleet table, as a sessions root, since only a log's own name told a remote
+    path for one session. What the machine holds there now decides, as it does locally."""
+    from tui.app import is_session_log_target
+
+    sshd.trust()
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(_log(["one"], False))
+    assert is_session_log_target(watch_target(str(log)))
+    assert is_session_log_target(watch_target(f"testbox:{log}"))
+
+
 @pytest.mark.anyio
 async def test_the_empty_fleet_of_a_remote_root_shows_a_session_once_it_appears(sshd: Sshd, tmp_path: Path) -> None:
     from textual.worker import WorkerState
