@@ -422,9 +422,27 @@ function headDigest(buf) {
   return createHash("sha256").update(buf.subarray(0, CHECK_BYTES)).digest("hex").slice(0, 16);
 }
 
+// The text of `file` when it is a regular file, else (or when it cannot be read) undefined: never through a symlink,
+// never a FIFO or a device, whose read would hold DSH's start until a writer came (as the inbox is never opened).
+function readRegular(file) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd, "utf8") : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function readJson(file) {
   try {
-    const value = JSON.parse(fs.readFileSync(file, "utf8"));
+    const value = JSON.parse(readRegular(file) ?? "");
     return value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
   } catch {
     return undefined;
@@ -721,12 +739,8 @@ export class SessionBridge {
   }
 
   readOutcomes() {
-    let text;
-    try {
-      text = fs.readFileSync(this.file(OUTCOMES), "utf8");
-    } catch {
-      return;
-    }
+    const text = readRegular(this.file(OUTCOMES));
+    if (text === undefined) return;
     for (const line of text.split("\n")) {
       let data;
       try {

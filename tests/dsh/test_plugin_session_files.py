@@ -16,6 +16,7 @@ from tests.dsh.harness import PLUGIN, DshInstall
 SCRIPT = """
 import { SessionBridge, apply } from %s;
 import fs from "node:fs";
+import { execFileSync } from "node:child_process";
 const [base] = %s;
 const said = {};
 const plugin = { warn: (text) => (said.warned ??= []).push(text), trouble: (what, text) => text && plugin.warn(text) };
@@ -170,6 +171,15 @@ fs.rmSync(`${flaky}/bridge.json`);
 breakIt();
 b9.writeBridge(4, true); // it comes back
 said.recurring = { warnings, written: b9.written };
+
+// FIFOs where the bridge's own files go: each read of them held DSH's start until a writer came (for ever)
+const piped = `${base}/piped`;
+fs.mkdirSync(piped);
+for (const name of ["control.outcomes.jsonl", "bridge.state.json", "bridge.json", "bridge.standby.json"])
+  execFileSync("mkfifo", [`${piped}/${name}`]);
+const b11 = new SessionBridge(plugin, agent("s11"), piped);
+b11.attach(Date.now());
+said.piped = { marks: b11.marks, final: [...b11.final], cursor: b11.cursor };
 process.stdout.write(JSON.stringify(said));
 """
 
@@ -240,6 +250,13 @@ def test_a_plugin_warning_is_logged_again_when_its_trouble_comes_back(said: dict
     warnings = said["recurring"]["warnings"]
     assert len(warnings) == 2 and warnings[0] == warnings[1], warnings
     assert warnings[0].startswith(f"tapedeck-bridge: cannot write {bridge}: rename "), warnings
+
+
+def test_fifos_at_the_bridge_s_own_files_are_never_waited_on(said: dict[str, Any]) -> None:
+    """The bridge read control.outcomes.jsonl, bridge.state.json, bridge.json and bridge.standby.json as they came:
+    a FIFO at any of those names held the read, and DSH's start with it, until a writer came, where the inbox was
+    never opened so. Each is read only when it is a regular file (never through a symlink), else as none."""
+    assert said["piped"] == {"marks": [], "final": [], "cursor": {"ino": 0, "offset": 0}}
 
 
 def test_lines_moved_by_an_inbox_written_again_in_place_are_no_retry(said: dict[str, Any]) -> None:
