@@ -10,7 +10,6 @@ back from the file on demand.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -225,6 +224,7 @@ class LiveSession:
         # the DSH bridge's outcomes in the session directory, read by ``check_host``: a local log's reader is made
         # there, in a worker, as telling a session directory from a log looks at the disk
         self.bridge_outcomes: OutcomeReader | None = remote.outcomes() if remote is not None else None
+        self.outcomes_problem: str | None = None  # why the bridge's outcome file could not be read at the last check
         self._exit_seen: tuple[int, int] | None = None  # (generation, epoch) when ``poll_host`` found the host exited
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
@@ -302,11 +302,21 @@ class LiveSession:
         return self.host
 
     def _read_outcomes(self) -> None:
-        """Take in the DSH bridge's new outcome lines."""
+        """Take in the DSH bridge's new outcome lines; a file that cannot be read is noted in ``outcomes_problem``
+        (the log is read on: the host watch tells it)."""
         if self.bridge_outcomes is None:
             self.bridge_outcomes = OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
-        with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
+        try:
             self.bridge_outcomes.read()
+        except Unreachable:  # a remote machine gone: read at the next check
+            return
+        except OSError as exc:
+            self.outcomes_problem = f"{quoted_path(self.bridge_outcomes.path)}: cannot read ({exc.strerror or exc})"
+            return
+        except TapedeckError as exc:  # the far side's refusal, naming the file
+            self.outcomes_problem = str(exc)
+            return
+        self.outcomes_problem = None
 
     def poll_host(self) -> HostState:
         """``check_host`` for the app's poll, but a tapedeck host found exited is not read again while the followed

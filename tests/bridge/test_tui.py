@@ -276,3 +276,26 @@ def test_a_bridge_outcome_is_never_read_ahead_of_the_state_it_wrote_before_it(
         outcome = live.outcome_for("r-1")
         assert state == "paused" if outcome is not None and outcome.get("outcome") == "applied" else state == "running"
     assert state == "paused"
+
+
+def test_an_outcome_file_that_cannot_be_read_leaves_the_view_reading_and_says_which_file(
+    bridged, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    """A bridge's ``control.outcomes.jsonl`` that cannot be read (permission denied here; the server's refusal over
+    SSH) ended the whole view on its error screen, the log readable as it was: the host check before the first
+    paint reads the outcomes, and its OSError was taken for the log's, so the screen even named the log. The view
+    now loads; the problem is kept for the host watch to tell, naming the outcome file."""
+    from core.bridge.files import OutcomeReader
+    from tui.live import LiveSession
+
+    log = bridged("running")
+    append_outcome(log.parent, {"requestId": "r-1", "op": "pause", "outcome": "applied"})
+
+    def refused(self: OutcomeReader, offset: int, length: int) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(OutcomeReader, "_read_range", refused)
+    live = LiveSession(log, follow=False)
+    live.run()
+    assert live.error is None and live.count > 0 and live.host.state == "running"
+    assert live.outcomes_problem == f"{log.parent / 'control.outcomes.jsonl'}: cannot read (Permission denied)"

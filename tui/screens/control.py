@@ -226,6 +226,8 @@ class ControlActions:
     def _watch_host(self, live: Any) -> None:
         try:
             host = live.poll_host()  # what follows goes by this reading: host.json is not read again
+            if live.outcomes_problem is not None:  # the outcomes of requests sent cannot come in: said once
+                self.call_from_thread(self._watch_failed, live.outcomes_problem)  # type: ignore[attr-defined]
             items = requests_for(live).poll(live.outcome_for, lambda: live.host_gone(host), live.withdraw)
             fresh = [
                 i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
