@@ -761,9 +761,15 @@ def _json_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> str:
     return f"not valid JSON ({exc})"
 
 
+_PACKERS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}  # what other tools start a file with
+
+
 def _first_line_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> str:
     """Why the first line, which must be the header, did not parse: a UTF-16 byte order mark (a log saved as
-    UTF-16) is named as such."""
+    UTF-16) or the magic bytes of another compressor than zstd (a log gzipped to keep it) are named as such."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "starts with a UTF-16 byte order mark; a DSH log is UTF-8"
+    packer = next((name for magic, name in _PACKERS.items() if raw.startswith(magic)), None)
+    if packer is not None:
+        return f"is {packer}-compressed; tapedeck reads a log as it is or zstd-compressed: decompress it first"
     return f"line 1 is {_json_problem(raw, exc)}"

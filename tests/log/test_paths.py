@@ -447,3 +447,17 @@ def test_a_line_that_is_not_utf8_names_its_first_such_byte(
     else:
         assert main(["inspect", str(path)]) == 0
         assert f"bad-json (seq 1, offset 147): line is {said}; {len(lines[line])} bytes skipped\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("packer", "name"), [("gzip", "gzip"), ("bz2", "bzip2"), ("lzma", "xz")])
+def test_a_log_compressed_by_another_tool_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], packer: str, name: str
+) -> None:
+    """A log gzipped to keep it (`gzip session.jsonl`, renamed back) was refused as 'line 1 is not UTF-8: its byte 1
+    (0x8b) cannot be decoded'; what compressed it is named, and the way to read it."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(importlib.import_module(packer).compress(raw_log(one_turn_with_tool())))
+    assert main(["inspect", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"tapedeck: {path}: is {name}-compressed; tapedeck reads a log as it is or zstd-compressed: decompress it first\n"
+    )
