@@ -41,6 +41,7 @@ from core.log.linestore import LineStore
 from core.log.pace import Pacer, no_pacing
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
+from core.log.sessions import told
 from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, events_at_end, wakeups
 from core.read import index
@@ -50,7 +51,7 @@ from core.read.session_state import run_columns
 from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError, told
+from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
 from tui.alerts import log_key

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from core.log.bulk import gc_paused
-from core.shared.errors import TapedeckError, told
+from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, printable, quoted_path
 
@@ -212,6 +212,8 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
                     return handler(args) or 0
             return handler(args) or 0
         except TapedeckError as exc:
+            from core.log.sessions import told  # it may list a directory: only a refusal shown needs it
+
             return fail(told(exc), getattr(exc, "exit_code", 2))
         except BrokenPipeError:
             return 0

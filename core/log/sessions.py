@@ -13,6 +13,7 @@ from typing import Any
 
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
 from core.log.reader import read_header
+from core.shared.errors import NoLogInDirectoryError, TapedeckError
 from core.shared.text import quoted_path
 
 
@@ -113,6 +114,17 @@ def no_session_note(directory: Path) -> str | None:
     if n := len(session_logs(directory)):
         return sessions_root_note(directory, n)
     return layout_note(directory, "sessions")
+
+
+def told(exc: TapedeckError) -> str:
+    """The message of ``exc`` as a person is shown it: a directory given for one session that holds none of its own
+    is followed by what it holds instead and what to pass (``no_session_note`` for a local one, else its own
+    ``NoLogInDirectoryError.note``)."""
+    if isinstance(exc, NoLogInDirectoryError):
+        note = no_session_note(Path(exc.directory)) if exc.local else exc.note()
+        if note:
+            return f"{exc}; {note}"
+    return str(exc)
 
 
 def sessions_root_note(root: str | Path, n: int) -> str:

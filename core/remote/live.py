@@ -41,6 +41,8 @@ class NoRemoteLogError(NoLogInDirectoryError):
         super().__init__(f"{quoted_path(str(target))}: no {RAW_NAME} or {ZSTD_NAME} in this directory", str(target))
         self.link, self.target = link, target
 
+    local = False  # its note is read over the link
+
     def note(self) -> str | None:
         """As a local directory's (``core.log.sessions.no_session_note``): a sessions root's sessions, else what
         ``remote_layout_note`` says of it; a directory the machine will not list is passed over, and a machine that

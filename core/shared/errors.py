@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core.shared.text import quoted_path
 
 
@@ -52,8 +50,12 @@ class LogNotFoundError(LogFormatError):
 
 class NoLogInDirectoryError(LogNotFoundError):
     """A directory given for one session holds no log of its own (``directory``: it); where the refusal is shown
-    (``told``) it is followed by what the directory holds instead (a sessions root, a project's directory) and what
-    to pass (``note``), which lists the directory's subdirectories: a follower waiting for the log never asks it."""
+    (``core.log.sessions.told``) it is followed by what the directory holds instead (a sessions root, a project's
+    directory) and what to pass, which lists the directory's subdirectories: a follower waiting for the log never
+    asks it. A local directory's note is ``core.log.sessions.no_session_note``; one of another kind (``local``
+    False, on another machine) says its own (``note``)."""
+
+    local = True  # a directory of this machine (``core.log.sessions.no_session_note`` says what it holds)
 
     def __init__(self, message: str, directory: str) -> None:
         super().__init__(message, directory)
@@ -63,19 +65,9 @@ class NoLogInDirectoryError(LogNotFoundError):
         return str(self.args[0])
 
     def note(self) -> str | None:
-        """What the directory holds instead, and what to pass (``core.log.sessions.no_session_note``; None: nothing
-        to add)."""
-        from core.log.sessions import no_session_note  # it lists the directory: only a refusal shown needs it
-
-        return no_session_note(Path(self.directory))
-
-
-def told(exc: TapedeckError) -> str:
-    """The message of ``exc`` as a person is shown it: a directory given for one session that holds none of its own
-    is followed by what it holds instead and what to pass (``NoLogInDirectoryError.note``)."""
-    if isinstance(exc, NoLogInDirectoryError) and (note := exc.note()):
-        return f"{exc}; {note}"
-    return str(exc)
+        """What a directory that is not ``local`` holds instead, and what to pass (None: nothing to add); a local
+        one's is read by ``core.log.sessions.told`` (this layer lists no directory)."""
+        return None
 
 
 class LogIncompleteError(LogFormatError):

@@ -254,8 +254,9 @@ def test_a_remote_root_given_for_one_session_is_refused_from_one_listing_and_not
     a refusal: a project the server would not list replaced the refusal with that project's 'cannot list'. It now
     lists the directory alone; the note, built where the refusal is shown (``told``), passes over a project it
     cannot list, as a local one's does."""
+    from core.log.sessions import told
     from core.remote import live
-    from core.shared.errors import NoLogInDirectoryError, told
+    from core.shared.errors import NoLogInDirectoryError
 
     tree = {"/r": [("p", "dir"), ("q", "dir")], "/r/p": [("s", "dir")], "/r/p/s": [("session.jsonl", "file")]}
 
