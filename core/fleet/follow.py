@@ -34,11 +34,11 @@ from core.log.vocabulary import ROUTE_EVENT
 from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
 from core.remote.inbox import append_remote_request
-from core.remote.link import SshLink, Unreachable, link_for
+from core.remote.link import HostKeyRefused, SshLink, Unreachable, link_for
 from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_refs
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
-from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.shared.values import int_or_none
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
@@ -224,7 +224,12 @@ class RemoteSessionWatch(SessionWatch):
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """Read the new bytes and tick, then say whether the machine answered."""
         self._asked = time.monotonic()
-        out = super().poll(now, final)
+        try:
+            out = super().poll(now, final)
+        except (HostKeyRefused, LogFormatError):
+            raise
+        except TapedeckError as exc:  # the server refused this log's file (its stat, a read), not the link: the
+            raise LogFormatError(str(exc)) from None  # session cannot be read through, as a local one that fails
         lost = self.lost()
         return out + self.engine.reachable(lost is None, now, lost or "")
 
@@ -372,8 +377,12 @@ class Fleet:
             link = self.link(logs[0])
             try:
                 refs = remote_refs(link, logs, self.skipped)  # a log it cannot read is noted there, and tried again
+            except HostKeyRefused:
+                raise
             except Unreachable:
                 continue
+            except TapedeckError:  # a file status the server refuses: each log alone, the one refused noted
+                refs = [self._ref_alone(link, log) for log in logs]
             for log, ref in zip(logs, refs, strict=True):
                 if ref is not None:
                     self._watch(log, RemoteSessionWatch(ref, self.config, link, log, self.pace))
@@ -385,6 +394,19 @@ class Fleet:
             elif not log.exists():
                 self._pending.discard(log)
                 self._born.discard(str(log))
+
+    def _ref_alone(self, link: SshLink, log: RemoteTarget) -> SessionRef | None:
+        """``remote_refs`` of one log (None when the server refuses its file status, noted in ``skipped``)."""
+        try:
+            return remote_refs(link, [log], self.skipped)[0]
+        except HostKeyRefused:
+            raise
+        except Unreachable:
+            return None  # tried again at the next poll
+        except TapedeckError as exc:
+            if (note := f"skipped {exc}") not in self.skipped:
+                self.skipped.append(note)
+            return None
 
     def _watch(self, log: Path | RemoteTarget, watch: SessionWatch) -> None:
         """Follow ``log`` with ``watch`` (from the log's birth when it appeared while its target was watched)."""
@@ -459,8 +481,10 @@ class Fleet:
             try:
                 stats = link.stat_many([watch.target.path for watch in group])
                 hosts = remote_host_states(link, [(watch.target, watch.engine.signals.hosted) for watch in due])
-            except Unreachable:
-                continue  # each watch finds it out itself, at once (the link waits out its backoff)
+            except HostKeyRefused:
+                raise
+            except TapedeckError:  # the link lost (it waits out its backoff), or one file refused: each watch finds
+                continue  # out itself, at once, and one log the server refuses is that session's alone
             for watch, st in zip(group, stats, strict=True):
                 watch.tailer.prefetch(st)
             for watch, host in zip(due, hosts, strict=True):

@@ -234,3 +234,48 @@ def test_a_far_standby_file_that_cannot_be_read_makes_the_standby_unknown_as_her
     assert state.state == "idle" and (state.bridge or {}).get("standbyUnknown") == f"{quoted_path(standby)} {why}", state
     assert state_label(state.state, state.kind, state.bridge) == "DSH idle (standby?)"
     assert "whether a second DSH process runs this session on standby is unknown" in describe_host(state.to_dict())
+
+
+def test_one_remote_log_the_server_will_not_stat_leaves_the_rest_of_the_fleet_polled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet stats every log of a machine in one round trip: a file status the server refuses for one of them
+    (not the link's: a directory it may list but not search) raised out of that stat, so out of every poll of the
+    whole fleet, and no session of any machine was read again. That session alone is now unreadable
+    (``unreachable``, with the server's words), and the others are read as before."""
+    from core.control.config import validate_config
+    from core.fleet.follow import Fleet
+    from core.shared.errors import TapedeckError
+
+    log = HEADER + b'{"type":"user/message","seq":0,"data":{"content":[{"type":"text","text":"hi"}]}}\n'
+    denied, fine = f"{ROOT}/p/s1/session.jsonl", f"{ROOT}/p/s2/session.jsonl"
+
+    class Refusing(_Machine):  # serves both logs, but refuses a stat of s1's once the fleet watches it
+        refusing = False
+
+        def stat_many(self, paths: list[str], follow: bool = True) -> list[RemoteStat | None]:
+            if self.refusing and denied in paths:
+                raise TapedeckError(f"box:{denied}: cannot stat (Permission denied)")
+            return super().stat_many(paths, follow)
+
+        def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+            return [self.read(path, offset, length) for offset, length in ranges]
+
+        def readlinks(self, paths: list[str]) -> list[str | None]:
+            return [self.links.get(p) for p in paths]
+
+    machine = Refusing({denied: log, fine: log})
+    fleet = Fleet([f"box:{ROOT}"], validate_config({}))
+    monkeypatch.setattr(fleet, "link", lambda _target: machine)
+    fleet.poll(now=1_700_000_000_000)
+    assert sorted(fleet.watches) == [f"box:{denied}", f"box:{fine}"]
+    machine.refusing = True
+    machine.files[fine] = log + log.splitlines(keepends=True)[1].replace(b'"seq":0', b'"seq":1')  # s2 grows
+    raised: list = []
+    fleet.poll(now=1_700_000_001_000, raised=raised)
+    assert fleet.watches[f"box:{fine}"].engine.signals.seq == 1  # read on
+    assert [(a.path, a.cause, a.reason) for a in raised] == [
+        (f"box:{denied}", "unreachable", f"box:{denied}: cannot stat (Permission denied)")]
+    late = Fleet([f"box:{ROOT}"], validate_config({}))  # found while the server refuses it: the others are watched
+    monkeypatch.setattr(late, "link", lambda _target: machine)
+    late.poll(now=1_700_000_002_000)
+    assert sorted(late.watches) == [f"box:{fine}"]
+    assert late.skipped == [f"skipped box:{denied}: cannot stat (Permission denied)"]
