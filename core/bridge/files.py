@@ -630,14 +630,15 @@ class OutcomeReader:
         return (st.st_dev, st.st_ino), st.st_size
 
     def _read_range(self, offset: int, length: int) -> bytes | None:
-        """``length`` bytes from ``offset``, never through a symbolic link; None when the file went away."""
+        """``length`` bytes from ``offset``, never through a symbolic link; None when the file went away, or is no
+        longer a regular file (a FIFO put in its place since ``_stat`` is opened without waiting, never read)."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ELOOP):
+            if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO):  # ENXIO: a socket
                 return None
             raise
         try:
-            return os.pread(fd, length, offset)
+            return os.pread(fd, length, offset) if stat.S_ISREG(os.fstat(fd).st_mode) else None
         finally:
             os.close(fd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -80,6 +81,26 @@ def test_an_outcomes_file_written_again_in_place_is_read_from_its_start(tmp_path
         f.truncate(0)
         f.write(_B_AND_C)
     assert [o["requestId"] for o in reader.read()] == ["b", "c"] and set(reader.outcomes) == {"b", "c"}
+
+
+def test_a_fifo_swapped_in_after_the_reader_looked_is_never_waited_on(tmp_path: Path) -> None:
+    """The reader looked (lstat: a regular file), then opened the file to read it, blocking: a FIFO put in its place
+    between the two held the open (a 'control --wait' on a DSH session, the TUI's poll) until a writer came. It is
+    opened without waiting and read only as a regular file, else taken as gone."""
+
+    class Raced(OutcomeReader):
+        def _stat(self) -> tuple[tuple[int, int], int] | None:
+            return (0, 0), 100  # what the look saw, before the FIFO took the file's place
+
+    fifo = tmp_path / OUTCOMES_FILE
+    os.mkfifo(fifo)
+    found: list[object] = []
+    reading = threading.Thread(target=lambda: found.append(Raced(tmp_path).read()), daemon=True)
+    reading.start()
+    reading.join(30)
+    if reading.is_alive():  # held in the open: a writer lets it go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert found == [[]]
 
 
 def test_a_huge_outcomes_file_is_read_in_slices_never_whole(tmp_path: Path) -> None:
