@@ -71,7 +71,7 @@ from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.fingerprint import FINGERPRINT, remembered, still_holds
-from core.shared.text import js_json, nearest, quoted, quoted_path, shown
+from core.shared.text import js_json, json_line_problem, nearest, quoted, quoted_path, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
@@ -436,7 +436,7 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return _unreadable(line, offset, raw, f"is not valid JSON ({exc})")
+        return _unreadable(line, offset, raw, f"is {json_line_problem(raw, exc)}")
     if not isinstance(obj, dict):
         return InboxEntry(line, offset, None, f"{where} is not a JSON object; skipped")
     request_id = obj.get("id")

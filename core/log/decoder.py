@@ -36,7 +36,7 @@ from core.log.vocabulary import (
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
 from core.shared.records import record
-from core.shared.text import quoted_path, shown
+from core.shared.text import json_line_problem, quoted_path, shown
 
 if TYPE_CHECKING:
     from core.log.frames import FrameStream
@@ -569,7 +569,7 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic(
                     "bad-json",
-                    f"line is {_json_problem(raw, exc)}; {len(raw)} bytes skipped",
+                    f"line is {json_line_problem(raw, exc)}; {len(raw)} bytes skipped",
                     offset,
                     self.next_seq,
                 )
@@ -750,17 +750,6 @@ def _discard(item: Any) -> None:
     """Where decoded items go before the first ``feed``."""
 
 
-def _json_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> str:
-    """Why a line did not parse, after "is": orjson says any line that is not UTF-8 is "str is not valid UTF-8:
-    surrogates not allowed" at its first character, wherever the byte is; such a line names its first byte that
-    is not UTF-8 instead (only a line that failed is decoded again)."""
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        return f"not UTF-8: its byte {bad.start} (0x{raw[bad.start]:02x}) cannot be decoded"
-    return f"not valid JSON ({exc})"
-
-
 _PACKERS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}  # what other tools start a file with
 
 
@@ -772,4 +761,4 @@ def _first_line_problem(raw: bytes | bytearray, exc: orjson.JSONDecodeError) -> 
     packer = next((name for magic, name in _PACKERS.items() if raw.startswith(magic)), None)
     if packer is not None:
         return f"is {packer}-compressed; tapedeck reads a log as it is or zstd-compressed: decompress it first"
-    return f"line 1 is {_json_problem(raw, exc)}"
+    return f"line 1 is {json_line_problem(raw, exc)}"

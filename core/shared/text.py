@@ -178,6 +178,17 @@ def quoted(text: object, limit: int | None = QUOTED) -> str:
     return _UNQUOTABLE.sub(lambda m: _terminal_safe(_string_json(m.group()))[1:-1], cut)
 
 
+def json_line_problem(raw: bytes | bytearray, exc: ValueError) -> str:
+    """Why a JSON parser refused the line ``raw`` (``exc``, its error), after "is": orjson says any line that is not
+    UTF-8 is "str is not valid UTF-8: surrogates not allowed" at its first character, wherever the byte is and
+    though no surrogate is in it; such a line names its first byte that is not UTF-8 instead."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not UTF-8: its byte {bad.start} (0x{raw[bad.start]:02x}) cannot be decoded"
+    return f"not valid JSON ({exc})"
+
+
 def quoted_path(path: str | os.PathLike[str]) -> str:
     """``path`` as a message names it: whole, so that it can be copied back, each byte that is no UTF-8 as
     ``path_text`` writes it (``\\xff``) and each character a terminal acts on or that breaks the line as ``quoted``

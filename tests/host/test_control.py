@@ -178,7 +178,7 @@ def test_reader_reports_bad_lines_without_stopping(inbox: Path) -> None:
         "args": {},
         "at": None,
     }
-    assert "line 7 is not valid JSON" in (entries[6].error or "")
+    assert entries[6].error == "control inbox line 7 is not UTF-8: its byte 0 (0xff) cannot be decoded; skipped"
 
 
 def test_overlong_line_is_reported_and_skipped(inbox: Path) -> None:

@@ -73,6 +73,15 @@ def test_a_lone_surrogate_is_rejected_by_id(inbox: Path) -> None:
     orjson.dumps(outcome_event(entry.request, "rejected", entry.error)["data"])
 
 
+def test_a_line_that_is_not_utf8_is_rejected_by_id_naming_its_byte(inbox: Path) -> None:
+    """orjson refuses any line that is not UTF-8 as 'str is not valid UTF-8: surrogates not allowed: line 1 column 1
+    (char 0)', wherever the byte is and though no surrogate is in it; the line's first such byte is named."""
+    line = b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}'
+    entry = _one(inbox, line)
+    assert entry.request is not None and entry.request["id"] == "bin-1"
+    assert entry.error == f"control inbox line 1 is not UTF-8: its byte {line.index(0xE9)} (0xe9) cannot be decoded"
+
+
 def _overlong(request_id: str) -> bytes:
     head = json.dumps({"id": request_id, "op": "message", "args": {"text": ""}})[:-3].encode()
     return head + b"x" * (2 * MAX_LINE_BYTES) + b'"}}\n'
