@@ -114,9 +114,7 @@ class ControlActions:
         def asked(objective: str | None) -> None:
             if objective is not None:
                 text = objective.strip()
-                self.send_control(
-                    "checkpoint", {"objective": text} if text else {}, f"checkpoint {text}".strip()
-                )
+                self.send_control("checkpoint", {"objective": text} if text else {}, f"checkpoint: {text}" if text else "checkpoint")
 
         self.push_screen(  # type: ignore[attr-defined]
             AskScreen(
@@ -151,7 +149,7 @@ class ControlActions:
         def asked(text: str | None) -> None:
             self.control_dialog = None
             if text and text.strip():
-                self.send_control("message", {"text": text.strip()}, f"message: {text.strip()[:40]}")
+                self.send_control("message", {"text": text.strip()}, f"message: {text.strip()}")
 
         cancel = key_of(self, "policy.ask.cancel")  # type: ignore[arg-type]
         self.control_dialog = AskScreen(

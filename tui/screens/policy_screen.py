@@ -42,6 +42,7 @@ from core.remote.inbox import MaybeWritten
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, printable
 from core.shared.values import int_or_none
+from tui.cells import cut
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
@@ -54,6 +55,7 @@ UNSURE = "unsure"  # the append's fate was lost: it may have been written, so it
 # the states of a request on its way or taken and not answered yet (not ``unsure``: that one may never have reached
 # the inbox, and would stay so for as long as the host runs)
 UNANSWERED = (SENDING, PENDING)
+LABEL_CELLS = 60  # a request's label (its toasts, the outcome panel) is cut to these cells, the cut marked
 NARROW_WIDTH = 70  # policy screens narrower than this stack their side pane under the table
 
 _STATE_STYLE = {
@@ -173,9 +175,10 @@ class RequestLog:
         self._items: list[TrackedRequest] = []
 
     def add(self, op: str, label: str) -> TrackedRequest:
-        """Record a request that is about to be written."""
+        """Record a request that is about to be written, named by ``label`` cut to ``LABEL_CELLS`` (a message or an
+        objective is the operator's text, of any length)."""
         with self._lock:
-            item = TrackedRequest(len(self._items) + 1, op, label)
+            item = TrackedRequest(len(self._items) + 1, op, cut(label, LABEL_CELLS))
             self._items.append(item)
             return item
 

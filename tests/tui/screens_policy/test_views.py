@@ -165,6 +165,49 @@ def test_s_asks_no_second_stop_while_one_sent_from_here_waits_for_the_answer() -
     assert len(keys.asked) == 2
 
 
+def test_a_long_message_or_objective_is_named_cut_with_a_mark_in_the_toasts_and_the_outcomes() -> None:
+    """A request is named in its toasts and on the outcome panel by its label: a message's was cut at 40
+    characters with no mark (it read as the whole message), a checkpoint's objective not at all (a pasted page made
+    a toast taller than the screen). Each label is cut to ``LABEL_CELLS`` cells, the cut marked with ``…``."""
+    from rich.cells import cell_len
+
+    from core.control.host_state import HostState
+    from tui.screens.control import ControlActions
+    from tui.screens.policy_screen import LABEL_CELLS, requests_for
+
+    class Keys(ControlActions):  # the app's side of m and K, up to the request it tracks
+        BINDINGS: list[Any] = []
+        _keymap: dict[str, str] = {}
+
+        def __init__(self) -> None:
+            self.live = self
+            self.host = HostState("running", 4242, 0, "tapedeck")
+            self.asked: list[Any] = []
+
+        def get_key_display(self, binding: Any) -> str:
+            return str(binding.key)
+
+        def push_screen(self, _screen: object, then: Any) -> None:
+            self.asked.append(then)
+
+        def _show_outcomes(self, _items: object) -> None:
+            pass
+
+        def _send_control(self, *_: object) -> None:
+            pass
+
+    keys = Keys()
+    text = "write a failing test for the flaky case first, then run the whole suite and report back " * 10
+    ControlActions.action_control_message(keys)  # type: ignore[arg-type]
+    ControlActions.action_control_checkpoint(keys)  # type: ignore[arg-type]
+    for answer in keys.asked:
+        answer(text)
+    labels = [item.label for item in requests_for(keys.live).items()]
+    assert [label.split(": ")[0] for label in labels] == ["message", "checkpoint"], labels
+    for label in labels:
+        assert label.endswith("…") and cell_len(label) <= LABEL_CELLS and text.startswith(label.split(": ")[1][:-1])
+
+
 def test_a_failed_withdrawal_is_reported_and_the_poll_goes_on() -> None:
     """A withdrawal that raised escaped the watch worker: the request stayed pending, nothing was said, the requests
     after it went unpolled, and every later poll tried again as silently."""
