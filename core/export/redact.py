@@ -730,7 +730,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False  # what it found (``Identifier``), not a test's ``expected token: abc123``
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
-        return len(value) >= SHORTEST and _literal_secret(value)
+        return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(name, value)
     if _STRING_PREFIX.match(value):  # code's string with its prefix (``token = f"{a}{b}"``), no value with a quote
         return False
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
@@ -744,7 +744,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
         # long value judging all of it, ``DB_PASSWORD=a,1DB_PASSWORD=a,…``, took time growing as its square)
         value = data[m.start(3) : min(joined, m.start(3) + SETTING_MAX + 1)]
         return not _placeholder(value) and (len(value) > SETTING_MAX or not _setting(value.decode(errors="replace")))
-    if len(value) < SHORTEST or _placeholder(value):
+    if len(value) < SHORTEST or _placeholder(value) or _lexer_word(name, value):
         return False
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
@@ -836,6 +836,8 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
         value, prefix, judged = data[at:close], (t.group(1) or b"").lower(), not (first or compared or depth)
         at, first, compared = close + len(t.group(2)), False, False
         if not judged or b"f" in prefix or len(value) < SHORTEST or not _literal_secret(value):
+            continue
+        if _lexer_word(_key_name(data, m), value):
             continue
         if prefix and _PATTERN_CHARS.search(value):
             continue
@@ -946,6 +948,18 @@ def _literal_secret(value: bytes) -> bool:
     """True when a quoted value after a key word is a secret: no placeholder, no colour (``"#d8dee9"``) and no
     setting word (``"none"``, ``"disabled"``)."""
     return not _placeholder(value) and not _COLOR.fullmatch(value) and value.decode(errors="replace").lower() not in _SETTINGS
+
+
+def _lexer_word(name: bytes, value: bytes) -> bool:
+    """True when ``value``, under a key whose whole name is ``token`` (``name``: ``token``, ``self.token``,
+    ``"token"``, ``<token>``), is a word of a language, no credential: a lexer's or a parser's token (``token =
+    "EOF"``, ``{"token": "IDENT"}``, ``token: STRING_LITERAL``, ``<token>return</token>``), a name made of words as
+    names and prose write them (``readable``: letters, ``_`` and blanks between). A credential is random: a digit
+    (``token = "abc12"``), or a run of letters no word makes (``token = "xKqTzP"``), is one, and so is any value of a
+    token a word names (``api_token``, ``GITHUB_TOKEN``, ``<apiToken>secret</apiToken>``: no lexer's), or of another
+    key (a person may choose a short word for a password: ``password: root``)."""
+    return (name.lower() == b"token" and value.replace(b" ", b"").replace(b"_", b"").isalpha()
+            and readable(value.decode()))  # fmt: skip
 
 
 def _digit_secret(name: bytes, value: bytes) -> bool:
@@ -1285,18 +1299,18 @@ def _named_value(data: bytes, m: Any) -> bool:
         return False
     if value.isdigit():
         return _digit_secret(m.group(2), value)
-    return len(value) >= SHORTEST and _literal_secret(value)
+    return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(2), value)
 
 
 def _xml_text(data: bytes, m: Any) -> bool:
     """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
     no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
     that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays); under an element named ``token``
-    alone, not letters and blanks only (a lexer's or a language tool's ``<token>return</token>`` is a word)."""
+    alone, no word of a language (a lexer's or a language tool's ``<token>return</token>``: ``_lexer_word``)."""
     name, value = m.group(1), m.group(2).strip()  # a CDATA section's blanks
     if not data.startswith(name + b">", m.end()) or _no_password(name.rpartition(b":")[2].decode(errors="replace")):
         return False
-    if name.rpartition(b":")[2].lower() == b"token" and value.replace(b" ", b"").isalpha():
+    if _lexer_word(name.rpartition(b":")[2], value):
         return False
     if value.isdigit():
         return _digit_secret(name, value)
@@ -1931,7 +1945,7 @@ class Redactor:
             return self.text(value) if self._seen is None else self._noted(value, self.text)
         if kind is dict:
             walk, keyed, key = self._walk, self._keyed, self._key
-            pairs = [(key(k), v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
+            pairs = [(key(k), v if type(v) is str and v in WORDS else keyed(k, v) if _secret_key(k) and type(v) is str
                       else self._whole_key(str(v)) if _secret_number(k, v) else walk(v))
                      for k, v in value.items()]  # fmt: skip
             out = dict(pairs)
@@ -1963,11 +1977,12 @@ class Redactor:
             self._seen[KEY_REDACTED] = (key, out, None)
         return out
 
-    def _keyed(self, value: str) -> str:
-        """``_walk`` of the string ``value`` under a dict's key named for a secret (``_secret_key``): all of it goes
-        when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
-        one); an object's string is no text the text rules see as ``"password": "hunter2"``."""
-        if len(value) >= SHORTEST and _literal_secret(value.encode()):
+    def _keyed(self, key: str, value: str) -> str:
+        """``_walk`` of the string ``value`` under ``key``, a dict's key named for a secret (``_secret_key``): all of it
+        goes when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
+        one, and no ``_lexer_word``); an object's string is no text the text rules see as ``"password": "hunter2"``."""
+        data = value.encode()
+        if len(value) >= SHORTEST and _literal_secret(data) and not _lexer_word(key.encode(), data):
             return self._noted(value, self._whole_key)
         return self._walk(value)
 

@@ -3891,19 +3891,54 @@ def test_every_literal_a_secret_s_name_is_assigned_goes_and_code_stays(
 @pytest.mark.parametrize(
     ("unit", "times"),
     [("f(token=x or 'Abcdef12', ", 25), ("{token:c ? 'a' : 'Abcdef12', ", 15),
-     ("token:a[b[c]d]|" + "a[]|" * 56 + "x  token:str|None=x or 'Abcdef12'; ", 60)],
-    ids=["keyword arguments", "object keys", "typed names"],
+     ("token:a[b[c]d]|" + "a[]|" * 56 + "x  token:str|None=x or 'Abcdef12'; ", 60),
+     ('token = "EOF"; {"token": "IDENT"}, ', 20), ('token = "' + "Ab_cd " * 10000 + '"', 10)],
+    ids=["keyword arguments", "object keys", "typed names", "lexer words", "a long lexer word"],
 )  # fmt: skip
-def test_a_long_line_of_keyword_arguments_object_keys_and_typed_names_is_redacted_in_linear_time(
+def test_a_long_line_of_keys_in_code_is_redacted_in_linear_time(
     monkeypatch: pytest.MonkeyPatch, unit: str, times: int
 ) -> None:
     """The literals after a keyword argument, an object literal's bare key and a typed name are looked for past
     the key (``_expression_start``): what the key's name follows (a bounded slice of the text) and a type's
     annotation (``_ANNOTATION``, in ``ANNOTATION_MAX`` bytes; brackets that nest once and hold no ``|``, so one
-    reading only: ``a[]|a[]|…`` would take exponential time were ``]`` and ``|`` allowed inside). A line of 60 kB of such keys:
-    what is searched is counted (``_counted_text``), at most ``times`` the text (14, 9 and 43 now); the annotation's
-    own backtracking no count sees, but exponential it would not end."""
-    keys = 60_000 // len(unit)
+    reading only: ``a[]|a[]|…`` would take exponential time were ``]`` and ``|`` allowed inside); and a value under
+    ``token`` is read once more, whether it is a lexer's word (``_lexer_word``). A line of 60 kB of such keys (or one
+    value of 60 kB): what is searched is counted (``_counted_text``), at most ``times`` the text (14, 9, 43, 13 and
+    7 now); the annotation's own backtracking no count sees, but exponential it would not end."""
+    keys = max(1, 60_000 // len(unit))
     counted = _counted_text(monkeypatch, unit * keys, times)  # (before the redactor: it takes the counted patterns)
     out = Redactor(environ={}, home="/home/ann").text(counted)
-    assert "Abcdef12" not in out and out.count(R) >= keys
+    assert out.count(R) >= keys if "Abcdef12" in unit else out == unit * keys
+    assert "Abcdef12" not in out
+
+
+LEXER_WORDS = st.sampled_from(["EOF", "IDENT", "STRING_LITERAL", "return", "Identifier", "end of file", "LParen"])
+LEXER_LINES = st.sampled_from([
+    'token = "{}"', "self.token = '{}'", "token: {}", "if ok:\n    token = x or '{}'", '{{"token": "{}", "line": 3}}',
+    "<token>{}</token>", "f(token='{}')",
+])  # fmt: skip
+
+
+@settings(max_examples=CASES, deadline=None)
+@given(word=LEXER_WORDS, line=LEXER_LINES)
+def test_a_lexers_word_under_a_key_named_token_stays(word: str, line: str) -> None:
+    """``token = "EOF"`` lost its ``EOF``: any value from three characters under a key named for a secret went. A
+    key named ``token`` alone is a lexer's or a parser's word too, and a credential is random: under it a name made
+    of words (``EOF``, ``IDENT``, ``STRING_LITERAL``, ``return``) stays, in code, in a JSON object and in JSON text,
+    as ``<token>return</token>`` did already."""
+    text = line.format(word)
+    _stays(text)
+    _stays(orjson.dumps({"command": text}).decode())
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.walk({"token": word, "tokens": [{"token": word}]}) == {"token": word, "tokens": [{"token": word}]}
+
+
+def test_a_random_or_a_named_tokens_short_value_and_a_short_password_still_go() -> None:
+    """What ``_lexer_word`` keeps is a word under ``token`` alone: a digit or a run of letters no word makes goes
+    there, and any value of three characters or more under a token a word names, or under another key."""
+    _redacts('token = "abc12"\ntoken = "xKqTzP"\napi_token = "EOF"\nGITHUB_TOKEN=IDENT\npassword = "abc"\n'
+             "<apiToken>secret</apiToken>\n",
+             'token = "[redacted key]"\ntoken = "[redacted key]"\napi_token = "[redacted key]"\n'
+             'GITHUB_TOKEN=[redacted key]\npassword = "[redacted key]"\n<apiToken>[redacted key]</apiToken>\n', keys=6)
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.walk({"token": "qZx9", "accessToken": "EOF"}) == {"token": R, "accessToken": R}
