@@ -27,6 +27,7 @@ from core.log.frames import FrameError, frame_end
 from core.log.tail import FINGERPRINT, FileState, Tailer, TailUpdate
 from core.remote.link import READ_CHUNK, RemoteStat, SshLink, Unreachable
 from core.remote.target import RemoteTarget
+from core.shared.errors import TapedeckError
 
 OVERLAP = 8  # consumed bytes read again with each range of appended bytes
 HEAD_CHECK = 16  # bytes of the head that name the session
@@ -121,10 +122,16 @@ class RemoteTailer(Tailer):
 
     def _differs(self, k: int, new: int) -> bool:
         """Read the last ``k`` consumed bytes and ``new`` bytes after them, with the head's bytes, in one round
-        trip; True when the consumed bytes or the head changed. The new bytes are kept for ``_chunks``."""
+        trip; True when the consumed bytes or the head changed (False when the server refuses the read). The new
+        bytes are kept for ``_chunks``."""
         k = min(k, len(self._tail))
         a, b = self._head_window()
-        read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)])
+        try:
+            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)])
+        except Unreachable:
+            raise
+        except TapedeckError:  # the server refused the read: the read that follows reports it, as a local one's
+            return False
         if head != self._head[a:b] or read[:k] != self._tail[len(self._tail) - k :]:
             return True
         self._early = read[k:]
@@ -152,6 +159,8 @@ class RemoteTailer(Tailer):
             except Unreachable as exc:
                 self._lost = exc
                 return
+            except TapedeckError as exc:  # the server refused it (the file went, or may not be read): a read error,
+                raise OSError(str(exc)) from None  # as a local read's (``Tailer._read`` notes it)
             if not data:
                 return
             if not self._offset:  # a load: a same-second rewrite after it is looked for once it settled

@@ -245,3 +245,34 @@ def test_a_poll_with_no_answer_yet_never_lets_stalled_run_ahead_of_unreachable(t
     assert tailer.unreachable is not None
     assert [a.cause for a in watch.engine.reachable(False, now_ms(), str(tailer.unreachable))] == ["unreachable"]
     assert watch.tick(now_ms() + 120_000) == []
+
+
+def test_a_read_the_server_refuses_is_a_read_error_as_locally_not_the_end_of_the_follow(tmp_path: Path) -> None:
+    """A local log that cannot be read at a poll gives a ``read-error`` diagnostic and is read on at the next one;
+    over SFTP the server's refusal of a read (the file removed between the stat and the read, its permissions
+    changed) was a plain TapedeckError out of ``poll``: the view ended on its error screen, the fleet stopped.
+    It is now the same diagnostic, and the next poll goes on from where the reader stood."""
+    from core.shared.errors import TapedeckError
+
+    class Refusing(_Machine):
+        refused: set[int] = set()
+
+        def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+            if self.reads + 1 in self.refused:
+                self.reads += 1
+                raise TapedeckError(f"testbox:{path}: cannot read (Permission denied)")
+            return super().read_ranges(path, ranges)
+
+    path = tmp_path / "session.jsonl"
+    logs = [_log("a", ["one", "two", "three"][:n]) for n in (2, 3)]
+    path.write_bytes(logs[0])
+    machine = Refusing()
+    tailer = RemoteTailer(machine, RemoteTarget(None, "testbox", str(path)))  # type: ignore[arg-type]
+    assert _texts(tailer.poll().events) == ["one", "two"]
+    path.write_bytes(logs[1])
+    machine.refused = {machine.reads + 1, machine.reads + 2}  # the rewrite check's read, then the read of the line
+    update = tailer.poll()
+    assert not update.events and [d.code for d in update.diagnostics] == ["read-error"], update
+    assert "cannot read (Permission denied)" in update.diagnostics[0].message
+    assert tailer.unreachable is None
+    assert _texts(tailer.poll().events) == ["three"]
