@@ -2914,6 +2914,31 @@ def test_a_long_run_of_backslashes_in_an_echoed_password_is_redacted_in_linear_t
 
 
 @pytest.mark.parametrize(
+    ("middle", "out"),
+    [("\\necho -n -e -n" * 5000, "\\necho -n -e [redacted key]" * 4999 + "\\necho -n -e -n [redacted key]"),
+     ("\\necho" + " -n" * 20000 + "x", "\\necho" + " -n" * 19999 + " [redacted key]"),
+     ("\\necho -" + "n" * 60000 + "x", "\\necho [redacted key]"),
+     ("\\necho" + " " * 60000 + "B", "\\necho" + " " * 60000 + "[redacted key]"),
+     ("\\necho\\nprintf" * 5000, "\\nprintf [redacted key]")],
+    ids=["echoes with options", "options none ends", "a long option", "blanks", "echoes with none"],
+)  # fmt: skip
+def test_the_echoes_inside_an_echoed_password_are_found_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch, middle: str, out: str
+) -> None:
+    """Inside an echoed password, each ``\\n`` of JSON text that an ``echo`` and its options follow is the next
+    command's (``_NEXT_ECHO``, ``_echoed_lines``), looked for over the password once: 60 kB of such echoes, their
+    options (none closed by a blank), one long option or a run of blanks are searched once. What is searched is
+    counted (``_counted_text``): at most 3 times the text (1 to 2.1 now). The pattern is Python's: a search's own
+    backtracking no count sees, but it has none to do beyond its own try: a try starts only at a run's first
+    backslash, and each repeat stops at a character it cannot take (``-`` after blanks, a blank after ``[neE]``), so
+    a failed try goes back over what it read, once."""
+    text = '{"c": "(echo A' + middle + ' B) | passwd"}'
+    counted = _counted_text(monkeypatch, text, 3)  # (before the redactor: it takes the counted patterns)
+    found = Redactor(environ={}, home="/home/ann").text(counted)
+    assert found == '{"c": "(echo [redacted key]' + out + ') | passwd"}', found[-200:]
+
+
+@pytest.mark.parametrize(
     ("text", "out"),
     [
         ("echo Hunter2pw 2>/dev/null | passwd", "echo [redacted key] 2>/dev/null | passwd"),
