@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
@@ -873,3 +874,26 @@ async def test_a_row_that_changes_is_measured_alone_not_the_whole_fleet_once_per
         table = screen.query_one(DataTable)
         await until(pilot, lambda: str(table.get_cell(key, "write")) == "9m")
         assert set(drawn) == {key} and len(drawn) <= 2, drawn  # measured, then drawn
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("keys", ["enter", "o"])
+async def test_help_on_the_fleet_lists_enter_as_open_with_the_id_a_keymap_rebinds(tmp_path: Path, keys: str) -> None:
+    """The footer offers ``⏎ Open`` (``fleet.open``), but ``?`` listed the table's own ``⏎ Select`` with no binding
+    id, and ``Open`` nowhere: the id to rebind it by could not be found. Enter on the table is the screen's Open;
+    rebound to ``o``, ``o`` opens the row and the help says so."""
+    root = _root(tmp_path)
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text("" if keys == "enter" else '"fleet.open" = "o"\n')
+    app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=keymap, fleet_roots=[root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        entries = [(e.keys, e.description, e.binding_id) for e in app.screen.entries]
+        assert (app.get_key_display(Binding(keys, "")), "Open", "fleet.open") in entries, entries
+        assert not [e for e in entries if e[1] == "Select"], entries
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press(keys)
+        await until(pilot, lambda: main_screen(app) is not None)

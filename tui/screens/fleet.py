@@ -50,11 +50,12 @@ CHECKING, SENT = "checking", "sent"  # where a row action begun from here stands
 
 
 class FleetTable(RowTable):
-    """The fleet's table: Enter with no row shown goes on to the screen's ``open``, which says why."""
+    """The fleet's table: Enter goes on to the screen's ``open`` (``fleet.open``, which a keymap rebinds and ``?``
+    lists by its id), on a row or, to say why, with no row shown; a click on a row opens it too."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """No ``select_cursor`` on an empty table."""
-        if action == "select_cursor" and not self.row_count:
+        """No ``select_cursor``: the key is the screen's."""
+        if action == "select_cursor":
             return False
         return super().check_action(action, parameters)
 
