@@ -774,7 +774,8 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
     sent a second stop (m a second message), and any row key pressed twice while its host was being read (over SSH a
     round trip) put up two dialogs, each sending. One action on a row, begun from here and not done, is not begun
     again: the key says why, and nothing is asked or sent twice. The message's confirm shows the message whole
-    (its title cut it at 70 characters, with no mark: the operator confirmed what they could not read)."""
+    (its title cut it at 70 characters, with no mark: the operator confirmed what they could not read), and the
+    stop's says what a stop does to that host, as S on an open session says (it said only "Send stop to …?")."""
     import threading
 
     from textual.widgets import Input
@@ -800,6 +801,7 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         await until(pilot, lambda: refused() == 1)
         reading.set()
         await until(pilot, lambda: dialogs() == 1)
+        await until(pilot, lambda: "`tapedeck run --resume`" in _said(app.screen))  # what a stop does, as on a session
         await pilot.press("y")
         await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
         assert dialogs() == 0

@@ -46,6 +46,15 @@ FIRST_RUN_KEYS = (
 )
 
 
+def what_stop_does(kind: object) -> str:
+    """What a stop does to a host of ``kind`` (a DSH bridge's, else ours), as its confirm says it."""
+    if kind == KIND_DSH:
+        return ("DSH cancels the turn in flight (the model call and any running tool) and ends it as aborted with "
+                "your reason. DSH keeps running: a message starts the next turn.")  # fmt: skip
+    return ("The host interrupts the model call in flight and any running tool, ends the turn as aborted and exits. "
+            "`tapedeck run --resume` can continue the session later.")  # fmt: skip
+
+
 def first_run_hint(app: App[Any]) -> str:
     """The demo's first toast: the keys that act on the agent, as ``app``'s keymap binds them."""
     return "You are the operator: " + " · ".join(f"{key_of(app, i)} {what}" for i, what in FIRST_RUN_KEYS)
@@ -168,15 +177,7 @@ class ControlActions:
             if confirmed:
                 self.send_control("stop", {"reason": "stopped by the operator from the TUI"}, "stop")
 
-        dsh = self.live is not None and self.live.host.kind == KIND_DSH
-        body = Text(
-            "DSH cancels the turn in flight (the model call and any running tool) and ends it as aborted with "
-            "your reason. DSH keeps running: a message starts the next turn."
-            if dsh
-            else "The host interrupts the model call in flight and any running tool, ends the turn as aborted and "
-            "exits. `tapedeck run --resume` can continue the session later."
-        )
-        self.control_dialog = ConfirmScreen("Stop the agent now?", body, "Stop")
+        self.control_dialog = ConfirmScreen("Stop the agent now?", Text(what_stop_does(self.live.host.kind)), "Stop")
         self.push_screen(self.control_dialog, decided)  # type: ignore[attr-defined]
 
     # sending and watching ---------------------------------------------------------------------------------

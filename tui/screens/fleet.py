@@ -33,6 +33,7 @@ from tui.failures import unexpected
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.control import what_stop_does
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
@@ -465,6 +466,8 @@ class FleetScreen(Screen[None]):
         body = Text(f"Send {op} to {name} ({row.where}, {state}) through its control inbox?")
         if "text" in args:  # whole: the operator confirms what they read (the body scrolls)
             body.append(f"\n\n{printable(args['text'])}")
+        if op == "stop":  # what it does to that host (its kind as the row read it, DSH's or ours)
+            body.append(f"\n\n{what_stop_does(row.host.get('kind'))}")
         self._ask(row, ConfirmScreen(cut(f"{op} {name}", 70), body, op.capitalize()), decided)
 
     def _named(self, row: FleetRow) -> str:
