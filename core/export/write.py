@@ -39,7 +39,7 @@ from core.read.index import (
 from core.read.index import SUFFIX as INDEX_SUFFIX
 from core.read.notes import LOCK, SUFFIX, sidecar_paths, temporary_prefix
 from core.shared.errors import TapedeckError
-from core.shared.fdwrite import is_temporary
+from core.shared.fdwrite import is_temporary, name_file, unnamed_file
 from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, quoted_path
 
@@ -339,8 +339,12 @@ def export_to_file(
             raise TapedeckError(f"{quoted_path(target)}: cannot write ({exc.strerror or exc})") from None
     tmp = real.with_name(f".{real.name}.{os.getpid()}.part")
     try:
+        try:  # with no name until it is whole: an export killed meanwhile leaves nothing beside the output
+            unnamed = unnamed_file(real.parent, os.O_WRONLY, 0o666)
+        except OSError:  # told as the named file's making tells it, below
+            unnamed = None
         try:
-            made = open(tmp, "wb")  # noqa: SIM115 (closed by the with below: only its making is tried here)
+            made = open(tmp if unnamed is None else unnamed, "wb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
             if not real.parent.is_dir():
                 raise
@@ -351,6 +355,11 @@ def export_to_file(
             ) from None
         with made as out:
             doc = export(path, out, fmt, options, real.parent)
+            if unnamed is not None:  # whole: named for the moment until it takes the output's
+                out.flush()
+                with suppress(FileNotFoundError):  # one an export with this pid left before
+                    tmp.unlink()
+                name_file(unnamed, tmp)
         os.replace(tmp, real)
     except OSError as exc:
         raise TapedeckError(f"{quoted_path(target)}: cannot write ({exc.strerror or exc})") from None

@@ -26,7 +26,6 @@ log and its directory as they were.
 from __future__ import annotations
 
 import contextlib
-import errno
 import heapq
 import os
 import secrets
@@ -46,6 +45,7 @@ from core.log.records import PackedRow, RecordError, is_packed_row
 from core.log.vocabulary import LOST_EVENT
 from core.log.writer import acquire, append_synced, encode_event
 from core.shared.errors import LogFormatError
+from core.shared.fdwrite import name_file, unnamed_file
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path, shown
 
@@ -249,7 +249,7 @@ class _Output:
         self.log = log
         self.compressed = compressed
         self.named = log.with_name(f"{log.name}{REPAIR_SUFFIX}")
-        self.fd = _unnamed(log.parent)
+        self.fd = unnamed_file(log.parent, os.O_WRONLY | os.O_APPEND, 0o644)
         if self.fd is None:
             self.named.unlink(missing_ok=True)  # what a repair killed on such a file system left
             self.fd = os.open(self.named, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
@@ -280,11 +280,7 @@ class _Output:
         """Put the written file in the log's place."""
         if self.named is None:  # a name of its own, for the moment until it takes the log's
             self.named = self.log.with_name(f".{self.log.name}.{secrets.token_hex(6)}{REPAIR_SUFFIX}")
-            here = os.open(self.log.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
-                os.link(f"/proc/self/fd/{self.fd}", self.named.name, dst_dir_fd=here)
-            finally:
-                os.close(here)
+            name_file(self.fd, self.named)
         os.replace(self.named, self.log)
         self.named = None
 
@@ -297,18 +293,6 @@ class _Output:
     def close(self) -> None:
         """Close the file (written or not)."""
         os.close(self.fd)
-
-
-def _unnamed(directory: Path) -> int | None:
-    """A file of ``directory`` with no name, open for appending; None where none can be made and named later."""
-    if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
-        return None
-    try:
-        return os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # the file system makes none
-            return None
-        raise
 
 
 @dataclass(order=True)

@@ -1,5 +1,6 @@
 """Writing whole buffers: to a file descriptor (``os.write`` may write less than it is given), and to a file
-that is replaced in one step (readers see the old bytes or the new, never part of them)."""
+that is replaced in one step (readers see the old bytes or the new, never part of them); a file with no name
+until it is whole, which a process killed while writing it leaves nowhere."""
 
 from __future__ import annotations
 
@@ -61,3 +62,25 @@ def _create_beside(path: Path, prefix: str, suffix: str) -> tuple[int, str]:
         except FileExistsError:
             continue  # a name taken: another one
     raise FileExistsError(errno.EEXIST, "no unused temporary file name found", str(path.parent))
+
+
+def unnamed_file(directory: Path, flags: int, mode: int) -> int | None:
+    """A new file of ``directory`` with no name (``O_TMPFILE``), opened with ``flags`` added; None where the file
+    system makes none, or no ``/proc`` is there to name it by later (``name_file``)."""
+    if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(directory, os.O_TMPFILE | os.O_CLOEXEC | flags, mode)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # the file system makes none
+            return None
+        raise
+
+
+def name_file(fd: int, path: Path) -> None:
+    """Give the ``unnamed_file`` open as ``fd`` the name ``path`` (which must not exist)."""
+    here = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
+        os.link(f"/proc/self/fd/{fd}", path.name, dst_dir_fd=here)
+    finally:
+        os.close(here)

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -281,6 +282,47 @@ def test_a_sigterm_while_an_export_is_written_leaves_the_output_as_it_was_and_no
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (143, f"tapedeck: terminated; nothing was written to {out}\n")
     assert [p.name for p in out.parent.iterdir()] == ["x.html"] and out.read_text() == "before"
+
+
+# A sitecustomize: as the export opens the log it reads once its output is made (a file in the output's directory,
+# named or not, open in the process), a SIGKILL: a kill nothing can take, while the export is written.
+_SIGKILL_WHILE_WRITING = """
+import os, signal, sys
+
+def _made(out):
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(out + "/"):
+                return True
+        except OSError:
+            pass
+    return False
+
+def _hook(event, args):
+    out = os.environ.get("TD_TEST_KILL_OUT")
+    if event == "open" and out and str(args[0]).endswith(".jsonl") and _made(out):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+sys.addaudithook(_hook)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_an_export_killed_while_it_writes_leaves_nothing_beside_its_output(tmp_path: Path, processes: Processes) -> None:
+    """An export killed (SIGKILL: the OOM killer, kill -9) while it wrote left its hidden '.NAME.PID.part' beside
+    the output for good, as big as the export had got. It writes into a file with no name (O_TMPFILE), which gets
+    one only once whole, to be renamed over the output, as a repair writes the log it rebuilds."""
+    hook, out = tmp_path / "hook", tmp_path / "out"
+    hook.mkdir()
+    out.mkdir()
+    (out / "x.html").write_text("before")
+    (hook / "sitecustomize.py").write_text(_SIGKILL_WHILE_WRITING)
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TD_TEST_KILL_OUT": str(out)}
+    proc = processes.start([sys.executable, "-m", "core.cli", "export", str(LOGS[0]), "-o", str(out / "x.html")],
+                           cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, err)
+    assert [p.name for p in out.iterdir()] == ["x.html"] and (out / "x.html").read_text() == "before"
 
 
 @pytest.mark.parametrize("target", ["/proc/self/status", "/proc/tapedeck-export"])

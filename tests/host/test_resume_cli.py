@@ -521,7 +521,7 @@ def test_where_no_unnamed_file_can_be_made_the_repair_writes_log_repair_and_repl
     lines[2] = b"\x00garbage\n"
     log.write_bytes(b"".join(lines))
     log.with_name(f"{log.name}.repair").write_bytes(b"half a repaired log")
-    monkeypatch.setattr("core.log.repair._unnamed", lambda _: None)
+    monkeypatch.setattr("core.log.repair.unnamed_file", lambda *_: None)
 
     assert main(["repair", str(log)]) == 0
 
@@ -580,7 +580,7 @@ def test_a_directory_named_log_repair_neither_stops_the_repair_nor_is_touched(
     (log.parent / f"{log.name}.repair").mkdir()
     before = sorted(p.name for p in log.parent.iterdir())
     if not unnamed:
-        monkeypatch.setattr("core.log.repair._unnamed", lambda _: None)
+        monkeypatch.setattr("core.log.repair.unnamed_file", lambda *_: None)
     capsys.readouterr()
 
     code = main(["repair", str(log)])
