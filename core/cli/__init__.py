@@ -197,7 +197,15 @@ def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command
     from core.shared.held_signals import let_go
 
     let_go()  # any other command: the console script's hold ends, a signal held meanwhile acts now
-    return _dispatch(words, extra_commands)
+    try:
+        return _dispatch(words, extra_commands)
+    except KeyboardInterrupt:  # Ctrl-C in a command that takes none itself (run, export -o, control --wait do)
+        import signal
+
+        from core.cli.common import fail
+        from core.cli.stops import ended_by
+
+        return fail(*ended_by(signal.SIGINT))
 
 
 def _dispatch(words: list[str], extra_commands: Mapping[str, Command] | None) -> int:

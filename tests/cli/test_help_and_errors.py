@@ -537,3 +537,25 @@ def test_a_word_near_a_choice_is_named(argv: list[str], line: str, capsys: pytes
     err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith(line), err
     assert argv[0] != "inpsect" or err.endswith(" (did you mean inspect?)"), err
+
+
+@pytest.mark.parametrize(
+    "argv", [["inspect", "LOG"], ["events", "LOG", "--json"], ["cost", "LOG"], ["request", "LOG", "--all"], ["alerts", "LOG"]]
+)
+def test_ctrl_c_ends_a_reading_command_in_a_line(
+    argv: list[str], fixtures_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (or `timeout -s INT`) in a reading command printed a KeyboardInterrupt traceback, where `run`, `export`
+    and `control --wait` say what ended them: it says 'interrupted', exit 130, as a shell reports a SIGINT."""
+    from core.log.decoder import LogDecoder
+
+    def interrupted(self: LogDecoder, data: bytes) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LogDecoder, "feed", interrupted)
+    try:
+        code: object = main([str(fixtures_dir / FIXTURE) if word == "LOG" else word for word in argv])
+    except KeyboardInterrupt:
+        code = "a KeyboardInterrupt out of main"
+    assert code == 130
+    assert capsys.readouterr().err == "tapedeck: interrupted\n"
