@@ -131,7 +131,7 @@ def counts(least: int, most: int | None = None) -> Callable[[str], int]:
     def count(text: str) -> int:
         value = whole(text)
         if value < least or (most is not None and value > most):
-            wanted = f"{least} or more" if most is None else f"from {least} to {most}"
+            wanted = f"of at least {least}" if most is None else f"from {least} to {most}"
             raise argparse.ArgumentTypeError(f"'{text}' is not a whole number {wanted}")
         return value
 
