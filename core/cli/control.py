@@ -25,6 +25,7 @@ from core.control.host_state import (
     pid_text,
     read_host_state,
 )
+from core.control.host_state import UNKNOWN as UNKNOWN_STATE
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -104,7 +105,7 @@ def _wait_outcome(
     def gone() -> str | None:
         nonlocal began
         state = host()
-        if state.live:
+        if state.live or state.state == UNKNOWN_STATE:  # unknown: its host.json cannot be read now, the host may run
             return None
         if (began := interrupted(state, request["id"], request["op"])) is not None:
             return str(began["error"])
@@ -219,6 +220,8 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
             else f"{quoted_path(str(log))}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
             "was sent"
         )
+    if state.state == UNKNOWN_STATE and not queue:  # a remote host.json that cannot be read: its host may well run
+        raise ControlError(f"session {session_id}: whether a host runs it is unknown: {state.problem}; nothing was sent")
     if not state.live and not queue:
         who, later = (
             ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")

@@ -70,13 +70,15 @@ _LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line
 @record(frozen=True)
 class HostState:
     """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms),
-    ``kind`` (``tapedeck`` or ``dsh``) and, for a bridged DSH session, what its ``bridge.json`` says."""
+    ``kind`` (``tapedeck`` or ``dsh``), for a bridged DSH session what its ``bridge.json`` says and, for an
+    ``unknown`` state (a remote ``host.json`` that cannot be read), why it is not known (``problem``)."""
 
     state: str
     pid: int | None = None
     since: int | None = None
     kind: str = KIND_TAPEDECK
     bridge: dict[str, Any] | None = field(default=None, compare=False)
+    problem: str | None = field(default=None, compare=False)
 
     @property
     def live(self) -> bool:
@@ -84,10 +86,12 @@ class HostState:
         return self.state in LIVE_STATES
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``inspect --json`` form (``bridge`` only for a DSH session whose bridge was seen)."""
+        """The ``inspect --json`` form (``bridge`` only for a DSH session whose bridge was seen, ``problem`` only
+        when there is one)."""
         out = asdict(self)
-        if out["bridge"] is None:
-            del out["bridge"]
+        for key in ("bridge", "problem"):
+            if out[key] is None:
+                del out[key]
         return out
 
 

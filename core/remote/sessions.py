@@ -44,6 +44,7 @@ from core.control.host_state import (
     SCAN_BYTES,
     STATE_FILE,
     STATES,
+    UNKNOWN,
     HostState,
     bridge_host_state,
     hosted_in,
@@ -256,7 +257,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     The owner lock cannot be probed over SFTP; where the machine has a ``/proc``, a live state is believed only
     while its process runs: a tapedeck host's pid started no later than its recorded ``since`` (a later start is
     another process that got the pid), a DSH bridge's pid with the start time it recorded. A host that died
-    without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat. Without a
+    without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat; a ``host.json``
+    the server will not let us read is ``unknown``, its ``problem`` the server's reason (its host may run). Without a
     ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
     ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one. A
     live bridge names a second DSH process on standby (``bridge.standby.json``) while that pid runs with the start
@@ -274,7 +276,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
     bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
     asked = [*small, *MACHINE_ID_FILES, HOSTNAME_FILE] if bridged else small
-    found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES + 1), strict=True))
+    refused: dict[str, str] = {}
+    found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES + 1, refused), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:
         host = _json(found.get(posixpath.join(d, STATE_FILE)))
@@ -285,6 +288,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         elif (st := stats[posixpath.join(d, BRIDGE_FILE)]) is not None:  # one that is no file, or was not read
             recorded.append((KIND_DSH, (None, unusable_bridge(posixpath.join(d, BRIDGE_FILE), st.kind == "link"))))
+        elif (why := refused.get(posixpath.join(d, STATE_FILE))) is not None:  # its host may run: not known
+            recorded.append((UNKNOWN, f"its host.json cannot be read ({quoted(why)})"))
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))
@@ -430,6 +435,8 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
             return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
         runs = boot is not None and this_boot(info, view) and starts.get(info.pid or 0) == info.proc_start
         return bridge_host_state(info, bridge_live(info, runs, view), runs, same_machine(info, view))
+    if kind == UNKNOWN:
+        return HostState(UNKNOWN, problem=rec)
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

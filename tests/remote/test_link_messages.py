@@ -342,3 +342,42 @@ def test_a_remote_note_is_warned_once_while_it_lasts_not_at_every_poll(monkeypat
     for _ in range(5):
         sources.poll(now=0)
     assert warned == ["skipped me@box:/r/q: Permission denied"] * 2
+
+
+def test_a_remote_host_json_the_server_will_not_let_us_read_is_unknown_not_exited() -> None:
+    """A remote tapedeck host's liveness rests on its ``host.json`` (no owner lock can be probed over SFTP); one
+    the server refused to open read as no file at all, so the session was ``exited`` since its log's last write and
+    ``control`` said 'no live host (it exited …)' of a host that may well run. It is now ``unknown`` with the
+    server's reason, and ``control`` says so and sends nothing."""
+    import asyncssh
+
+    from core.cli.control import _check_host
+    from core.control.host_state import UNKNOWN
+    from core.remote.sessions import remote_host_state, remote_state_now
+
+    class Sftp:
+        async def lstat(self, path: str) -> Any:
+            if path in ("/s/host.json", "/s/session.jsonl"):
+                return asyncssh.SFTPAttrs(size=60, mtime=1_700_000_000, permissions=0o100600)
+            raise asyncssh.SFTPNoSuchFile("No such file")
+
+        stat = lstat
+
+        def open(self, path: str, mode: str) -> Any:
+            if path == "/s/host.json":
+                raise asyncssh.SFTPPermissionDenied("Permission denied")
+            raise asyncssh.SFTPNoSuchFile("No such file")
+
+    link = _link()
+    link._sftp = Sftp()
+    log = RemoteTarget("me", "box", "/s/session.jsonl")
+    state = remote_host_state(link, log, hosted=True)
+    assert (state.state, state.since, state.live) == (UNKNOWN, None, False), state
+    assert state.problem == "its host.json cannot be read (Permission denied)"
+    assert remote_state_now(link, log)[0] == state
+    with pytest.raises(ControlError) as refused:
+        _check_host(log, '"x"', False, state)
+    assert str(refused.value) == (
+        'session "x": whether a host runs it is unknown: its host.json cannot be read (Permission denied); nothing '
+        "was sent"
+    )
