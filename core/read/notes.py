@@ -28,9 +28,11 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import io
 import itertools
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -277,7 +279,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
     kept = None
     try:
         sidecar.parent.mkdir(parents=True, exist_ok=True)
-        with open(sidecar.with_name(sidecar.name + LOCK), "a+b") as lock:
+        with _open_lock(sidecar.with_name(sidecar.name + LOCK)) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             found = find_sidecar(path)  # again, now that no other writer changes it
             if found.other == sidecar:  # another session's notes: kept whole, under a name of their own
@@ -294,6 +296,21 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
     if key is not None:
         _leave_pointer(key, sidecar, moved)
     return Written(sidecar, kept)
+
+
+def _open_lock(lock: Path) -> io.BufferedRandom:
+    """The writers' lock file ``lock``, created when missing; never through a symbolic link (it would create or
+    open the link's target, a file anywhere) nor anything but a regular file: NotesError then."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotesError(f"{quoted_path(lock)}: a symbolic link, not the notes' lock file; it is not followed (remove it)") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotesError(f"{quoted_path(lock)}: not a regular file, so not the notes' lock file (remove it)")
+    return open(fd, "r+b")
 
 
 def _set_aside(sidecar: Path) -> Path:

@@ -402,6 +402,20 @@ def test_a_sidecar_that_is_no_regular_file_is_refused_not_waited_on(log: Path, t
     assert sidecar.is_symlink() == (kind == "link")
 
 
+def test_a_symbolic_link_at_the_lock_name_is_refused_not_followed(log: Path, tmp_path: Path) -> None:
+    """The writers' lock was opened with ``open(.., "a+b")``, which follows a symbolic link at its name: a link
+    planted there made ``note`` create (or open) its target, a file anywhere. It is refused now, naming the lock,
+    and the target is never created."""
+    sidecar = sidecar_paths(log)[0]
+    lock = sidecar.with_name(sidecar.name + ".lock")
+    target = tmp_path / "planted-target"
+    lock.symlink_to(target)
+    with pytest.raises(NotesError) as caught:
+        set_note(log, 4, "x")
+    assert str(caught.value) == f"{lock}: a symbolic link, not the notes' lock file; it is not followed (remove it)"
+    assert not os.path.lexists(target) and not os.path.lexists(sidecar)
+
+
 def test_a_note_that_is_not_utf8_is_refused_in_one_line(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Bytes that are no UTF-8 (the shell passes them as lone surrogates) crashed writing the sidecar's JSON."""
     assert main(["note", str(log), "--seq", "4", "ab\udcffc"]) == 2
