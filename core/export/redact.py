@@ -71,8 +71,9 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     # it (``p@ss@db``), else, with a ``?`` or ``#`` in it, to the first; or of words a space parts, as URL readers
     # take it too (``guest:gu est@h``), its first with a letter (no port: ``http://h:8080 or ann@x.io``) and none
     # with a bracket (no Markdown link's ``(http://h:port) by @ann``); a single quote inside it is the password's
-    # (``pa'ss``), one that a blank or punctuation follows closes a quote around the URL (``'http://h:80', 'a@b'``)
-    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:\"']*:(?:(?:[^/?#\s\"']|'[^/?#\s\",;)\]}>])+|[^/\s@\"']+"
+    # (``pa'ss``), one that a blank or punctuation follows closes a quote around the URL (``'http://h:80', 'a@b'``);
+    # its ``//`` also as JSON text may write it (``https:\/\/u:pw@h``, PHP's)
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*:(?:\\*/){2}[^/\s:\"']*:(?:(?:[^/?#\s\"']|'[^/?#\s\",;)\]}>])+|[^/\s@\"']+"
     rb"|[^/\s@\"'<>()\[\]`]*[A-Za-z][^/\s@\"'<>()\[\]`]*(?: +[^/\s@\"'<>()\[\]`]+)+)@"
 )
 # a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an
@@ -535,7 +536,7 @@ _HOME = re2.compile(
 _PATH_START = rb"(?:^|[^\w.~\\\-]|\\[nrt])("
 _ROOT = re2.compile(_PATH_START + rb"\\?/root)\b")  # root's home
 # what stays of a URL's credentials: its scheme, and its user but one holding an ``@`` (an e-mail address)
-_URL_HEAD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s:\"']*):")
+_URL_HEAD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*:(?:\\*/){2})([^/\s:\"']*):")
 _URL_HEAD_BYTES = re.compile(_URL_HEAD.pattern.encode())
 # a URL's user part before a replacement (its scheme's ``://`` and what follows it there, ``_userinfo``) and after it
 # (the rest of the user part, up to its ``@``)
