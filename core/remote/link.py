@@ -60,6 +60,10 @@ class LostUnderWay(Unreachable):
     effect on the far side."""
 
 
+class FileGone(TapedeckError):
+    """The server says the file is not there: it went since it was looked at (a read after its stat)."""
+
+
 class ChannelRefused(TapedeckError):
     """The machine would not open a channel for a command (sshd's ``MaxSessions`` taken by the link's SFTP session,
     a login that allows SFTP alone): the command never ran, and the connection is as it was."""
@@ -213,10 +217,14 @@ class SshLink:
     def _file_failed(self, exc: Any, path: str, doing: str) -> Exception:
         """What the server's SFTP status ``exc`` for ``path`` raises: named as a local file's failure is, what was
         being done and on which file (``me@box:/s/session.jsonl: cannot read (Permission denied)``), the server's
-        words quoted; a status that says the link is lost as it is (``call`` calls the machine unreachable)."""
+        words quoted (``FileGone`` when it says the file is not there); a status that says the link is lost as it is
+        (``call`` calls the machine unreachable)."""
+        import asyncssh
+
         if _link_lost(exc):
             return exc
-        return TapedeckError(f"{quoted_path(str(self.target.at(path)))}: cannot {doing} ({quoted(exc.reason)})")
+        said = f"{quoted_path(str(self.target.at(path)))}: cannot {doing} ({quoted(exc.reason)})"
+        return FileGone(said) if isinstance(exc, asyncssh.SFTPNoSuchFile) else TapedeckError(said)
 
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None

@@ -17,7 +17,7 @@ from core.log.decoder import Consumer
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.sessions import sessions_root_note
 from core.remote.inbox import append_remote_request, withdraw_remote_request
-from core.remote.link import SshLink, link_for
+from core.remote.link import FileGone, SshLink, link_for
 from core.remote.sessions import (
     remote_header,
     remote_host_state,
@@ -90,7 +90,11 @@ class RemoteOutcomes(OutcomeReader):
         return ((0, 0), st.size) if st is not None and st.kind == "file" else None
 
     def _read_range(self, offset: int, length: int) -> bytes | None:
-        return self.link.read(self.remote.path, offset, length)
+        """``length`` bytes from ``offset``; None when the file went since its stat, as a local reader's."""
+        try:
+            return self.link.read(self.remote.path, offset, length)
+        except FileGone:
+            return None
 
 
 class RemoteLog:

@@ -381,3 +381,30 @@ def test_a_remote_host_json_the_server_will_not_let_us_read_is_unknown_not_exite
         'session "x": whether a host runs it is unknown: its host.json cannot be read (Permission denied); nothing '
         "was sent"
     )
+
+
+def test_a_remote_outcomes_file_removed_after_its_stat_reads_as_none_yet_as_here() -> None:
+    """The local outcome reader takes a ``control.outcomes.jsonl`` removed between its stat and its read for no
+    bytes (``_read_range`` gives None) and reads it again at the next call; over SFTP the server's 'no such file'
+    on the read was a TapedeckError out of ``read``, which ended a remote ``control --wait`` on a DSH session. It
+    is None there too now; a read the server refuses for another reason still raises, as a local one does."""
+    import asyncssh
+
+    from core.remote.live import RemoteOutcomes
+
+    class Sftp:
+        refusal: Exception = asyncssh.SFTPNoSuchFile("No such file")
+
+        async def lstat(self, path: str) -> Any:
+            return asyncssh.SFTPAttrs(size=60, mtime=1_700_000_000, permissions=0o100600)
+
+        def open(self, path: str, mode: str) -> Any:
+            raise self.refusal
+
+    link = _link()
+    link._sftp = sftp = Sftp()
+    outcomes = RemoteOutcomes(link, RemoteTarget("me", "box", "/s"))
+    assert outcomes.read() == [] and outcomes.outcomes == {}
+    sftp.refusal = asyncssh.SFTPPermissionDenied("Permission denied")
+    with pytest.raises(TapedeckError, match=r"control\.outcomes\.jsonl: cannot read \(Permission denied\)"):
+        outcomes.read()
