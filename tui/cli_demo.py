@@ -31,7 +31,7 @@ from core.host.demo_workspace import create_demo_workspace, make_scratch, unowne
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
 from core.shared.text import first_few, plain_number, quoted_path
-from tui.cli import tui_commands
+from tui.cli import check_terminal, tui_commands
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
 BASE_CHUNK_DELAY = 0.004
@@ -84,6 +84,8 @@ def _die_with_parent() -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Run the demo with or without the TUI; the host never outlives it, the scratch files only with --keep."""
+    if not args.no_tui:
+        check_terminal()  # before a workspace is made or a host started
     scratch, workspace, script = _prepare(args)
     session_id = f"demo-{uuid.uuid4().hex[:12]}"
     log = log_path(Path(args.sessions_root), str(workspace), session_id, args.zstd)

@@ -239,12 +239,13 @@ def test_demo_refuses_a_workspace_that_is_not_utf8_before_writing_there(
 
 @pytest.mark.parametrize("tui", [False, True])
 def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str], tui: bool
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], tui: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under the TUI the host's own error went nowhere ('the demo host did not start (exit code 2); try
     --no-tui'), and either way the demo ended with 'demo log kept at …', naming a log that was never written."""
     from tui.cli import tui_commands
 
+    monkeypatch.setattr(os, "isatty", lambda fd: True)  # as in a terminal, which the TUI needs (the host ends first)
     file = tmp_path / "a-file"
     file.write_text("x")
     argv = ["demo", "--speed", "0", "--sessions-root", str(file), *([] if tui else ["--no-tui"])]
@@ -559,3 +560,18 @@ def test_ctrl_c_ends_a_reading_command_in_a_line(
         code = "a KeyboardInterrupt out of main"
     assert code == 130
     assert capsys.readouterr().err == "tapedeck: interrupted\n"
+
+
+def test_a_demo_needs_a_terminal_for_its_tui(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tapedeck demo </dev/null` made its workspace, started its host and then drew the TUI into stderr, waiting
+    for keys that never came; it is refused before anything is made, as watch and fleet are (--no-tui plays it)."""
+    from tui.cli import tui_commands
+
+    monkeypatch.setattr(os, "isatty", lambda fd: fd != 0)
+    root = tmp_path / "root"
+    assert main(["demo", "--sessions-root", str(root)], extra_commands=tui_commands()) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith("tapedeck: the TUI needs a terminal: ") and out == "", (out, err)
+    assert not root.exists()
