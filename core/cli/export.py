@@ -86,7 +86,10 @@ def _export(args: argparse.Namespace) -> None:
     # closing ``/`` with it (``/error|warn…``, a pattern of its own that ``…`` is part of), or the whole regex
     # after a long ``--type`` list
     more = f", {unshown} more the {FORMAT_NAMES[fmt]} does not show" if unshown else ""
-    filtered = f" (filter: {quoted(f['text'], None)}; {left_out} left out{more})" if f else ""
+    if f:
+        filtered = f" (filter: {quoted(f['text'], None)}; {left_out} left out{more})"
+    else:  # what the format leaves out is said as with a filter: "7 of 19 rows" alone left 12 unexplained
+        filtered = f" ({unshown} the {FORMAT_NAMES[fmt]} does not show)" if unshown else ""
     warn(f"exported {rows}{filtered} to {quoted_path(where)} (redaction: {said})")
     for tool in flt.tools if flt.active else ():  # as --type warns of a type no log holds (check_types)
         if tool not in doc["toolsSeen"]:

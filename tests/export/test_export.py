@@ -492,7 +492,8 @@ def test_an_output_directory_gets_a_file_named_for_the_session(tmp_path: Path, c
     names = [f"tapedeck-{sid}.html", f"tapedeck-{sid}.md", f"tapedeck-{sid}-at-9.json"]
     for argv, name in zip(([], ["--format", "md"], ["--format", "json", "--at", "9"]), names, strict=True):
         assert main(["export", str(log), "-o", str(out), *argv]) == 0
-        assert f"rows to {out / name} (" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert err.startswith("tapedeck: exported ") and f" to {out / name} (redaction: " in err, err
         assert (out / name).stat().st_size > 0
     assert sorted(p.name for p in out.iterdir()) == sorted(names)
     odd = tmp_path / "odd" / "session.jsonl"
@@ -509,10 +510,12 @@ def test_an_output_directory_gets_a_file_named_for_the_session(tmp_path: Path, c
 def test_the_summary_line_counts_the_rows_each_format_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """stderr said a Markdown export wrote every row of the event list (19 for this log) where its transcript shows
     7 (the turn, the messages, the tool result, how the turn ended); it now says how many of them it shows, at a
-    moment too. HTML and JSON show every row."""
+    moment too, and (as with a filter) how many it does not: "7 of 19 rows" alone left the other 12 unexplained.
+    HTML and JSON show every row."""
     log = str(FIXTURES / "tool-call-turn.session.jsonl")
-    for fmt, argv, said in (("html", [], "19 rows"), ("json", [], "19 rows"), ("md", [], "7 of 19 rows"),
-                            ("md", ["--at", "10"], "3 of 19 rows")):  # fmt: skip
+    for fmt, argv, said in (("html", [], "19 rows"), ("json", [], "19 rows"),
+                            ("md", [], "7 of 19 rows (12 the transcript does not show)"),
+                            ("md", ["--at", "10"], "3 of 19 rows (16 the transcript does not show)")):  # fmt: skip
         out = tmp_path / f"e.{fmt}"
         assert main(["export", log, "-o", str(out), *argv]) == 0
         assert f"exported {said} to {out} (" in capsys.readouterr().err
