@@ -54,7 +54,7 @@ from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing, not_a_log
 from core.log.sessions import SessionRef, layout_text, ref_from_header
-from core.remote.link import RemoteStat, SshLink
+from core.remote.link import FileGone, RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
 from core.shared.text import quoted, quoted_path
@@ -194,18 +194,23 @@ def session_log_of(target: RemoteTarget, logs: Sequence[RemoteTarget]) -> Remote
 
 
 def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
-    """The header of the remote log; ``LogNotFoundError`` when there is none yet, ``LogIncompleteError`` while its
-    first line (or frame) is not complete, ``LogFormatError`` when it is no session log."""
+    """The header of the remote log; ``LogNotFoundError`` when there is none yet (or it went since its stat),
+    ``LogIncompleteError`` while its first line (or frame) is not complete, ``LogFormatError`` when it is no
+    session log."""
+    gone = LogNotFoundError(f"{quoted_path(str(log))}: no such file")
     st = link.stat(log.path)
     if st is None:
-        raise LogNotFoundError(f"{quoted_path(str(log))}: no such file")
+        raise gone
     if st.kind != "file":
         raise LogFormatError(not_a_log(str(log), st.fmt))  # in the words a local one gets
     decoder = LogDecoder(str(log), log.compressed)
     size, read = min(st.size, HEADER_BYTES), 0
     while decoder.header is None and not decoder.fatal and read < size:  # a few KB, more only for a long line 1
         step = min(size - read, max(FIRST_HEAD_BYTES, read))
-        decoder.feed(link.read(log.path, read, step))
+        try:
+            decoder.feed(link.read(log.path, read, step))
+        except FileGone:  # removed since the stat: waited for, as a local one is
+            raise gone from None
         read += step
     header = decoder.header
     if decoder.fatal:

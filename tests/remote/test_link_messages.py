@@ -408,3 +408,26 @@ def test_a_remote_outcomes_file_removed_after_its_stat_reads_as_none_yet_as_here
     sftp.refusal = asyncssh.SFTPPermissionDenied("Permission denied")
     with pytest.raises(TapedeckError, match=r"control\.outcomes\.jsonl: cannot read \(Permission denied\)"):
         outcomes.read()
+
+
+def test_a_remote_log_removed_between_its_stat_and_its_read_is_not_found_as_here() -> None:
+    """A log removed between ``remote_header``'s stat and its read gave the server's 'no such file' as a plain
+    TapedeckError: the live view (``_wait_for_file``), which waits for a missing log while it follows, ended on its
+    error screen instead, where a local log removed at that moment is waited for (``LogNotFoundError``). It is
+    ``LogNotFoundError`` over SFTP too now."""
+    import asyncssh
+
+    from core.remote.sessions import remote_header
+    from core.shared.errors import LogNotFoundError
+
+    class Sftp:
+        async def stat(self, path: str) -> Any:
+            return asyncssh.SFTPAttrs(size=60, mtime=1_700_000_000, permissions=0o100600)
+
+        def open(self, path: str, mode: str) -> Any:
+            raise asyncssh.SFTPNoSuchFile("No such file")
+
+    link = _link()
+    link._sftp = Sftp()
+    with pytest.raises(LogNotFoundError, match=r"^me@box:/s/session\.jsonl: no such file$"):
+        remote_header(link, RemoteTarget("me", "box", "/s/session.jsonl"))
