@@ -4,6 +4,7 @@ row action confirmed and appended to the live host's inbox; a snapshot at 80x24.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,22 @@ async def _answer(pilot: Pilot[None], live: Path, outcome: str, error: str | Non
     with live.open("ab") as f:
         f.write(orjson.dumps(answer) + b"\n")
     await until(pilot, lambda: any(n.title == "host" for n in pilot.app._notifications), timeout=15)
+
+
+def _host_read_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """A row action's read of its host waits until the returned event is set (over SSH it is a round trip)."""
+    import tui.screens.fleet
+
+    real, reading = tui.screens.fleet.row_refusal, threading.Event()
+    monkeypatch.setattr(tui.screens.fleet, "row_refusal", lambda log: reading.wait(10) and real(log))
+    return reading
+
+
+def _dialogs(app: Any) -> int:
+    """How many dialogs are up, stacked."""
+    from tui.screens.dialog import Dialog
+
+    return sum(isinstance(s, Dialog) for s in app.screen_stack)
 
 
 def _cursor_id(screen: FleetScreen) -> str:
@@ -776,17 +793,13 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
     again: the key says why, and nothing is asked or sent twice. The message's confirm shows the message whole
     (its title cut it at 70 characters, with no mark: the operator confirmed what they could not read), and the
     stop's says what a stop does to that host, as S on an open session says (it said only "Send stop to …?")."""
-    import threading
-
     from textual.widgets import Input
 
-    import tui.screens.fleet
     from tui.screens.dialog import Dialog
 
     root = _root(tmp_path)
     live = root / "p" / "live-c" / "session.jsonl"
-    real, reading = tui.screens.fleet.row_refusal, threading.Event()
-    monkeypatch.setattr(tui.screens.fleet, "row_refusal", lambda log: reading.wait(10) and real(log))
+    reading = _host_read_held(monkeypatch)
     app = _app([root])
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _on_row(pilot, live)
@@ -794,21 +807,18 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         def refused() -> int:
             return sum("not sent twice" in str(n.message) for n in app._notifications)
 
-        def dialogs() -> int:
-            return sum(isinstance(s, Dialog) for s in app.screen_stack)
-
         await pilot.press("S", "S")  # the second while the host is read for the first
         await until(pilot, lambda: refused() == 1)
         reading.set()
-        await until(pilot, lambda: dialogs() == 1)
+        await until(pilot, lambda: _dialogs(app) == 1)
         await until(pilot, lambda: "`tapedeck run --resume`" in _said(app.screen))  # what a stop does, as on a session
         await pilot.press("y")
         await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
-        assert dialogs() == 0
+        assert _dialogs(app) == 0
         await pilot.press("S")  # the stop waits for the host's answer
         await until(pilot, lambda: refused() == 2)
         await pilot.press("m")
-        await until(pilot, lambda: dialogs() == 1)
+        await until(pilot, lambda: _dialogs(app) == 1)
         text = "write a failing test for the flaky case first, then run the whole suite and report back the numbers"
         app.screen.query_one(Input).value = text
         await pilot.press("enter")
@@ -818,9 +828,67 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         await until(pilot, lambda: len(inbox_path(live).read_bytes().splitlines()) == 2)
         await pilot.press("m")  # the message waits for the host's answer
         await until(pilot, lambda: refused() == 3)
-        assert app.screen is screen and dialogs() == 0
+        assert app.screen is screen and _dialogs(app) == 0
         ops = [orjson.loads(line)["op"] for line in inbox_path(live).read_bytes().splitlines()]
         assert ops == ["stop", "message"], ops
+
+
+@pytest.mark.anyio
+async def test_a_row_action_checked_clears_its_guard_and_asks_in_one_ui_callback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker that reads a row's host cleared the action's guard in one UI callback and put up its dialog in the
+    next: a key landing between the two found the fleet with no guard and no dialog, and began the action again.
+    Every worker callback now leaves the fleet either guarded or asking."""
+    from tui.screens.dialog import Dialog
+
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _on_row(pilot, live)
+        real, open_windows = app.call_from_thread, []
+
+        def spied(callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            def run() -> Any:
+                result = callback(*args, **kwargs)
+                if not screen.pending and not isinstance(app.screen_stack[-1], Dialog):
+                    open_windows.append(getattr(callback, "__name__", repr(callback)))
+                return result
+
+            return real(run)
+
+        monkeypatch.setattr(app, "call_from_thread", spied)
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, Dialog))
+        assert open_windows == [], open_windows
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+
+
+@pytest.mark.anyio
+async def test_one_row_action_dialog_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """P then S while the row's host was read for P put up two dialogs, stacked, and the fleet kept (to warn when the
+    host exits) only the last. A second row key while one action is checked or asked says why and asks nothing."""
+
+    reading = _host_read_held(monkeypatch)  # P's host is read until the test lets it
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _on_row(pilot, live)
+
+        def said(words: str) -> int:
+            return sum(words in str(n.message) for n in app._notifications)
+
+        await pilot.press("P", "S")  # S while P's host is read
+        await until(pilot, lambda: said("one row action at a time") == 1)
+        reading.set()
+        await until(pilot, lambda: _dialogs(app) == 1)
+        assert "Send pause to" in _said(app.screen), _said(app.screen)
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        assert _dialogs(app) == 0 and not inbox_path(live).exists()
 
 
 @pytest.mark.anyio

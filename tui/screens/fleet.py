@@ -425,12 +425,17 @@ class FleetScreen(Screen[None]):
     def _begin(self, row: FleetRow, op: str, then: Callable[[], object]) -> None:
         """Begin ``op`` on ``row``: its host is read (``_when_live``), then ``then`` asks. One begun from here and not
         done (its host still being read: two quick presses; or sent and not answered: a second one confirmed against
-        a state that lags) is said instead, and nothing is asked or sent twice."""
+        a state that lags) is said instead, and nothing is asked or sent twice; so is any while another row action is
+        checked or asked (one dialog at a time, the one ``self.dialog`` tracks)."""
         stage = self.pending.get((row.key, op))
         if stage is not None:
             where = (f"sent from here to {self._named(row)} waits for the host's answer" if stage == SENT
                      else f"to {self._named(row)} is still being checked with its host")  # fmt: skip
             self.notify(f"a {op} {where}: it is not sent twice.", title="Not sent", timeout=6, markup=False)
+            return
+        if self.dialog is not None or CHECKING in self.pending.values():  # one dialog at a time, tracked
+            self.notify(f"{op} {self._named(row)} is not asked: another row action is being checked or asked; "
+                        "one row action at a time.", title="Not asked", timeout=6, markup=False)  # fmt: skip
             return
         self.pending[(row.key, op)] = CHECKING
         self._when_live(row, op, then)
@@ -446,12 +451,16 @@ class FleetScreen(Screen[None]):
             why = str(exc)
         except Exception as exc:  # noqa: BLE001 - a bug here is told, and the table goes on
             why = self._unexpected(exc)
-        self.app.call_from_thread(self._done, row.key, op)  # asked next, or refused
+        self.app.call_from_thread(self._checked, row, op, then, why)
+
+    def _checked(self, row: FleetRow, op: str, then: Callable[[], object], why: str | None) -> None:
+        """``op`` on ``row`` is checked: its guard is cleared and ``then`` asks (or ``why`` is said) in one UI
+        callback, so that no key lands between the two on a fleet neither guarded nor asking."""
+        self._done(row.key, op)
         if why is None:
-            self.app.call_from_thread(then)
+            then()
         else:
-            self.app.call_from_thread(self.notify, f"{op} {self._named(row)}: {why}", title="Not sent", severity="error",
-                                      markup=False)  # fmt: skip
+            self.notify(f"{op} {self._named(row)}: {why}", title="Not sent", severity="error", markup=False)
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str], state: object = None) -> None:
         """Ask the operator to confirm ``op`` on ``row``, its host's state said as ``state`` (by default the row's)."""
