@@ -83,7 +83,7 @@ class ContextChart(Static):
             col = label_width + 1 + model.column_of(model.index_at(self.moment_seq), width)
             bars.stylize("reverse bold magenta", col, col + 1)
         first, *more = model.cut_marks(width, rows=2)
-        marks = Text(f"{n} req {model.cuts} cuts".ljust(label_width) + " ")
+        marks = Text(f"{n} req {model.cuts} cut{'' if model.cuts == 1 else 's'}".ljust(label_width) + " ")
         marks.append(first, style="bold magenta")
         if more:  # two cuts in one step: the second row of marks takes the legend's place (? explains them)
             second = Text(" " * (label_width + 1))
