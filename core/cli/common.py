@@ -215,7 +215,8 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
             from core.log.sessions import told  # it may list a directory: only a refusal shown needs it
 
             return fail(told(exc), getattr(exc, "exit_code", 2))
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader is gone (`| head`): what stdout still holds would fail again at exit
+            quiet_stdout()
             return 0
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
             why = exc.strerror or exc
