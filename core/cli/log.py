@@ -32,7 +32,8 @@ from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import PassEnded, load_session
 from core.read.session import Session
-from core.read.summary import human_chars, one_line, summarize
+from core.read.streams import CHUNK_TYPE
+from core.read.summary import human_chars, one_line, row_summaries, summarize
 from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
@@ -237,13 +238,8 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             out.add(event)
             return
         etype = event["type"]
-        column = columns.get(etype) if etype.__class__ is str else None
-        if column is None:
-            column = f"{printable(etype):<26} "
-            if etype.__class__ is str:
-                columns[etype] = column
         seq = event["seq"]
-        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column}"
+        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column_of(etype)}"
         if etype in SURFACE_TYPES:  # its mark is known only at the end: a gap is left for it
             spool.write(head.encode())
             gaps.append((spool.tell(), seq))
@@ -251,13 +247,31 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         else:
             spool.write(f"{head}  {summarize(event, 100)}\n".encode())
 
+    def column_of(etype: Any) -> str:
+        column = columns.get(etype) if etype.__class__ is str else None
+        if column is None:
+            column = f"{printable(etype):<26} "
+            if etype.__class__ is str:
+                columns[etype] = column
+        return column
+
+    def take_row(session: Session, row: PackedRow, turn: int | None) -> None:
+        """``take`` of every member of ``row``: as text, its lines rendered from the row without building events."""
+        if out is not None:
+            for k in range(row.count):
+                take(session, row.event(k), turn)
+            return
+        if args.turn is not None and turn != args.turn:
+            return
+        head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
+        seq0 = row.seq0
+        spool.write("".join([f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(row_summaries(row, 100))]).encode())
+
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
             take(session, item, turn_at(session, item["seq"]))  # type: ignore[index, arg-type]
         elif args.turn is None or item.turn == args.turn:
-            turn = turn_at(session, item.seq0)  # a row's members are all of its turn, in a turn or not alike
-            for k in range(item.count):
-                take(session, item.event(k), turn)
+            take_row(session, item, turn_at(session, item.seq0))  # a row's members are all of its turn, in a turn or not alike
 
     def restored(session: Session) -> None:
         """The events the index holds of the types asked for, read back (found from the line table)."""

@@ -117,6 +117,14 @@ class PackedRow:
             return None
         return self.time0 + dt[0], self.time0 + sum(dt)
 
+    def deltas(self) -> tuple[str, str | None, list[str]]:
+        """What every member's chunk holds, as ``event(k)`` builds it: the chunk type (``text-delta``,
+        ``reasoning-delta``, ``tool-call-delta``), the tool name of a tool-call row (None for a row without one,
+        and for text), and each member's delta in order."""
+        if self._kind == "tool-call-chunks":
+            return "tool-call-delta", self._data.get("name"), self._pieces
+        return _ROW_DELTA[self._kind], None, self._pieces
+
     def event(self, k: int) -> dict[str, Any]:
         """Member ``k`` (0-based) as a full ``assistant/chunk`` event."""
         data, index = self._data, self._data["index"]

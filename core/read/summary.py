@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from core.log.records import PackedRow
 from core.log.validate import INVALID
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
@@ -181,13 +182,39 @@ def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
     return tag + flag + text if tag or flag else text  # a multi-MB result's text is not copied for nothing
 
 
+def _delta_head(ctype: str, name: Any) -> str:
+    """What a delta chunk's summary shows before its delta's ``repr``."""
+    return f"tool-call-delta {name or ''} " if ctype == "tool-call-delta" else f"{ctype} "
+
+
+def row_summaries(row: PackedRow, limit: int = 120) -> list[str]:
+    """``summarize(row.event(k), limit)`` for every member ``k`` of a packed chunk row, without building its events.
+
+    A member's summary is a head and its delta's ``repr``, which holds no control character and no whitespace but
+    the space (``repr`` escapes every unprintable character, and the space is the one printable whitespace): with
+    a head of the same kind, ``one_line`` of it only merges runs of spaces and cuts, so a summary without two
+    spaces in a row is only cut here.
+    """
+    ctype, name, deltas = row.deltas()
+    head = _delta_head(ctype, name)
+    if not (head.isprintable() and head == " ".join(head.split()) + " "):  # a tool name with controls or spaces
+        return [one_line(f"{head}{delta!r}", limit) for delta in deltas]
+    summaries = [f"{head}{delta!r}" for delta in deltas]
+    for k, text in enumerate(summaries):
+        if "  " in text:
+            summaries[k] = one_line(text, limit)
+        elif len(text) > limit:
+            summaries[k] = text[: limit - 1] + "…"
+    return summaries
+
+
 def _chunk(event: dict[str, Any], data: dict[str, Any]) -> str:
     chunk = data.get("chunk") or {}
     ctype = chunk.get("type")
     if ctype in ("text-delta", "reasoning-delta"):
-        return f"{ctype} {chunk.get('text', '')!r}"
+        return f"{_delta_head(ctype, None)}{chunk.get('text', '')!r}"
     if ctype == "tool-call-delta":
-        return f"tool-call-delta {chunk.get('name') or ''} {chunk.get('argumentsDelta', '')!r}"
+        return f"{_delta_head(ctype, chunk.get('name'))}{chunk.get('argumentsDelta', '')!r}"
     if ctype == "usage":
         usage = chunk.get("usage") or {}
         return "usage " + " ".join(f"{k}={v}" for k, v in usage.items())
