@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.cli.args import add_interval, check_seconds, path_argument, remote_path
 from core.cli.common import guarded
-from core.log.layout import default_sessions_root, resolve_log_path, stat_or_none
+from core.log.layout import default_sessions_root, missing_path, resolve_log_path, stat_or_none
 from core.log.reader import read_log_header
 from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
@@ -33,7 +33,7 @@ def watch_target(path: str | None) -> Path:
         return _remote_target(remote)
     target = Path(path).expanduser()
     if stat_or_none(target) is None:
-        raise TapedeckError(f"{quoted_path(target)}: no such file or directory")
+        raise TapedeckError(missing_path(target))
     from tui.app import is_session_log_target
 
     if not is_session_log_target(target):

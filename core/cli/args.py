@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from core.control.config_values import INT_RANGE
-from core.log.layout import default_sessions_root, not_a_log, stat_or_none
+from core.log.layout import default_sessions_root, missing_path, not_a_log, stat_or_none
 from core.remote.target import bracket_problem, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
-from core.shared.text import nearest, path_text, quoted, quoted_path
+from core.shared.text import nearest, path_text, quoted
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -206,7 +206,7 @@ def check_local_roots(roots: Iterable[str]) -> None:
         if st is None:
             example = f", e.g. {default}" if default.exists() else ""
             raise LogNotFoundError(
-                f"{quoted_path(root)}: no such file or directory (give a sessions root, session directory or log{example})"
+                f"{missing_path(root)} (give a sessions root, session directory or log{example})"
             )
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             raise LogFormatError(not_a_log(str(root), stat.S_IFMT(st.st_mode)))

@@ -575,3 +575,16 @@ def test_a_demo_needs_a_terminal_for_its_tui(
     out, err = capsys.readouterr()
     assert err.startswith("tapedeck: the TUI needs a terminal: ") and out == "", (out, err)
     assert not root.exists()
+
+
+@pytest.mark.parametrize("command", ["inspect", "events", "fold", "sessions", "alerts", "watch", "export"])
+def test_a_dash_for_a_log_says_no_log_is_read_from_stdin(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`cat LOG | tapedeck inspect -` said only '-: no such file or directory', as if a file named '-' were
+    meant; a command reads a log from its path, and says so (a file named '-' is still read: ./-)."""
+    from tui.cli import tui_commands
+
+    monkeypatch.chdir(tmp_path)
+    assert main([command, "-"], extra_commands=tui_commands()) == 2
+    assert capsys.readouterr().err.startswith("tapedeck: -: no such file or directory; a log is read from its path, never from stdin")
