@@ -196,8 +196,14 @@ def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command
         return started(lambda: _dispatch(words, extra_commands))
     from core.shared.held_signals import let_go
 
-    let_go()  # any other command: the console script's hold ends, a signal held meanwhile acts now
+    follows = command_of(words) == "alerts"  # until stopped: its signals are taken, held until then (stops.ending)
+    if not follows:
+        let_go()  # any other command: the console script's hold ends, a signal held meanwhile acts now
     try:
+        if follows:
+            from core.cli.stops import ending
+
+            return ending(lambda: _dispatch(words, extra_commands))
         return _dispatch(words, extra_commands)
     except KeyboardInterrupt:  # Ctrl-C in a command that takes none itself (run, export -o, control --wait do)
         import signal

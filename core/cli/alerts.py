@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -63,18 +62,14 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
 
 
 def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    """Print each alert as the logs grow, until SIGTERM or Ctrl-C ends the command (``core.cli.stops.ending``)."""
     follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=warn)
-    try:
-        for alert in follower.follow(stop, args.interval):
-            line = alert.to_json().decode() if args.json else for_terminal(render_alert(alert))
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
-            if hook is not None:
-                hook.submit(alert)
-    except KeyboardInterrupt:
-        pass
+    for alert in follower.follow(threading.Event(), args.interval):
+        line = alert.to_json().decode() if args.json else for_terminal(render_alert(alert))
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        if hook is not None:
+            hook.submit(alert)
     return 0
 
 

@@ -178,3 +178,20 @@ def started(command: Callable[[], int]) -> int:
     finally:
         if main:
             _CURRENT.pop()
+
+
+def ending(command: Callable[[], int]) -> int:
+    """Run ``command`` (``main``'s parse and handler of a command that runs until stopped, ``alerts``) with its
+    signals taken from the start: SIGTERM or Ctrl-C ends it where it stands, said on stderr, exit 143 or 130 (a
+    SIGTERM took the default action until the command put a handler of its own in place: exit -15, no word)."""
+    stops = Stops()
+    try:
+        with stops.taken():
+            stops.release()  # a signal held since the console script's first step ends the command here
+            return command()
+    except KeyboardInterrupt as exc:
+        if not stops.ending:  # not a signal's
+            raise
+        from core.cli.common import fail
+
+        return fail(*stopped_by(stops.caught(exc)))

@@ -237,3 +237,36 @@ def test_an_alert_line_writes_a_logs_controls_as_escapes_and_its_names_cut(
     assert main([*argv, "--json"]) == 1
     (alert,) = json.loads(capsys.readouterr().out)
     assert alert["reason"].startswith("x\\u001b]2;pwn\\u0007nnn") and len(alert["reason"]) < 200, alert["reason"]
+
+
+# A SIGTERM sent from inside the command, at the moment named: before the follow begins (the config is being read)
+# or once it polls the logs.
+_SIGTERM_AT = """
+import os, signal, sys
+import core.cli.alerts as alerts
+from core.fleet.alerts import AlertSources
+from core.cli import main
+where = sys.argv[1]
+def kill(real):
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+    return killed
+if where == "config":
+    alerts.alerts_config = kill(alerts.alerts_config)
+else:
+    AlertSources.poll = kill(AlertSources.poll)
+sys.exit(main(["alerts", sys.argv[2], "--follow", "--interval", "0.05"]))
+"""
+
+
+@pytest.mark.parametrize("where", ["config", "poll"])
+def test_a_sigterm_ends_a_follow_at_any_point_with_143_and_a_line(tmp_path: Path, where: str) -> None:
+    """The follow put its SIGTERM handler in place only as it began following: a SIGTERM while the config was read
+    (or a remote log was reached) took the default action, exit -15 with no word. From its first step on it ends
+    the command as ``run``'s does: 'tapedeck: terminated', exit 143."""
+    path = tmp_path / "session.jsonl"
+    path.write_text(_line(HEADER))
+    done = subprocess.run([sys.executable, "-c", _SIGTERM_AT, where, str(path)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert (done.returncode, done.stderr) == (143, "tapedeck: terminated\n")
