@@ -38,7 +38,7 @@ from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label, number_runs, printable, quoted, quoted_path
+from core.shared.text import counted, model_label, number_runs, printable, quoted, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _inspect(args: argparse.Namespace) -> None:
 def _sub_calls(tools: dict[str, Any]) -> str:
     """The run_code sub-calls of an inspect report's tool counts, when it has any."""
     sub = tools.get("subCalls")
-    return f", code sub-calls {sub['calls']} ({sub['errors']} errors)" if sub else ""
+    return f", code sub-calls {sub['calls']} ({counted(sub['errors'], 'error')})" if sub else ""
 
 
 def _render_inspect(r: dict[str, Any]) -> str:
@@ -112,8 +112,9 @@ def _render_inspect(r: dict[str, Any]) -> str:
         f"  model {quoted(model_label(r['provider'], r['model']))}",
         f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
-        f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)" + _sub_calls(r["tools"]),
-        f"surface {r['surface']['nodes']} nodes, {r['surface']['chars']} chars, {r['surface']['replacements']} replacements",
+        f"tool calls {r['tools']['calls']} ({counted(r['tools']['errors'], 'error')})" + _sub_calls(r["tools"]),
+        f"surface {counted(r['surface']['nodes'], 'node')}, {r['surface']['chars']} chars, "
+        f"{counted(r['surface']['replacements'], 'replacement')}",
         "usage " + (" ".join(f"{k}={v}" for k, v in r["usage"].items()) or "none recorded"),
     ]
     if r["tools"]["byName"]:

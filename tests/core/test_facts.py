@@ -164,4 +164,4 @@ def test_inspect_counts_the_failed_code_mode_sub_calls(
     assert main(["inspect", str(log), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tools"]["subCalls"] == {"calls": 2, "errors": 1}
     assert main(["inspect", str(log)]) == 0
-    assert "tool calls 1 (0 errors), code sub-calls 2 (1 errors)" in capsys.readouterr().out
+    assert "tool calls 1 (0 errors), code sub-calls 2 (1 error)" in capsys.readouterr().out
