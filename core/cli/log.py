@@ -22,7 +22,16 @@ from core.cli.args import (
     path_argument,
     whole,
 )
-from core.cli.common import RULE_SECTIONS, JsonList, emit, guarded, json_member, warn, write_bytes
+from core.cli.common import (
+    RULE_SECTIONS,
+    JsonList,
+    emit,
+    guarded,
+    json_member,
+    sessions_head,
+    warn,
+    write_bytes,
+)
 from core.cli.rowspool import BATCH, RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path
@@ -335,14 +344,13 @@ def _sessions(args: argparse.Namespace) -> int | None:
         if blocked := in_the_way(default):
             raise TapedeckError(f"{quoted_path(default)} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
                                 "`tapedeck demo` can keep no session there")  # fmt: skip
-        emit([], args.json, lambda _: f"no sessions under {quoted_path(default)}")
+        emit([], args.json, lambda _: sessions_head(0, [str(default)]))
         warn(f"{quoted_path(default)} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
         return None
     check_local_roots(args.roots)
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
-    where = ", ".join(map(quoted_path, args.roots))
     unread = [*fleet.unread, *filter(None, (_header_error(root, fleet.watches) for root in local_roots(args.roots)))]
 
     def render(payload: list[dict[str, Any]]) -> str:
@@ -355,7 +363,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
         table = [COLUMNS, *map(line, rows)]
         widths = [max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))]  # a wide character: 2
-        head = f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
+        head = sessions_head(n, args.roots)
         more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"
         lines = [f"{head} ({more})" if unread else head]
         lines += ["  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(line, widths, strict=True)).rstrip()

@@ -86,9 +86,22 @@ def test_a_project_directory_given_for_a_root_is_named_as_one(tmp_path: Path, ca
     path.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
     assert main(["alerts", str(root / "--w--")]) == 0
     out = capsys.readouterr()
-    assert out.out == "no alerts\n" and "one project's directory" in out.err, out.err
+    assert out.out == f"no alerts: no sessions under {root / '--w--'}\n" and "one project's directory" in out.err, out.err
     assert f"`tapedeck alerts {root / '--w--'}/*/`" in out.err.replace("\n", " ")
     assert main(["alerts", str(root)]) == 1
+
+
+def test_a_directory_with_no_session_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An existing but empty directory got a bare 'no alerts', exit 0, as if its sessions had been read and were
+    quiet; it now says no session was found there, in the words of `tapedeck sessions`."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["sessions", str(empty)]) == 0
+    listed = capsys.readouterr().out.strip()
+    assert main(["alerts", str(empty)]) == 0
+    assert capsys.readouterr().out == f"no alerts: {listed}\n" == f"no alerts: no sessions under {empty}\n"
+    assert main(["alerts", str(empty), "--json"]) == 0
+    assert capsys.readouterr().out == "[]\n"
 
 
 def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict[str, Any]]:

@@ -314,7 +314,7 @@ def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd,
         assert said in capsys.readouterr().err
         assert main(["alerts", f"testbox:{directory}"]) == 0  # read, as sessions reads it: nothing fired
         out, err = capsys.readouterr()
-        assert out == "no alerts\n" and said.replace("tapedeck sessions", "tapedeck alerts") in err, err
+        assert out == f"no alerts: no sessions under testbox:{directory}\n" and said.replace("tapedeck sessions", "tapedeck alerts") in err, err
 
 
 # The host as `tapedeck run` runs it, but half a second passes between its last read of the inbox (under the
