@@ -210,8 +210,13 @@ class Tailer:
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (at most ``max_bytes`` when given)."""
-        if self._start is not None and not self._started():
-            return TailUpdate()
+        if self._start is not None:
+            try:
+                started = self._started()
+            except OSError as exc:  # the read where it starts failed: the next poll starts there again
+                return TailUpdate(diagnostics=[self._read_error(exc)])
+            if not started:
+                return TailUpdate()
         update = TailUpdate()
         st = self._stat()
         if st is None:
@@ -338,9 +343,11 @@ class Tailer:
                 if self.pace is not None:
                     self.pace()
         except OSError as exc:
-            update.diagnostics.append(
-                Diagnostic("read-error", f"cannot read {quoted_path(self.path)}: {exc}", self._offset)
-            )
+            update.diagnostics.append(self._read_error(exc))
+
+    def _read_error(self, exc: OSError) -> Diagnostic:
+        """The ``read-error`` diagnostic of a read of the file that failed with ``exc``."""
+        return Diagnostic("read-error", f"cannot read {quoted_path(self.path)}: {exc}", self._offset)
 
     def _chunks(self, end: int) -> Iterator[bytes]:
         """The file's bytes from the consumed offset up to ``end``, at most READ_CHUNK at a time (the offset moves

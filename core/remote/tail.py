@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameError, frame_end
@@ -33,6 +34,18 @@ OVERLAP = 8  # consumed bytes read again with each range of appended bytes
 HEAD_CHECK = 16  # bytes of the head that name the session
 TAIL_CHECK = 16  # consumed bytes compared when the file changed without growing, or settled after a load
 SETTLE_SECONDS = 1.5  # longer than the mtime's one-second grain: a same-second rewrite has happened by then
+
+
+@contextmanager
+def _refused_read() -> Iterator[None]:
+    """A read the server refused (the file went, or may not be read) raised as the OSError a local read gives, which
+    ``Tailer`` notes as a ``read-error``; a lost link stays ``Unreachable``."""
+    try:
+        yield
+    except Unreachable:
+        raise
+    except TapedeckError as exc:
+        raise OSError(str(exc)) from None
 
 
 def file_state(st: RemoteStat) -> FileState:
@@ -65,7 +78,8 @@ class RemoteTailer(Tailer):
         return self.target.compressed
 
     def _read_at(self, offset: int, size: int) -> bytes:
-        return self.link.read(self.target.path, offset, min(size, READ_CHUNK))
+        with _refused_read():
+            return self.link.read(self.target.path, offset, min(size, READ_CHUNK))
 
     def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
         self.resume(decoder, offset)
@@ -75,7 +89,8 @@ class RemoteTailer(Tailer):
         """As ``Tailer.resume``: the bytes the rewrite checks compare with (the head's, the last ones before
         ``offset``) are read in one round trip, so that a log followed from a point is not taken for rewritten."""
         kept = min(offset, TAIL_CHECK)
-        head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)])
+        with _refused_read():
+            head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)])
         self._decoder, self._offset, self._head, self._tail = decoder, offset, head, tail
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
@@ -155,12 +170,11 @@ class RemoteTailer(Tailer):
     def _file_chunks(self, end: int) -> Iterator[bytes]:
         while self._offset < end:
             try:
-                data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
+                with _refused_read():
+                    data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
             except Unreachable as exc:
                 self._lost = exc
                 return
-            except TapedeckError as exc:  # the server refused it (the file went, or may not be read): a read error,
-                raise OSError(str(exc)) from None  # as a local read's (``Tailer._read`` notes it)
             if not data:
                 return
             if not self._offset:  # a load: a same-second rewrite after it is looked for once it settled

@@ -15,6 +15,7 @@ from core.remote import tail as remote_tail
 from core.remote.link import RemoteStat, Unreachable, link_for
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget
+from core.shared.errors import TapedeckError
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
 from tests.remote.sshd import Sshd
 
@@ -180,6 +181,30 @@ class _Machine:
         return [data[offset : offset + length] for offset, length in ranges]
 
 
+def _followed_from_end(tmp_path: Path, machine: _Machine) -> tuple[Path, list[bytes], RemoteTailer]:
+    """A log of two lines, its growth to three (``logs``), and a tailer through ``machine`` following it from its
+    end."""
+    path = tmp_path / "session.jsonl"
+    logs = [_log("a", ["one", "two", "three"][:n]) for n in (2, 3)]
+    path.write_bytes(logs[0])
+    tailer = RemoteTailer(machine, RemoteTarget(None, "testbox", str(path)))  # type: ignore[arg-type]
+    tailer.follow_from_end({**HEADER, "id": "a"})
+    return path, logs, tailer
+
+
+class _Refusing(_Machine):
+    """``_Machine`` whose read calls numbered in ``refused`` the server refuses, as it does a file it will not let
+    us read."""
+
+    refused: set[int] = set()
+
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        if self.reads + 1 in self.refused:
+            self.reads += 1
+            raise TapedeckError(f"testbox:{path}: cannot read (Permission denied)")
+        return super().read_ranges(path, ranges)
+
+
 def test_a_connection_lost_as_a_log_followed_from_its_end_starts_does_not_read_it_from_its_start(
     tmp_path: Path,
 ) -> None:
@@ -187,12 +212,8 @@ def test_a_connection_lost_as_a_log_followed_from_its_end_starts_does_not_read_i
     after the start point was already cleared: a connection lost on that read left the tailer with no decoder at
     the point, and the next poll read the log from byte 0, its old events decoded again as new (what a control wait
     follows, over SSH). The point is kept until the start has gone through, so the next poll starts there again."""
-    path = tmp_path / "session.jsonl"
-    logs = [_log("a", ["one", "two", "three"][:n]) for n in (2, 3)]
-    path.write_bytes(logs[0])
     machine = _Machine()
-    tailer = RemoteTailer(machine, RemoteTarget(None, "testbox", str(path)))  # type: ignore[arg-type]
-    tailer.follow_from_end({**HEADER, "id": "a"})
+    path, logs, tailer = _followed_from_end(tmp_path, machine)
     assert not tailer.poll() and machine.reads == 0  # nothing after the end yet: the stat alone
     path.write_bytes(logs[1])
     machine.lost = {2}  # the new line is read (1), then the read of the head and last bytes (2) is lost
@@ -252,21 +273,10 @@ def test_a_read_the_server_refuses_is_a_read_error_as_locally_not_the_end_of_the
     over SFTP the server's refusal of a read (the file removed between the stat and the read, its permissions
     changed) was a plain TapedeckError out of ``poll``: the view ended on its error screen, the fleet stopped.
     It is now the same diagnostic, and the next poll goes on from where the reader stood."""
-    from core.shared.errors import TapedeckError
-
-    class Refusing(_Machine):
-        refused: set[int] = set()
-
-        def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
-            if self.reads + 1 in self.refused:
-                self.reads += 1
-                raise TapedeckError(f"testbox:{path}: cannot read (Permission denied)")
-            return super().read_ranges(path, ranges)
-
     path = tmp_path / "session.jsonl"
     logs = [_log("a", ["one", "two", "three"][:n]) for n in (2, 3)]
     path.write_bytes(logs[0])
-    machine = Refusing()
+    machine = _Refusing()
     tailer = RemoteTailer(machine, RemoteTarget(None, "testbox", str(path)))  # type: ignore[arg-type]
     assert _texts(tailer.poll().events) == ["one", "two"]
     path.write_bytes(logs[1])
@@ -275,4 +285,20 @@ def test_a_read_the_server_refuses_is_a_read_error_as_locally_not_the_end_of_the
     assert not update.events and [d.code for d in update.diagnostics] == ["read-error"], update
     assert "cannot read (Permission denied)" in update.diagnostics[0].message
     assert tailer.unreachable is None
+    assert _texts(tailer.poll().events) == ["three"]
+
+
+def test_a_refused_read_where_a_follow_from_the_end_starts_is_a_read_error_not_a_raise(tmp_path: Path) -> None:
+    """``control --wait`` follows the log from its end (``follow_from_end``): the first poll past it reads the byte
+    before the start point and the line there (``_started``), then the rewrite checks' bytes (``resume``). A read
+    the server refused there was a TapedeckError out of ``poll``, where the follow's own reads give a ``read-error``
+    diagnostic since the last commits; it is that diagnostic now, and the next poll starts there again."""
+    machine = _Refusing()
+    path, logs, tailer = _followed_from_end(tmp_path, machine)
+    path.write_bytes(logs[1])
+    machine.refused = {1, 3}  # the read of the line at the start point; then, once that one went through, resume's
+    for _ in range(2):
+        update = tailer.poll()
+        assert not update.events and [d.code for d in update.diagnostics] == ["read-error"], update
+        assert "cannot read (Permission denied)" in update.diagnostics[0].message
     assert _texts(tailer.poll().events) == ["three"]
