@@ -953,14 +953,14 @@ def _literal_secret(value: bytes) -> bool:
 
 def _lexer_word(name: bytes, value: bytes) -> bool:
     """True when ``value``, under a key whose whole name is ``token`` (``name``: ``token``, ``self.token``,
-    ``"token"``, ``<token>``), is a word of a language, no credential: a lexer's or a parser's token (``token =
-    "EOF"``, ``{"token": "IDENT"}``, ``token: STRING_LITERAL``, ``<token>return</token>``), a name made of words as
-    names and prose write them (``readable``: letters, ``_`` and blanks between). A credential is random: a digit
-    (``token = "abc12"``), or a run of letters no word makes (``token = "xKqTzP"``), is one, and so is any value of a
-    token a word names (``api_token``, ``GITHUB_TOKEN``, ``<apiToken>secret</apiToken>``: no lexer's), or of another
-    key (a person may choose a short word for a password: ``password: root``)."""
-    return (name.lower() == b"token" and value.replace(b" ", b"").replace(b"_", b"").isalpha()
-            and readable(value.decode()))  # fmt: skip
+    ``"token"``), is a word of a language, no credential: a lexer's or a parser's token (``token = "EOF"``,
+    ``{"token": "IDENT"}``, ``token: STRING_LITERAL``, ``token = "return"``), letters of one case (a constant's name
+    or a keyword), ``_`` and blanks between. A credential is random: a digit (``token = "abc12"``) or letters of
+    both cases (``token = "xKqTzP"``, and a password's shape, ``token: MyPassword``) make one, and so does any
+    value of a token a word names (``api_token``, ``GITHUB_TOKEN``: no lexer's), or of another key (a person may
+    choose a short word for a password: ``password: root``)."""
+    letters = value.replace(b" ", b"").replace(b"_", b"")
+    return name.lower() == b"token" and letters.isalpha() and (letters.isupper() or letters.islower())
 
 
 def _digit_secret(name: bytes, value: bytes) -> bool:
@@ -1307,11 +1307,13 @@ def _xml_text(data: bytes, m: Any) -> bool:
     """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
     no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
     that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays); under an element named ``token``
-    alone, no word of a language (a lexer's or a language tool's ``<token>return</token>``: ``_lexer_word``)."""
+    alone, not letters and blanks only nor a ``_lexer_word`` (a lexer's or a language tool's ``<token>return</token>``,
+    ``<token>STRING_LITERAL</token>``)."""
     name, value = m.group(1), m.group(2).strip()  # a CDATA section's blanks
     if not data.startswith(name + b">", m.end()) or _no_password(name.rpartition(b":")[2].decode(errors="replace")):
         return False
-    if _lexer_word(name.rpartition(b":")[2], value):
+    tag = name.rpartition(b":")[2]
+    if tag.lower() == b"token" and (value.replace(b" ", b"").isalpha() or _lexer_word(tag, value)):
         return False
     if value.isdigit():
         return _digit_secret(name, value)
