@@ -33,7 +33,7 @@ from typing import Any
 from core.bridge.files import PLUGIN_FILE, newer_release, packaged_plugin, plugin_fingerprint, plugin_version
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
-from core.shared.fdwrite import write_all
+from core.shared.fdwrite import name_file_at, unnamed_file, write_all
 from core.shared.text import quoted, quoted_path
 
 PATCH_FILE = "cordis.patch.yml"
@@ -239,14 +239,21 @@ def _mode(dir_fd: int, name: str, default: int) -> int:
 
 
 def _write(dir_fd: int, name: str, data: bytes, where: str, mode: int) -> None:
-    """Replace ``name`` in ``dir_fd`` with ``data`` atomically (a temporary file renamed over it)."""
+    """Replace ``name`` in ``dir_fd`` with ``data`` atomically: written into a file with no name where the file
+    system makes one (an install killed meanwhile leaves nothing in the profile), named ``.NAME.PID.tmp`` once
+    whole (from the start where it makes none) and renamed over ``name``."""
     tmp = f".{name}.{os.getpid()}.tmp"
     try:
-        fd = open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        unnamed = unnamed_file(dir_fd, os.O_WRONLY, mode)
+        fd = open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode) if unnamed is None else unnamed
         try:
             os.fchmod(fd, mode)
             write_all(fd, data)
             os.fsync(fd)
+            if unnamed is not None:  # whole: named for the moment until it takes ``name``'s place
+                with contextlib.suppress(FileNotFoundError):  # one an install with this pid left before
+                    os.unlink(tmp, dir_fd=dir_fd)
+                name_file_at(unnamed, dir_fd, tmp)
         finally:
             os.close(fd)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)

@@ -64,13 +64,17 @@ def _create_beside(path: Path, prefix: str, suffix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no unused temporary file name found", str(path.parent))
 
 
-def unnamed_file(directory: Path, flags: int, mode: int) -> int | None:
-    """A new file of ``directory`` with no name (``O_TMPFILE``), opened with ``flags`` added; None where the file
-    system makes none, or no ``/proc`` is there to name it by later (``name_file``)."""
+def unnamed_file(directory: Path | int, flags: int, mode: int) -> int | None:
+    """A new file of ``directory`` (a path, or a descriptor of it) with no name (``O_TMPFILE``), opened with
+    ``flags`` added; None where the file system makes none, or no ``/proc`` is there to name it by later
+    (``name_file``, ``name_file_at``)."""
     if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
         return None
     try:
-        return os.open(directory, os.O_TMPFILE | os.O_CLOEXEC | flags, mode)
+        flags |= os.O_TMPFILE | os.O_CLOEXEC
+        if isinstance(directory, int):
+            return os.open(".", flags, mode, dir_fd=directory)
+        return os.open(directory, flags, mode)
     except OSError as exc:
         if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # the file system makes none
             return None
@@ -80,7 +84,14 @@ def unnamed_file(directory: Path, flags: int, mode: int) -> int | None:
 def name_file(fd: int, path: Path) -> None:
     """Give the ``unnamed_file`` open as ``fd`` the name ``path`` (which must not exist)."""
     here = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
-        os.link(f"/proc/self/fd/{fd}", path.name, dst_dir_fd=here)
+    try:
+        name_file_at(fd, here, path.name)
     finally:
         os.close(here)
+
+
+def name_file_at(fd: int, dir_fd: int, name: str) -> None:
+    """Give the ``unnamed_file`` open as ``fd`` the name ``name`` (which must not exist) in the directory open as
+    ``dir_fd``."""
+    # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
+    os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd)

@@ -445,3 +445,32 @@ def test_what_install_remove_and_status_print_names_the_home_escaped(
         out = capsys.readouterr().out
         assert all(line in out.splitlines() for line in said) and "\x1b" not in out, out
         assert not any(line.startswith("forged") for line in out.splitlines()), out
+
+
+# SIGKILL (a kill nothing can take: the OOM killer, kill -9) once half the plugin is written into its new file.
+_KILLED_WHILE_WRITING = """
+import os, signal, sys
+import core.bridge.install as install
+def write_all(fd, data):
+    os.write(fd, data[: len(data) // 2])
+    os.kill(os.getpid(), signal.SIGKILL)
+install.write_all = write_all
+install.install(sys.argv[1])
+"""
+
+
+def test_an_install_killed_while_it_writes_leaves_nothing_in_the_profile(tmp_path: Path) -> None:
+    """The plugin and the patch file were written into '.NAME.PID.tmp' in the DSH profile and renamed over NAME:
+    an install killed meanwhile left that file there for good. They are written into a file with no name now,
+    named only once whole, so a kill leaves the profile as it was."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "dsh"
+    home.mkdir()
+    before = _tree(home)
+    done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_WRITING, str(home)], capture_output=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert done.returncode == -9, done.stderr
+    left = {name: kind for name, kind in _tree(home).items() if name not in before and kind is not None}
+    assert left == {}
