@@ -114,15 +114,16 @@ def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> 
 MAX_SECONDS = 86_400  # the longest wait an option may ask for: a day (a sleep cannot last ~292 years, 2**63 ns)
 
 
-def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
+def check_seconds(option: str, value: float, *, zero: bool = False, most: float = MAX_SECONDS) -> None:
     """Refuse a ``--<option>`` that is not a positive number of seconds (``zero``: a finite one, 0 or more, as a
-    delay that may be left out), or that is longer than a day (``MAX_SECONDS``)."""
+    delay that may be left out), or that is longer than ``most`` (a wait: a day, ``MAX_SECONDS``)."""
     if zero and not (math.isfinite(value) and value >= 0):
         raise TapedeckError(f"--{option} must be a finite number of seconds, 0 or more, not {value:g}")
     if not zero and not (value > 0 and math.isfinite(value)):
         raise TapedeckError(f"--{option} must be a positive number of seconds, not {value:g}")
-    if value > MAX_SECONDS:
-        raise TapedeckError(f"--{option} must be at most {MAX_SECONDS:,} seconds (a day), not {value:g}")
+    if value > most:
+        day = " (a day)" if most == MAX_SECONDS else ""
+        raise TapedeckError(f"--{option} must be at most {most:,.0f} seconds{day}, not {value:g}")
 
 
 def check_at_least(option: str, value: int | None, least: int, most: int | None = None) -> None:

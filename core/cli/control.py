@@ -30,6 +30,7 @@ from core.control.inbox import (
     APPLIED,
     CANCELLED,
     CONTROL_EVENT,
+    MAX_EXPIRY_SECONDS,
     OPS,
     UNKNOWN,
     ControlError,
@@ -242,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ControlError("--timeout only applies together with --wait")
     if args.expires is not None and not args.queue:
         raise ControlError("--expires only applies together with --queue")
+    if args.expires is not None:  # refused here, before the log, its host or its bridge is looked at
+        check_seconds("expires", args.expires, most=MAX_EXPIRY_SECONDS)
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     check_seconds("timeout", timeout)
     remote = parse_remote(args.path)

@@ -363,8 +363,27 @@ def test_an_expiry_the_log_cannot_hold_is_refused_as_such(
     exited_log: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     assert _cli(["control", str(exited_log), "pause", "--queue", "--expires", value]) == 2
-    assert "a request's expiry must be a positive number of seconds" in capsys.readouterr().err
+    assert "--expires must be at most 1,000,000,000,000 seconds" in capsys.readouterr().err
     assert not (exited_log.parent / "control.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("nan", "--expires must be a positive number of seconds, not nan"),
+     ("-inf", "--expires must be a positive number of seconds, not -inf"),
+     ("0", "--expires must be a positive number of seconds, not 0"),
+     ("1e13", "--expires must be at most 1,000,000,000,000 seconds, not 1e+13")],
+)  # fmt: skip
+def test_a_bad_expiry_is_refused_before_the_log_is_looked_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, said: str
+) -> None:
+    """`--queue --expires nan` was refused only by the inbox, after the log, its host and its bridge were checked:
+    on a log no host ran it said that, not what was wrong with the option. It is refused as the CLI refuses any
+    number of seconds, before the log is read (here there is none)."""
+    argv = ["control", str(tmp_path / "nope.jsonl"), "pause", "--queue", f"--expires={value}"]
+    assert _cli(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "nope" not in err, err
 
 
 def test_an_expiry_below_a_millisecond_still_lies_ahead(exited_log: Path) -> None:
