@@ -144,7 +144,7 @@ def cells(row: FleetRow) -> tuple[str, ...]:
     return (
         ("  " * row.nesting + "└ " if row.nesting else "") + row.label,
         state_label(str(row.host.get("state")), str(row.host.get("kind")), row.host.get("bridge")),
-        ",".join(a.cause for a in row.attention) or "-",
+        ", ".join(a.cause for a in row.attention) or "-",
         turn,
         quoted(row.outcome),  # these three are the log's words: one line, nothing a terminal acts on
         quoted(row.phase or "-"),

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from textual.binding import Binding
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
 from core.control.config import validate_config
@@ -152,6 +152,10 @@ async def test_attention_first_the_jump_the_filter_and_back_to_the_same_row(tmp_
         assert _cursor_id(screen) == "live-c"
         status = str(screen.query_one("#fleet-status").render())  # it said the filter, not that it hid two rows
         assert status == "filter: state:running · 1 of 3 shown", status
+        await pilot.press("n")  # no row shown needs attention: said capitalised, as the fleet's other toasts
+        await until(pilot, lambda: any("needs attention" in str(n.message) for n in app._notifications))
+        said = [str(n.message) for n in app._notifications if "needs attention" in str(n.message)]
+        assert said == ["No session needs attention."], said
         await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")  # an empty filter shows every row again
         await until(pilot, lambda: len(screen.shown) == 3)
         screen.query_one(DataTable).move_cursor(
@@ -819,6 +823,8 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         await until(pilot, lambda: refused() == 2)
         await pilot.press("m")
         await until(pilot, lambda: _dialogs(app) == 1)
+        hint = str(app.screen.query_one(".policy-dialog-hint", Static).render())  # as on an open session (it had none)
+        assert hint == "The model reads it at its next step. Enter sends, esc cancels.", hint
         text = "write a failing test for the flaky case first, then run the whole suite and report back the numbers"
         app.screen.query_one(Input).value = text
         await pilot.press("enter")
@@ -889,6 +895,7 @@ async def test_one_row_action_dialog_at_a_time(tmp_path: Path, monkeypatch: pyte
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
         assert _dialogs(app) == 0 and not inbox_path(live).exists()
+
 
 
 @pytest.mark.anyio

@@ -241,3 +241,16 @@ def test_a_remote_host_whose_first_reading_fails_is_unknown(tmp_path: Path) -> N
     watch.tick(NOW)
     assert (watch.row(NOW).host["state"], watch.row(NOW).host["kind"]) == ("unknown", None), watch.row(NOW).host
     assert watch.host_due(NOW / 1000)
+
+
+def test_an_attention_cell_of_several_causes_reads_them_apart(tmp_path: Path) -> None:
+    """The attention cell joined its causes with a bare comma ("error-streak,stalled"), where every other list the
+    fleet shows is comma and space."""
+    import dataclasses
+
+    fleet = Fleet([_root(tmp_path)], config())
+    fleet.poll(NOW, final=True)
+    failing = fleet.rows(NOW)[0]
+    streak = failing.attention[0]
+    row = dataclasses.replace(failing, attention=[streak, dataclasses.replace(streak, cause="stalled")])
+    assert cells(row)[COLUMNS.index("attention")] == "error-streak, stalled"

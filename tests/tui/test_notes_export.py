@@ -342,7 +342,7 @@ async def test_x_says_why_an_export_failed_on_any_error(tmp_path: Path, monkeypa
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)))
         said = next(t for t in _toasts(app) if t.startswith("Export failed"))
-        assert said == "Export failed: RuntimeError: the pass broke on a second line", said
+        assert said == r"Export failed: an unexpected error (RuntimeError: the pass broke\non a second line)", said
         app._notifications.clear()  # type: ignore[attr-defined]
         gone = tmp_path / "gone"
         gone.mkdir()

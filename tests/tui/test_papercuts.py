@@ -461,3 +461,27 @@ async def test_a_screens_count_line_starts_where_its_table_and_every_other_summa
         await settle(pilot)
         table = app.screen.query_one(DataTable)
         assert app.screen.query_one(line).content_region.x == table.region.x + table.cell_padding
+
+
+async def test_a_policy_screen_names_a_bug_in_its_derive_as_every_worker_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view whose derive raised what nobody foresaw said "cannot derive this view: RuntimeError: …" in words of
+    its own, its control characters pictured: every other worker says ``tui.failures.unexpected``'s "an unexpected
+    error (…)", quoted and cut."""
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    def broken(self: object, live: object) -> None:
+        raise RuntimeError("a bug in derive")
+
+    monkeypatch.setattr(DiagnosticsScreen, "derive", broken)
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("D")
+
+        def said() -> str:
+            return str(app.screen.query_one("#policy-message").render())
+
+        await until(pilot, lambda: "derive" in said())
+        assert said() == "cannot derive this view: an unexpected error (RuntimeError: a bug in derive)", said()

@@ -46,6 +46,13 @@ FIRST_RUN_KEYS = (
 )
 
 
+def message_ask(app: App[Any], title: str) -> AskScreen:
+    """The dialog that asks for a message to the agent, titled ``title``: when the model reads it, and the keys
+    that send and cancel it (as the keymap binds them)."""
+    cancel = key_of(app, "policy.ask.cancel")
+    return AskScreen(title, f"The model reads it at its next step. Enter sends, {cancel} cancels.")
+
+
 def what_stop_does(kind: object) -> str:
     """What a stop does to a host of ``kind`` (a DSH bridge's, else ours), as its confirm says it."""
     if kind == KIND_DSH:
@@ -160,10 +167,7 @@ class ControlActions:
             if text and text.strip():
                 self.send_control("message", {"text": text.strip()}, f"message: {text.strip()}")
 
-        cancel = key_of(self, "policy.ask.cancel")  # type: ignore[arg-type]
-        self.control_dialog = AskScreen(
-            "Message the agent", f"The model reads it at its next step. Enter sends, {cancel} cancels."
-        )
+        self.control_dialog = message_ask(self, "Message the agent")  # type: ignore[arg-type]
         self.push_screen(self.control_dialog, asked)  # type: ignore[attr-defined]
 
     def action_control_stop(self) -> None:

@@ -32,8 +32,8 @@ from tui.cells import cut, fitting, show_columns
 from tui.failures import unexpected
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.keymap import key_of
-from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.control import what_stop_does
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.control import message_ask, what_stop_does
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
@@ -364,7 +364,7 @@ class FleetScreen(Screen[None]):
             if self.rows[self.shown[index]].row.attention:
                 table.move_cursor(row=index)
                 return
-        self.notify("no session needs attention", timeout=3)
+        self.notify("No session needs attention.", timeout=3)
 
     def action_filter(self) -> None:
         """Show the filter line."""
@@ -414,7 +414,7 @@ class FleetScreen(Screen[None]):
                 self._confirm(row, "message", {"text": text.strip()})
 
         self._begin(row, "message", lambda: self._ask(
-            row, AskScreen(f"Message {self._named(row)}", "The model reads it at its next step."), asked))  # fmt: skip
+            row, message_ask(self.app, f"Message {self._named(row)}"), asked))  # fmt: skip
 
     def action_stop(self) -> None:
         """Stop the session's host (after a confirm)."""

@@ -16,6 +16,7 @@ from core.read.event_filter import EventFilter
 from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
 from core.shared.text import counted, printable, quoted_path
+from tui.failures import unexpected
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen
 
@@ -180,6 +181,6 @@ class ShareActions:
             said = f"Exported {what.format(rows=rows, shown=doc['shown'])} to {quoted_path(target)} ({counted(redacted, 'redaction')})."
             severity = "information"
         except Exception as exc:  # noqa: BLE001 - any failure ends in a toast that names it, never in silence
-            cause = str(exc) if isinstance(exc, TapedeckError) else f"{type(exc).__name__}: {exc}"
+            cause = str(exc) if isinstance(exc, TapedeckError) else unexpected(exc)
             said, severity = f"Export failed: {' '.join(cause.split())}", "error"
         self.app.call_from_thread(self.notify, said, severity=severity, timeout=8)  # type: ignore[attr-defined]

@@ -43,6 +43,7 @@ from core.shared.errors import TapedeckError
 from core.shared.text import js_json, printable
 from core.shared.values import int_or_none
 from tui.cells import cut
+from tui.failures import unexpected
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
@@ -411,7 +412,7 @@ class PolicyScreen(Screen[None]):
                 except TapedeckError as exc:
                     view = DeriveFailure(str(exc))
                 except Exception as exc:  # a malformed log must never take the TUI down
-                    view = DeriveFailure(f"cannot derive this view: {type(exc).__name__}: {exc}")
+                    view = DeriveFailure(f"cannot derive this view: {unexpected(exc)}")
         items = self.requests.poll(live.outcome_for, live.host_gone, live.withdraw)
         reason = live.read_only_reason
         if not get_current_worker().is_cancelled:
