@@ -141,8 +141,8 @@ _VALUE_CHAR = rb"(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")"
 _AFTER_INNER_QUOTE = rb"[^\s\"'`,;\\)\]}.:!?<>/&|]"
 _VALUE = rb"(?:" + _VALUE_CHAR + rb"|(?:" + _QUOTE + rb"|`)" + _AFTER_INNER_QUOTE + rb")+"
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))" + _MAYBE_QUOTE
-    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`*(" + _VALUE + rb")"
+    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
+    + rb"(?:" + _QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`*(" + _VALUE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)

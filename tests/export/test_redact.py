@@ -3484,6 +3484,25 @@ def test_a_urls_password_goes_where_json_text_escapes_its_slashes(text: str, out
 
 
 @pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('password := "{}"', 'password := "[redacted key]"'), ("apiKey := `{}`", "apiKey := `[redacted key]`"),
+        ("'password' => '{}',", "'password' => '[redacted key]',"),
+        ('$cfg = ["api_key" => "{}", "user" => "bob"];', '$cfg = ["api_key" => "[redacted key]", "user" => "bob"];'),
+    ],
+)  # fmt: skip
+def test_a_secret_go_or_a_php_array_assigns_goes(text: str, out: str) -> None:
+    """Go's ``password := "Sup3r…"`` and a PHP array's (or a Ruby hash's) ``'password' => 'Sup3r…'`` kept the
+    secret (found by a property of assignment shapes over random secrets): a key word's sign was ``:`` or ``=``
+    alone. ``:=`` is one now, and so is ``=>`` after a quoted key (a bare one is as likely an arrow function's
+    parameter: ``tokens.map(token => 'Bearer ' + token)`` stays)."""
+    secret = "Sup3rSecretValue9"
+    _redacts(text.format(secret), out)
+    _in_json_text(text.format(secret), out)
+    _stays("tokens.map(token => 'Bearer ' + token)\nif password == 'abcdef' {}\n")
+
+
+@pytest.mark.parametrize(
     "text",
     ["https:\\/\\/u:Sup3rPass@h\\/ " * 2500, "http:" + "\\" * 60000 + "//u:Sup3rPass@h and http:\\/" + "\\" * 60000 + "/u:Sup3rPass@h"],
     ids=["escaped URLs", "runs of backslashes"],
@@ -3948,8 +3967,9 @@ def test_every_literal_a_secret_s_name_is_assigned_goes_and_code_stays(
     ("unit", "times"),
     [("f(token=x or 'Abcdef12', ", 25), ("{token:c ? 'a' : 'Abcdef12', ", 15),
      ("token:a[b[c]d]|" + "a[]|" * 56 + "x  token:str|None=x or 'Abcdef12'; ", 60),
-     ('token = "EOF"; {"token": "IDENT"}, ', 20), ('token = "' + "ab_cd " * 10000 + '"', 10)],
-    ids=["keyword arguments", "object keys", "typed names", "lexer words", "a long lexer word"],
+     ('token = "EOF"; {"token": "IDENT"}, ', 20), ('token = "' + "ab_cd " * 10000 + '"', 10),
+     ("'token' => 'Abcdef12', token := \"Abcdef12\"; ", 20)],
+    ids=["keyword arguments", "object keys", "typed names", "lexer words", "a long lexer word", "arrows and :="],
 )  # fmt: skip
 def test_a_long_line_of_keys_in_code_is_redacted_in_linear_time(
     monkeypatch: pytest.MonkeyPatch, unit: str, times: int
@@ -3959,8 +3979,8 @@ def test_a_long_line_of_keys_in_code_is_redacted_in_linear_time(
     annotation (``_ANNOTATION``, in ``ANNOTATION_MAX`` bytes; brackets that nest once and hold no ``|``, so one
     reading only: ``a[]|a[]|…`` would take exponential time were ``]`` and ``|`` allowed inside); and a value under
     ``token`` is read once more, whether it is a lexer's word (``_lexer_word``). A line of 60 kB of such keys (or one
-    value of 60 kB): what is searched is counted (``_counted_text``), at most ``times`` the text (14, 9, 43, 13 and
-    7 now); the annotation's own backtracking no count sees, but exponential it would not end."""
+    value of 60 kB): what is searched is counted (``_counted_text``), at most ``times`` the text (14, 9, 43, 13, 7
+    and 10 now); the annotation's own backtracking no count sees, but exponential it would not end."""
     keys = max(1, 60_000 // len(unit))
     counted = _counted_text(monkeypatch, unit * keys, times)  # (before the redactor: it takes the counted patterns)
     out = Redactor(environ={}, home="/home/ann").text(counted)
