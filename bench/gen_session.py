@@ -60,20 +60,26 @@ _UNITS = {
     "mib": 1 << 20,
     "gib": 1 << 30,
 }
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", re.ASCII)  # not \d: any script's digits
+MAX_SIZE = 10**12  # 1 TB: far beyond any benchmark, and a mistyped size fails at once, not after filling a disk
 
 
 def parse_size(text: str) -> int:
-    """Bytes in a size such as ``200MB``, ``1.5GB``, ``512KiB`` or ``4096`` (KB/MB/GB are decimal)."""
+    """Bytes in a size such as ``200MB``, ``1.5GB``, ``512KiB`` or ``4096`` (KB/MB/GB are decimal), in ASCII
+    digits, from 1 to ``MAX_SIZE``."""
     m = _SIZE.fullmatch(text)
     unit = m.group(2).lower() if m else ""
+    said = repr(text) if len(text) <= 40 else f"{text[:40]!r}… ({len(text):,} characters)"
     if m is None or unit not in _UNITS:
         raise ValueError(
-            f"invalid size {text!r}: use a number with an optional unit B, KB, MB, GB, KiB, MiB or GiB"
+            f"invalid size {said}: use ASCII digits with an optional unit B, KB, MB, GB, KiB, MiB or GiB"
         )
-    size = int(float(m.group(1)) * _UNITS[unit])
+    value = float(m.group(1)) * _UNITS[unit]  # inf for thousands of digits: refused below, not an OverflowError
+    if not value <= MAX_SIZE:
+        raise ValueError(f"invalid size {said}: at most {MAX_SIZE:,} bytes (1TB)")
+    size = int(value)
     if size <= 0:
-        raise ValueError(f"invalid size {text!r}: must be greater than zero")
+        raise ValueError(f"invalid size {said}: must be greater than zero")
     return size
 
 

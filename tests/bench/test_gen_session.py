@@ -318,6 +318,22 @@ def test_parse_size_rejects_bad_sizes(text: str) -> None:
         parse_size(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("\u0661\u0662MB", "ASCII digits"), ("\uff15MB", "ASCII digits"), ("5\u00a0MB", "ASCII digits"),
+     ("2000GB", "at most 1,000,000,000,000 bytes"), ("9" * 400, "at most 1,000,000,000,000 bytes"),
+     ("9" * 5000 + "GB", "(5,002 characters)")],
+    ids=["arabic-indic", "fullwidth", "nbsp", "2000GB", "400-digits", "5000-digits"],
+)  # fmt: skip
+def test_parse_size_takes_ascii_digits_and_a_bounded_size(text: str, said: str) -> None:
+    """'١٢MB' (Arabic-Indic digits) was 12 MB, as \\d matches any script's digits, and a size of thousands of digits
+    was read (a ~1e400 one raised OverflowError, not the ValueError the callers turn into a usage line). Sizes are
+    ASCII digits, at most 1 TB, and the message cuts a long size."""
+    with pytest.raises(ValueError, match="invalid size") as refused:
+        parse_size(text)
+    assert said in str(refused.value) and len(str(refused.value)) < 300, refused.value
+
+
 def test_generate_rejects_bad_arguments(out: Path) -> None:
     with pytest.raises(ValueError, match="unknown profile 'chatty'"):
         generate(out / "x.jsonl", 1000, seed=1, profile="chatty")
