@@ -36,6 +36,7 @@ const BRIDGE = "bridge.json";
 const STATE = "bridge.state.json";
 const STANDBY = "bridge.standby.json";
 const MAX_LINE_BYTES = 1 << 20;
+const PIECE_BYTES = 1 << 16; // how much of the outcomes file is read at a time (it grows for a session's whole life)
 const CHECK_BYTES = 256; // what the bridge checks is still there, at the inbox's start and before where it read to
 const MAX_DEPTH = 32;
 const MAX_ID_CHARS = 200;
@@ -440,6 +441,42 @@ function readRegular(file) {
   }
 }
 
+// The lines of `file` when it is a regular file (opened as readRegular opens it), read PIECE_BYTES at a time: a file
+// that grows for a session's whole life is never held whole, nor made one string (one past V8's largest could not
+// be read at all); a line at most is. None when it cannot be opened; the lines before a read that fails.
+function* regularLines(file) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return;
+    const piece = Buffer.alloc(PIECE_BYTES);
+    let held = []; // the pieces of the line not ended yet (its bytes, so a character across pieces stays whole)
+    for (;;) {
+      let got;
+      try {
+        got = fs.readSync(fd, piece, 0, PIECE_BYTES, null);
+      } catch {
+        return;
+      }
+      if (got === 0) break;
+      const read = piece.subarray(0, got);
+      let start = 0;
+      for (let end; (end = read.indexOf(10, start)) !== -1; start = end + 1) {
+        yield Buffer.concat([...held, read.subarray(start, end)]).toString("utf8");
+        held = [];
+      }
+      if (start < got) held.push(Buffer.from(read.subarray(start)));
+    }
+    if (held.length > 0) yield Buffer.concat(held).toString("utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function readJson(file) {
   try {
     const value = JSON.parse(readRegular(file) ?? "");
@@ -739,9 +776,7 @@ export class SessionBridge {
   }
 
   readOutcomes() {
-    const text = readRegular(this.file(OUTCOMES));
-    if (text === undefined) return;
-    for (const line of text.split("\n")) {
+    for (const line of regularLines(this.file(OUTCOMES))) {
       let data;
       try {
         data = JSON.parse(line);

@@ -180,6 +180,25 @@ for (const name of ["control.outcomes.jsonl", "bridge.state.json", "bridge.json"
 const b11 = new SessionBridge(plugin, agent("s11"), piped);
 b11.attach(Date.now());
 said.piped = { marks: b11.marks, final: [...b11.final], cursor: b11.cursor };
+
+// an outcomes file too big to be read as one string (past V8's largest, ~512 MiB, readFileSync throws: stood in
+// for here), with a line far longer than a piece of it, whose two-byte characters straddle pieces
+const grown = `${base}/grown`;
+fs.mkdirSync(grown);
+const longObjective = "é".repeat(150000) + "!";
+const grownLines = [];
+for (let i = 0; i < 3000; i++) grownLines.push({ requestId: `r${i}`, op: "pause", outcome: "applied", at: 1 });
+grownLines.push({ requestId: "cp", op: "checkpoint", outcome: "applied", detail: { markId: 1, seq: 4, objective: longObjective, at: 2 } });
+grownLines.push({ requestId: "last", op: "pause", outcome: "pending", at: 3 });
+fs.writeFileSync(`${grown}/control.outcomes.jsonl`, grownLines.map((o) => JSON.stringify(o)).join("\\n") + '\\n{"requestId":"cut');
+const b12 = new SessionBridge(plugin, agent("s12"), grown);
+const readFileSync = fs.readFileSync;
+fs.readFileSync = () => {
+  throw new RangeError("Cannot create a string longer than 0x1fffffe8 characters");
+};
+b12.readOutcomes();
+fs.readFileSync = readFileSync;
+said.grown = { final: b12.final.size, pending: [...b12.pending], objective: b12.marks[0]?.objective === longObjective };
 process.stdout.write(JSON.stringify(said));
 """
 
@@ -265,3 +284,11 @@ def test_lines_moved_by_an_inbox_written_again_in_place_are_no_retry(said: dict[
     the file as it is now is still a retry."""
     assert said["moved"] == ["an inbox line reuses request id moved-02, taken already: ignored as a retry (its outcome "
                              "is the first one's)"]  # fmt: skip
+
+
+def test_the_outcomes_file_is_read_in_pieces_whatever_its_size(said: dict[str, Any]) -> None:
+    """The outcomes file grows by a line per outcome for the whole life of a session, and the plugin read it whole
+    as one string when it attached: a long session's was held in memory at once, and one past V8's largest string
+    could not be read at all, every answered request and mark forgotten. It is read a piece at a time now, a line
+    (multi-byte characters across pieces kept whole) at most held at once."""
+    assert said["grown"] == {"final": 3001, "pending": ["last"], "objective": True}
