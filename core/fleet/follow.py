@@ -389,7 +389,7 @@ class Fleet:
         for log in list(self._pending):
             if isinstance(log, RemoteTarget):
                 continue
-            if (ref := session_ref(log)) is not None:
+            if (ref := session_ref(log, self.skipped)) is not None:  # one it cannot read is noted there
                 self._watch(log, SessionWatch(ref, self.config, self.pace))
             elif not log.exists():
                 self._pending.discard(log)

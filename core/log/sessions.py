@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
-from core.log.reader import read_header
-from core.shared.errors import NoLogInDirectoryError, TapedeckError
+from core.log.reader import read_header, read_log_header
+from core.shared.errors import LogFormatError, NoLogInDirectoryError, TapedeckError
 from core.shared.text import quoted_path
 
 
@@ -142,10 +142,17 @@ def _argument(path: str | Path) -> str:
     return shlex.quote(f"./{text}" if text.startswith("-") else text)
 
 
-def session_ref(log: Path) -> SessionRef | None:
-    """The ``SessionRef`` of one log from its header and its stat (None: no readable header, or it is gone)."""
-    header = read_header(log)
-    if header is None:
+def session_ref(log: Path, skipped: list[str] | None = None) -> SessionRef | None:
+    """The ``SessionRef`` of one log from its header and its stat (None: no readable header, or it is gone). A log
+    that cannot be read (its permissions, an I/O error) is noted in ``skipped`` when given (once), as a remote one
+    the server refuses is (``core.remote.sessions.remote_refs``)."""
+    try:
+        header = read_log_header(log)
+    except LogFormatError as exc:
+        cause, note = exc.__cause__, f"skipped {exc}"
+        refused = isinstance(cause, OSError) and not isinstance(cause, FileNotFoundError)  # gone: said of nothing
+        if refused and skipped is not None and note not in skipped:
+            skipped.append(note)
         return None
     try:
         st = log.stat()

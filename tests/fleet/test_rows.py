@@ -254,3 +254,31 @@ def test_an_attention_cell_of_several_causes_reads_them_apart(tmp_path: Path) ->
     streak = failing.attention[0]
     row = dataclasses.replace(failing, attention=[streak, dataclasses.replace(streak, cause="stalled")])
     assert cells(row)[COLUMNS.index("attention")] == "error-streak, stalled"
+
+
+def test_a_local_log_the_fleet_cannot_read_is_noted_as_a_remote_one_is(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote log the server will not let the fleet read is noted in ``skipped`` (``remote_refs``) and tried again
+    at each poll; a local one (its permissions taken away) stayed pending without a word, as if it were still being
+    born: ``session_ref`` read its header with ``read_header``, which takes every failure for 'no header yet'. It
+    is noted in the same words now (until the next listing, as a remote one's), and watched once it can be read.
+    (Root reads any file: the refusal is made.)"""
+    from core.log import reader
+
+    root = _root(tmp_path)
+    locked = root / "p" / "kid" / "session.jsonl"
+    opened = reader.open_regular
+
+    def refusing(path: Any, **kwargs: Any) -> Any:
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied")
+        return opened(path, **kwargs)
+
+    monkeypatch.setattr(reader, "open_regular", refusing)
+    fleet = Fleet([root], config())
+    fleet.poll(NOW, final=True)
+    assert [r.ref.id for r in fleet.rows(NOW)] == ["failing", "calm"]
+    assert fleet.skipped == [f"skipped {locked}: cannot read (Permission denied)"]
+    monkeypatch.setattr(reader, "open_regular", opened)
+    fleet.poll(NOW, final=True)
+    assert [r.ref.id for r in fleet.rows(NOW)] == ["failing", "calm", "kid"]
