@@ -330,6 +330,34 @@ function parseJson(text) {
   );
 }
 
+/** Where the first sequence that is no UTF-8 starts in `raw` (as Python's UnicodeDecodeError.start counts it:
+ * the lead byte of a sequence cut short or continued wrongly, or the stray byte itself), or -1 where all is UTF-8. */
+function firstNonUtf8(raw) {
+  for (let i = 0; i < raw.length; ) {
+    const b = raw[i];
+    if (b < 0x80) {
+      i += 1;
+      continue;
+    }
+    // the sequence's length and the range its second byte may take (others are 0x80-0xbf), by its lead byte
+    const [size, low, high] =
+      b >= 0xc2 && b <= 0xdf ? [2, 0x80, 0xbf]
+      : b === 0xe0 ? [3, 0xa0, 0xbf]
+      : b === 0xed ? [3, 0x80, 0x9f]
+      : b >= 0xe1 && b <= 0xef ? [3, 0x80, 0xbf]
+      : b === 0xf0 ? [4, 0x90, 0xbf]
+      : b === 0xf4 ? [4, 0x80, 0x8f]
+      : b >= 0xf1 && b <= 0xf3 ? [4, 0x80, 0xbf]
+      : [0, 0, 0];
+    if (size === 0 || i + size > raw.length || raw[i + 1] < low || raw[i + 1] > high) return i;
+    for (let k = 2; k < size; k++) if ((raw[i + k] & 0xc0) !== 0x80) return i;
+    i += size;
+  }
+  return -1;
+}
+
+const hexByte = (b) => b.toString(16).padStart(2, "0");
+
 /** An unreadable line: rejected by id when its id can be read, otherwise only reported. */
 function unreadable(lineNo, raw, problem) {
   const head = Buffer.from(raw.subarray(0, MAX_ID_CHARS + 64)).toString("latin1");
@@ -343,6 +371,9 @@ function unreadable(lineNo, raw, problem) {
 export function decodeLine(lineNo, raw) {
   const where = `control inbox line ${lineNo}`;
   if (raw.length > MAX_LINE_BYTES) return unreadable(lineNo, raw, `is longer than ${MAX_LINE_BYTES} bytes`);
+  const bad = firstNonUtf8(raw);
+  if (bad >= 0)
+    return unreadable(lineNo, raw, `is not UTF-8: its byte ${bad} (0x${hexByte(raw[bad])}) cannot be decoded`);
   let obj;
   try {
     obj = parseJson(utf8.decode(raw));

@@ -126,6 +126,11 @@ _lines = st.one_of(
 @example(line=b'{"id": "f", "op": "rewind", "args": {"markId": 2e0}}')
 @example(line=b'{"id": "t", "op": "chekpoint"}')  # the host offers 'did you mean checkpoint?' (3635c87)
 @example(line=b'{"id": "t", "op": "Config-Set"}')
+@example(line=b"\x80")  # no UTF-8: both name the first byte that is not, as Python's decoder finds it (050c7276)
+@example(line=b'{"id": "u", "op": "message", "args": {"text": "\xe0\x80"}}')  # 0xe0 takes 0xa0-0xbf next
+@example(line=b'{"id": "u", "op": "message", "args": {"text": "\xed\xa0\x80"}}')  # a surrogate's bytes
+@example(line=b'{"id": "u", "op": "message", "args": {"text": "ok\xf0\x9f"}}')  # a sequence cut short
+@example(line=b'{"id": "u", "op": "message", "args": {"text": "\xf4\x90\x80\x80 \xc1\xbf"}}')  # past U+10FFFF
 def test_the_plugin_decodes_every_line_as_the_host_does(
     decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
 ) -> None:
