@@ -897,6 +897,24 @@ async def test_one_row_action_dialog_at_a_time(tmp_path: Path, monkeypatch: pyte
         assert _dialogs(app) == 0 and not inbox_path(live).exists()
 
 
+@pytest.mark.anyio
+async def test_the_fleet_footer_keeps_open_and_the_row_actions_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns the footer left out whatever came last (``S Stop…``), and what it kept hung on the sizes its
+    keys were last laid out at (a key hidden before kept a stale one). The keys a screen needs least go first (the
+    fleet's status line names n and /), each measured by its own text, the same after any resize."""
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _loaded(pilot, 3)
+        shown = []
+        for size in [(80, 24), (50, 24), (200, 24), (80, 24)]:
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            keys = [k for k in app.screen.query(FooterKey) if k.display and not k.has_class("-command-palette")]
+            assert all(k.region.right <= size[0] for k in keys)
+            shown.append([k.description for k in keys])
+        assert shown[0] == shown[3] == ["Help", "Quit", "Open", "Attention", "Pause", "Message", "Stop…"], shown
+        assert shown[2] == ["Help", "Quit", "Open", "Attention", "Filter", "Pause", "Message", "Stop…"], shown
+
 
 @pytest.mark.anyio
 async def test_what_a_root_of_loose_logs_holds_is_read_whole_on_the_status_line_at_80x24(tmp_path: Path) -> None:

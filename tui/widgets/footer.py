@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 PRIORITY_ACTIONS = ("help", "quit")  # shown first, in this order; the rest keep their order
@@ -29,10 +30,26 @@ class PriorityFooter(Footer):
         self.screen.screen_layout_refresh_signal.subscribe(self, self._fit)
 
     def _fit(self, screen: Screen[object]) -> None:
+        """Show the keys that fit whole: when they do not all fit, the screen's ``FOOTER_LEAST`` actions are left
+        out first (in that order), then the last ones. Each key is measured by its own text, never by the size it
+        was last laid out at (a key hidden before kept a stale one), so one width always shows the same keys."""
         room = self.content_region.width
         keys = [key for key in self.children if not key.has_class(PALETTE)]
-        room -= sum(key.outer_size.width for key in self.children if key.has_class(PALETTE))
-        for key in keys:  # a key hidden before keeps the size it was last laid out at
-            width = key.outer_size.width + key.styles.margin.width
-            key.display = width <= room
-            room = room - width if key.display else 0
+        room -= sum(self._width(key) for key in self.children if key.has_class(PALETTE))
+        least = getattr(screen, "FOOTER_LEAST", ())
+        dropped = set()
+        for action in least:  # left out, least needed first, until the others fit
+            if sum(self._width(key) for key in keys if key not in dropped) <= room:
+                break
+            dropped |= {key for key in keys if getattr(key, "action", None) == action}
+        for key in keys:
+            width = self._width(key)
+            key.display = key not in dropped and width <= room
+            if key.display:
+                room -= width
+            elif key not in dropped:
+                room = 0  # the keys after one that does not fit are left out too: the order is kept
+
+    def _width(self, key: Widget) -> int:
+        """The cells ``key`` takes: its content as measured from its text, its padding and border, its margins."""
+        return key.get_content_width(self.size, self.app.size) + key.styles.gutter.width + key.styles.margin.width
