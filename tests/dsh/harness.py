@@ -337,26 +337,45 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
 # --- launchers ------------------------------------------------------------------------------------------------
 
 
-STARTED: list[subprocess.Popen[bytes]] = []  # every DSH process the harness started (for the leak check)
+STARTED: dict[int, int | None] = {}  # each DSH process the harness started, its pid: its start time (leak check)
+
+
+def _stat(pid: int | str) -> tuple[str, str, int, int] | None:
+    """``(command, state, process group, start time in clock ticks)`` of process ``pid``, None once it is gone."""
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return None
+    command, _, rest = stat.partition(" (")[2].rpartition(") ")
+    fields = rest.split()  # from the state on: the process group is the third, the start time the twentieth
+    return command, fields[0], int(fields[2]), int(fields[19])
+
+
+def started(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    """``proc``, a DSH process the harness started in a group of its own, noted for the leak check."""
+    found = _stat(proc.pid)
+    STARTED[proc.pid] = found[3] if found else None
+    return proc
 
 
 def leaked() -> list[str]:
     """The processes still alive in the process groups the harness started, each as ``pid (command) state``. A zombie
     does not count: it has exited, and only waits for its parent (here pid 1, which reaps when it likes) to read its
-    status, though ``killpg(group, 0)`` still finds it."""
-    groups = {proc.pid for proc in STARTED}
+    status, though ``killpg(group, 0)`` still finds it.
+
+    A group's number is a pid, handed out again once the group is empty: a group whose leader runs with another
+    start time than the one the harness started is someone else's (the CI's run took a shell of another program for
+    a leak, so), and not counted."""
+    groups = set()
+    for pid, began in STARTED.items():
+        leader = _stat(pid)
+        if leader is None or leader[2] != pid or leader[3] == began:
+            groups.add(pid)
     alive = []
     for entry in os.scandir("/proc") if groups else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:  # gone meanwhile
-            continue
-        command, _, rest = stat.partition(" (")[2].rpartition(") ")
-        state, _ppid, group = rest.split()[:3]
-        if int(group) in groups and state != "Z":
-            alive.append(f"{entry.name} ({command}) {state}")
+        found = _stat(entry.name) if entry.name.isdigit() else None  # None too once gone meanwhile
+        if found is not None and found[2] in groups and found[1] != "Z":
+            alive.append(f"{entry.name} ({found[0]}) {found[1]}")
     return alive
 
 
@@ -408,7 +427,7 @@ class DshWeb:
             stderr=self.stderr,
             start_new_session=True,
         )
-        STARTED.append(self.proc)
+        started(self.proc)
         found = threading.Event()
 
         def read() -> None:
@@ -610,7 +629,7 @@ def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:
             stderr=err,
             start_new_session=True,
         )
-    STARTED.append(proc)
+    started(proc)
     return proc
 
 

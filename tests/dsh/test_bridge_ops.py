@@ -337,8 +337,8 @@ HOSTILE: list[tuple[bytes, str | None, str]] = [
     (b'{"id":"op-1","op":"explode","args":{}}', "op-1", 'unknown control op "explode"'),
     (b'{"id":"arg-1","op":"expand","args":{"seq":-4}}', "arg-1", "'seq' must be a non-negative integer"),
     (b'{"id":"arg-2","op":"pause","args":[1,2]}', "arg-2", "args must be a JSON object"),
-    (b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}', "bin-1", "not valid JSON"),
-    (b"\xff\xfe not json at all", None, "is not valid JSON"),
+    (b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}', "bin-1", "is not UTF-8: its byte 48 (0xe9)"),
+    (b"\xff\xfe not json at all", None, "is not UTF-8: its byte 0 (0xff)"),
     (b'["an","array"]', None, "is not a JSON object"),
     (b'{"op":"pause"}', None, "has no request id"),
 ]
