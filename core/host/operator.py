@@ -53,6 +53,8 @@ from core.shared.errors import TapedeckError
 from core.shared.text import quoted
 
 POLL_SECONDS = 0.05
+# the distinct unreadable inbox lines known again when read again: past it, each is still said, none more is kept
+UNREADABLE_REMEMBERED = 4096
 NEXT_STEP = "next step"
 STALE = (
     "it was sent while no host was running this session (use --queue to leave a request for the next resume)"
@@ -368,9 +370,13 @@ class Operator:
     def _unsaid(self, entry: control.InboxEntry) -> bool:
         """Whether ``entry``, a line that can only be reported, was not said yet while the inbox lasts: one replaced
         or written again in place is read again from its start, and a line said then (the same bytes, as many
-        times over, wherever they moved) is not said again."""
+        times over, wherever they moved) is not said again. Only the first ``UNREADABLE_REMEMBERED`` distinct lines
+        are kept (hostile bytes must not grow the host): one past them is said each time it is read."""
         if self._unreadable_read[0] != self.reader.generation:  # read again from its start
             self._unreadable_read = (self.reader.generation, Counter())
+        said = self._unreadable_said
+        if entry.digest not in said and len(said) >= UNREADABLE_REMEMBERED:
+            return True
         read = self._unreadable_read[1]
         read[entry.digest] += 1
         if read[entry.digest] <= self._unreadable_said[entry.digest]:

@@ -815,3 +815,21 @@ def test_an_inbox_rewritten_in_place_with_its_lines_moved_is_no_retry(tmp_path: 
         assert finals == [first["id"], second["id"], newer["id"]]
     finally:
         host.close()
+
+
+def test_the_unreadable_lines_remembered_are_bounded_whatever_the_inbox_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digests by which an unreadable line read again is known grew with each distinct junk line for as long as
+    the inbox lasted (200,000 such lines held 28 MB after one poll): hostile bytes must not grow the host. Past
+    ``UNREADABLE_REMEMBERED`` distinct lines each is still said, and none more is remembered."""
+    from core.host import operator as operator_module
+
+    monkeypatch.setattr(operator_module, "UNREADABLE_REMEMBERED", 8, raising=False)
+    with _idle_host(tmp_path) as (host, said):
+        inbox, operator = host.inbox_path, host.operator
+        inbox.write_bytes(b"".join(b"junk %d\n" % n for n in range(40)))
+        inbox.chmod(0o600)
+        operator.poll()
+        assert len([m for m in said if "control inbox line" in m]) == 40, said
+        assert len(operator._unreadable_said) <= 8 and len(operator._unreadable_read[1]) <= 8
