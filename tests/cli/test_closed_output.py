@@ -178,15 +178,17 @@ def test_a_path_in_a_place_not_to_be_looked_at_is_named_not_a_traceback(
 
 
 @pytest.mark.parametrize("command", [["events", str(LOG)], ["inspect", str(LOG), "--json"]])
-def test_a_reader_gone_before_the_output_is_exit_0_and_nothing_on_stderr(command: list[str]) -> None:
+def test_a_reader_gone_before_the_output_is_exit_0_and_nothing_on_stderr(
+    command: list[str], processes: Processes
+) -> None:
     """``tapedeck events LOG | head -1``: the write after ``head`` exited raised BrokenPipeError, which the guard took
     (exit 0), but the bytes left in stdout's buffer were flushed again as Python exited: 'Exception ignored …
     BrokenPipeError' on stderr and exit 120. Here the reader is gone before the command writes anything; the buffer
     is Python's own (an unbuffered stdout, as a measuring shell may set, hid it)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.Popen([sys.executable, "-m", "core.cli", *command], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE)  # fmt: skip
+    run = processes.start([sys.executable, "-m", "core.cli", *command], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)  # fmt: skip
     assert run.stdout is not None and run.stderr is not None
     run.stdout.close()  # as `head -1` exits
     err = run.stderr.read()

@@ -5,15 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.conftest import Processes
 from tests.dsh.harness import STARTED, _stat, leaked
 
 
-def _sleeper() -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+def _sleeper(processes: Processes) -> subprocess.Popen[bytes]:
+    return processes.start([sys.executable, "-c", "import time; time.sleep(60)"])
 
 
-def test_a_group_the_harness_started_is_a_leak_while_it_runs() -> None:
-    proc = _sleeper()
+def test_a_group_the_harness_started_is_a_leak_while_it_runs(processes: Processes) -> None:
+    proc = _sleeper(processes)
     try:
         found = _stat(proc.pid)
         assert found is not None
@@ -21,14 +22,12 @@ def test_a_group_the_harness_started_is_a_leak_while_it_runs() -> None:
         assert any(line.startswith(f"{proc.pid} ") for line in leaked()), leaked()
     finally:
         STARTED.pop(proc.pid, None)
-        proc.kill()
-        proc.wait()
 
 
-def test_a_group_number_handed_out_again_is_not_taken_for_a_leak() -> None:
+def test_a_group_number_handed_out_again_is_not_taken_for_a_leak(processes: Processes) -> None:
     """ci29 failed on 'DSH processes left running: 6229 (bash), 6231 (sleep)': a shell of another program, started
     after a DSH the harness had started as pid 6229 was gone, leading a group of the same number."""
-    proc = _sleeper()
+    proc = _sleeper(processes)
     try:
         found = _stat(proc.pid)
         assert found is not None
@@ -36,5 +35,3 @@ def test_a_group_number_handed_out_again_is_not_taken_for_a_leak() -> None:
         assert not any(line.startswith(f"{proc.pid} ") for line in leaked()), leaked()
     finally:
         STARTED.pop(proc.pid, None)
-        proc.kill()
-        proc.wait()
