@@ -350,3 +350,42 @@ def test_an_unexpected_error_is_worded_one_way_cut_and_with_no_control() -> None
     said = unexpected(ValueError("\x1b[2J" + "x" * 100_000))
     assert said.startswith("an unexpected error (ValueError: \\u001b[2Jxxx") and said.endswith("…)"), said[:80]
     assert len(said) < UNEXPECTED_TEXT + 40 and "\x1b" not in said
+
+
+async def test_a_host_watch_failing_on_and_on_is_told_once_until_a_poll_gets_through(tmp_path: Path) -> None:
+    """A poll that failed was told once per error text: one whose words change at each poll (a count, a time)
+    toasted every half second, and each text was kept for good. A failing watch is told once while it fails; told
+    again once a poll got through and the watch fails again."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _running(pilot, app)
+        live, polls = app.live, []
+        working = live.poll_host
+
+        def failing() -> Any:
+            polls.append(1)
+            raise RuntimeError(f"bug number {len(polls)}")
+
+        def told() -> int:
+            return len([n for n in app._notifications if n.title == "Host watch failed"])
+
+        live.poll_host = failing
+        await until(pilot, lambda: len(polls) >= 3)
+        await settle(pilot)
+        assert told() == 1
+        through: list[int] = []
+
+        def working_again() -> Any:
+            host = working()
+            through.append(1)
+            return host
+
+        live.poll_host = working_again
+        await until(pilot, lambda: len(through) >= 2)  # a poll got through, and its news reached the screen
+        await settle(pilot)
+        polls.clear()
+        live.poll_host = failing
+        await until(pilot, lambda: len(polls) >= 2)
+        await settle(pilot)
+        assert told() == 2

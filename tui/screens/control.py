@@ -72,7 +72,8 @@ class ControlActions:
 
     live: Any
     _announced: set[int]
-    _watch_errors: set[str]  # the host watch's errors told so far (each once)
+    _watch_failing: bool  # a poll of the host watch failed, told, and none got through since
+    _outcomes_told: str | None  # why the outcomes cannot come in, as told (said once while it lasts)
     _outcomes_seen: list[TrackedRequest]  # the requests as the last poll found them
     _host_seen: Any  # the host state the last poll that got through told the screens
     control_dialog: Dialog[Any] | None = None  # the message or stop dialog up now
@@ -80,7 +81,8 @@ class ControlActions:
     def start_host_watch(self) -> None:
         """Poll the host state and the outcomes of sent requests (call once the app is mounted)."""
         self._announced = set()
-        self._watch_errors = set()
+        self._watch_failing = False
+        self._outcomes_told = None
         self._outcomes_seen = []
         self._host_seen = None
         self.set_interval(HOST_POLL_SECONDS, self._poll_host)  # type: ignore[attr-defined]
@@ -229,8 +231,8 @@ class ControlActions:
     def _watch_host(self, live: Any) -> None:
         try:
             host = live.poll_host()  # what follows goes by this reading: host.json is not read again
-            if live.outcomes_problem is not None:  # the outcomes of requests sent cannot come in: said once
-                self.call_from_thread(self._watch_failed, live.outcomes_problem)  # type: ignore[attr-defined]
+            if live.outcomes_problem != self._outcomes_told:  # the outcomes cannot come in: said once while it lasts
+                self.call_from_thread(self._outcomes_trouble, live.outcomes_problem)  # type: ignore[attr-defined]
             items = requests_for(live).poll(live.outcome_for, lambda: live.host_gone(host), live.withdraw)
             fresh = [
                 i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
@@ -246,17 +248,29 @@ class ControlActions:
             self.call_from_thread(self._watch_failed, unexpected(exc))  # type: ignore[attr-defined]
 
     def _watch_failed(self, error: str) -> None:
-        """Tell the operator (once per error) that a poll of the host failed; the next one runs as due."""
+        """Tell the operator that a poll of the host failed, once while polls keep failing (whatever each one's
+        words), again once one got through and another fails; the next poll runs as due."""
         self.log.error(f"host watch: {error}")  # type: ignore[attr-defined]
-        if error not in self._watch_errors:
-            self._watch_errors.add(error)
-            self.notify(  # type: ignore[attr-defined]
-                f"Reading the host's state and the requests' outcomes failed on {error}. The watch goes on, every "
-                f"{HOST_POLL_SECONDS} s; the header and the outcomes may lag until a poll succeeds.",
-                title="Host watch failed",
-                severity="error",
-                timeout=toast_seconds("error"),
-            )
+        if not self._watch_failing:
+            self._watch_failing = True
+            self._tell_watch_failed(error)
+
+    def _outcomes_trouble(self, problem: str | None) -> None:
+        """Tell the operator why the outcomes of requests sent cannot come in (``problem``), once while it lasts;
+        None: they can again."""
+        if problem != self._outcomes_told:
+            self._outcomes_told = problem
+            if problem is not None:
+                self._tell_watch_failed(problem)
+
+    def _tell_watch_failed(self, error: str) -> None:
+        self.notify(  # type: ignore[attr-defined]
+            f"Reading the host's state and the requests' outcomes failed on {error}. The watch goes on, every "
+            f"{HOST_POLL_SECONDS} s; the header and the outcomes may lag until a poll succeeds.",
+            title="Host watch failed",
+            severity="error",
+            timeout=toast_seconds("error"),
+        )
 
     def _show_outcomes(self, items: list[TrackedRequest]) -> None:
         """Redraw the outcome panel of every screen that has one."""
@@ -268,6 +282,7 @@ class ControlActions:
     def _host_changed(
         self, changed: bool, fresh: list[TrackedRequest], refused: str | None, items: list[TrackedRequest] | None
     ) -> None:
+        self._watch_failing = False  # this poll got through: a failure from here on is told again
         if self.control_dialog is not None:  # it says at once what sending it would say
             self.control_dialog.warn(None if refused is None else f"As things stand nothing is sent: {refused}")
         for item in fresh:
