@@ -123,6 +123,14 @@ def delay(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A share of a whole (``type=fraction``): finite, above 0, at most 1."""
+    value = finite(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a fraction above 0 and at most 1")
+    return value
+
+
 def counts(least: int, most: int | None = None) -> Callable[[str], int]:
     """A whole-number option's type: ASCII digits (``core.cli.args.whole``), from ``least`` (to ``most`` when given):
     a count of 0 measures nothing, a negative one means nothing."""

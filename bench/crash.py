@@ -4,7 +4,9 @@ Each trial plays the bundled demo (six turns, 42 tool calls) through the real ho
 ``tapedeck demo --no-tui --speed 0`` does, in a fresh workspace, raw or zstd. The host's process group is
 killed with SIGKILL at a random point: a byte size of the log drawn uniformly between its header and the size
 an uninterrupted run reaches, plus a random delay of up to ``--jitter`` seconds after the log grows past it (so
-kills land mid-stream, mid-tool and mid-write alike). Then ``tapedeck run --resume`` runs; with
+kills land mid-stream, mid-tool and mid-write alike). With ``--reach F`` the size is drawn up to F times that size
+instead, so that the host always has a part of the demo left to play when the kill comes (a kill drawn near the end
+can come after the host finished: the trial then notes it and counts one kill fewer). Then ``tapedeck run --resume`` runs; with
 ``--kills-per-trial K`` the resumed host is killed the same way K-1 more times before a last resume finishes
 the session. The baseline is one uninterrupted run per log format in the same invocation.
 
@@ -47,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._common import counts, delay, emit, markdown_table  # noqa: E402
+from bench._common import counts, delay, emit, fraction, markdown_table  # noqa: E402
 from core.host.demo_scenario import TASKS, write_script  # noqa: E402
 from core.host.demo_workspace import create_demo_workspace  # noqa: E402
 from core.log.layout import log_path  # noqa: E402
@@ -227,9 +229,18 @@ def baseline(base: Path, zstd: bool) -> tuple[Outcome, int, float]:
 
 
 def trial(
-    base: Path, seed: int, zstd: bool, expected: Outcome, size: int, *, kills: int = 1, jitter: float = 0.05
+    base: Path,
+    seed: int,
+    zstd: bool,
+    expected: Outcome,
+    size: int,
+    *,
+    kills: int = 1,
+    jitter: float = 0.05,
+    reach: float = 1.0,
 ) -> Trial:
-    """Kill the demo host ``kills`` times at random points, resume after each kill, and count the damage."""
+    """Kill the demo host ``kills`` times at random points, resume after each kill, and count the damage. Kill
+    points are log sizes drawn up to ``reach`` times ``size`` (never below the size the log already has)."""
     rng = random.Random(seed)
     result = Trial("zstd" if zstd else "raw", seed)
     workspace, script, root = _fresh(base, f"trial-{seed}")
@@ -242,7 +253,7 @@ def trial(
     for _ in range(kills):
         proc = _start(cmd)
         floor = log.stat().st_size if log.exists() else 1
-        if not _kill_at(proc, log, rng.randint(floor, max(floor, size)), jitter, rng):
+        if not _kill_at(proc, log, rng.randint(floor, max(floor, int(size * reach))), jitter, rng):
             final = _finish(proc, started)
             result.notes.append("the host finished before the kill")
             break
@@ -289,7 +300,13 @@ def _went_wrong(result: Trial) -> bool:
 
 
 def run_trials(
-    trials: int, seed: int, kills: int, jitter: float, out: Path | None = None, formats: tuple[bool, ...] = (False, True)
+    trials: int,
+    seed: int,
+    kills: int,
+    jitter: float,
+    out: Path | None = None,
+    formats: tuple[bool, ...] = (False, True),
+    reach: float = 1.0,
 ) -> dict[str, Any]:
     """Baselines, then ``trials`` trials cycling through ``formats`` (zstd or not); the JSON result. Under ``out``
     the directories of trials that went wrong are kept."""
@@ -301,7 +318,7 @@ def run_trials(
         for n in range(trials):
             zstd = formats[n % len(formats)]
             expected, size, _ = baselines[zstd]
-            results.append(trial(base, seed + n, zstd, expected, size, kills=kills, jitter=jitter))
+            results.append(trial(base, seed + n, zstd, expected, size, kills=kills, jitter=jitter, reach=reach))
             if out is not None and _went_wrong(results[-1]):
                 kept[seed + n] = str(base / f"trial-{seed + n}")
             else:
@@ -350,13 +367,15 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python bench/crash.py [--trials N] [--seed S] [--kills-per-trial K] [--jitter SEC] [--raw|--zstd]
-    [--out DIR] [--json]``."""
+    """``python bench/crash.py [--trials N] [--seed S] [--kills-per-trial K] [--jitter SEC] [--reach F]
+    [--raw|--zstd] [--out DIR] [--json]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=counts(0), default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kills-per-trial", type=counts(1), default=1)
     parser.add_argument("--jitter", type=delay, default=0.05, help="seconds of random delay after the size is reached")
+    parser.add_argument("--reach", type=fraction, default=1.0,
+                        help="kill points are drawn up to this fraction of an uninterrupted run's log size (0-1]")
     parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir; made "
                         "when missing); those of trials that went wrong are kept there")
     only = parser.add_mutually_exclusive_group()
@@ -371,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"crash.py: --out {args.out}: cannot make a directory there ({exc.strerror or exc})\n")
             return 2
     formats = (True,) if args.zstd else (False,) if args.raw else (False, True)
-    result = run_trials(args.trials, args.seed, args.kills_per_trial, args.jitter, args.out, formats)
+    result = run_trials(args.trials, args.seed, args.kills_per_trial, args.jitter, args.out, formats, args.reach)
     emit(result, table(result), args.json)
     totals = result["totals"]
     bad = totals["lost_events"] + totals["duplicated_events"] + totals["divergent_runs"] + totals["log_txt_gaps"]

@@ -49,6 +49,7 @@ class _Parsed(Exception):
         ("control", "--step", ["0", "-1"]),
         ("crash", "--kills-per-trial", ["0"]),
         ("crash", "--jitter", ["-1"]),
+        ("crash", "--reach", ["0", "-0.5", "1.5", "nan"]),
         ("export", "--repeat", ["0"]),
         ("fleet", "--sessions", ["0"]),
         ("fleet", "--live", ["-1"]),
