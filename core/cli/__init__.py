@@ -44,6 +44,7 @@ if sys.argv[:1] == ["-m"]:
 
 import argparse  # noqa: E402 - after the hold
 import importlib  # noqa: E402
+import itertools  # noqa: E402
 import os  # noqa: E402
 from collections.abc import Mapping, Sequence  # noqa: E402
 from typing import NamedTuple  # noqa: E402
@@ -227,12 +228,16 @@ def _dispatch(words: list[str], extra_commands: Mapping[str, Command] | None) ->
 def parsed(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespace:
     """``words`` parsed by ``parser``, exiting 2 on an error. A word no option takes is refused by the subcommand
     ``words`` start with, quoted, as its other errors read (``tapedeck request: error: …``): argparse left it to the
-    top parser, whose error named no subcommand."""
+    top parser, whose error named no subcommand. Options before the command are the top parser's, and only they are
+    named (``tapedeck --bogus events LOG`` named ``LOG`` too, which the command only listed, never parsed)."""
     args, unknown = parser.parse_known_args(words)
     if unknown:
         from core.shared.text import quoted
 
         owner = _named(parser, args) if command_of(words) else parser  # after an option: the top parser's own
+        if owner is parser:
+            leading = set(itertools.takewhile(lambda word: word.startswith("-"), words))
+            unknown = [word for word in unknown if word in leading] or unknown
         owner.error(f"unrecognized arguments: {' '.join(map(quoted, unknown))}")
     return args
 

@@ -437,6 +437,26 @@ def test_an_unknown_option_is_refused_by_its_subcommand(
     assert capsys.readouterr().err.splitlines()[-1] == prefix
 
 
+@pytest.mark.parametrize(
+    ("argv", "last"),
+    [
+        (["--bogus", "events", "LOG"], "tapedeck: error: unrecognized arguments: --bogus"),
+        (["--bogus=1", "-q", "inspect", "LOG", "--json"], "tapedeck: error: unrecognized arguments: --bogus=1 -q"),
+        (["--bogus"], "tapedeck: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_an_unknown_option_before_the_command_is_named_alone(
+    argv: list[str], last: str, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An option before the command is the top parser's: only it is named, not the command's own words after it
+    (``tapedeck --bogus events LOG`` said ``--bogus LOG``, as if the log were not an argument)."""
+    argv = [str(fixtures_dir / FIXTURE) if word == "LOG" else word for word in argv]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == last
+
+
 def test_no_option_reads_a_number_by_float() -> None:
     # float() takes '١' (Arabic-Indic digits), '1_0' and ' 1' too, and echoes 5000 characters whole in its error
     assert [name for name, _, action in _options() if action.type is float] == []
