@@ -3,8 +3,8 @@
 Three tables, each with the seed's defaults: ``taskProfiles`` (exactly one profile per task class: output cap and
 soft/hard step budgets), ``pruneLevels`` (ordered from mildest to harshest: step and pressure triggers plus the
 pruner budgets) and ``riskRouter`` (the checkpoint risk router's switches and input bounds). Error messages are
-the seed's, prefixed ``adaptive-agent-policy:``; the pruner budgets keep their own ``ToolResultPruneConfig:``
-messages. Messages for shapes the seed's schema loader rejected on its own (unknown keys, wrong types) are ours.
+the seed's, prefixed ``adaptive-agent-policy:``, and name the value given (``(got "4k")``, ``shown``) or that it is
+missing; the pruner budgets keep their own ``ToolResultPruneConfig:`` messages. Messages for shapes the seed's schema loader rejected on its own (unknown keys, wrong types) are ours.
 """
 
 from __future__ import annotations
@@ -197,17 +197,25 @@ def _list(raw: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
     return [_table(entry, f"{key}[{i}]") for i, entry in enumerate(value)]
 
 
+_ABSENT = object()  # a key an entry does not hold (``entry.get(key, _ABSENT)``), told apart from a null
+
+
+def _given(value: object) -> str:
+    """What a refusal says was given: ``got`` the value (``shown``: escaped, cut), or ``missing``."""
+    return "missing" if value is _ABSENT else f"got {shown(value)}"
+
+
 def _positive(name: str, value: object) -> int:
     number = whole_number(value)
     if number is None or number < 1:
-        raise _fail(f"{name} must be a positive integer")
+        raise _fail(f"{name} must be a positive integer ({_given(value)})")
     return number
 
 
 def _non_negative(name: str, value: object) -> int:
     number = whole_number(value)
     if number is None or number < 0:
-        raise _fail(f"{name} must be a non-negative integer")
+        raise _fail(f"{name} must be a non-negative integer ({_given(value)})")
     return number
 
 
@@ -257,15 +265,15 @@ def _profiles(entries: list[Mapping[str, object]]) -> tuple[TaskProfile, ...]:
     for i, entry in enumerate(entries):
         where = f"taskProfiles[{i}]"
         _known(entry, PROFILE_KEYS, where)
-        task_class = entry.get("taskClass")
+        task_class = entry.get("taskClass", _ABSENT)
         if not isinstance(task_class, str) or task_class not in TASK_CLASSES:
-            raise _fail(f"{where}.taskClass is invalid")
+            raise _fail(f"{where}.taskClass is invalid ({_given(task_class)}; one of {', '.join(TASK_CLASSES)})")
         if task_class in seen:
             raise _fail(f'duplicate task profile "{task_class}"')
         seen.add(task_class)
-        max_tokens = _positive(f"{where}.maxTokens", entry.get("maxTokens"))
-        soft = _positive(f"{where}.softStepBudget", entry.get("softStepBudget"))
-        hard = _positive(f"{where}.hardStepBudget", entry.get("hardStepBudget"))
+        max_tokens = _positive(f"{where}.maxTokens", entry.get("maxTokens", _ABSENT))
+        soft = _positive(f"{where}.softStepBudget", entry.get("softStepBudget", _ABSENT))
+        hard = _positive(f"{where}.hardStepBudget", entry.get("hardStepBudget", _ABSENT))
         if hard <= soft:
             raise _fail(f"{where}.hardStepBudget must exceed softStepBudget")
         profiles.append(TaskProfile(task_class, max_tokens, soft, hard))
@@ -282,7 +290,7 @@ def _ratio(name: str, value: object) -> float:
         or not math.isfinite(value)
         or not 0 <= value <= 1
     ):
-        raise _fail(f"{name} must be between 0 and 1")
+        raise _fail(f"{name} must be between 0 and 1 ({_given(value)})")
     return float(value)
 
 
@@ -303,13 +311,13 @@ def _levels(entries: list[Mapping[str, object]]) -> tuple[PruneLevel, ...]:
         names.add(name)
         level = PruneLevel(
             name=name,
-            at_step=_positive(f"{where}.atStep", entry.get("atStep")),
-            at_pressure_ratio=_ratio(f"{where}.atPressureRatio", entry.get("atPressureRatio")),
+            at_step=_positive(f"{where}.atStep", entry.get("atStep", _ABSENT)),
+            at_pressure_ratio=_ratio(f"{where}.atPressureRatio", entry.get("atPressureRatio", _ABSENT)),
             protect_recent_steps=_non_negative(
-                f"{where}.protectRecentSteps", entry.get("protectRecentSteps")
+                f"{where}.protectRecentSteps", entry.get("protectRecentSteps", _ABSENT)
             ),
             minimum_chars_removed=_non_negative(
-                f"{where}.minimumCharsRemoved", entry.get("minimumCharsRemoved")
+                f"{where}.minimumCharsRemoved", entry.get("minimumCharsRemoved", _ABSENT)
             ),
             budget=validate_prune_budget({k: entry[k] for k in BUDGET_KEYS if k in entry}),
         )

@@ -1,7 +1,8 @@
 """Validation of the slice plugin's config section (seed 000): ``history``, ``fold``, ``digest`` and the top level.
 
 Key names, defaults and error messages follow the seed so a profile written for the DSH plugin loads here
-unchanged and a bad one fails with the same words (but for the two that offered Infinity, below). Checks run in load order: top-level key names first (retired
+unchanged and a bad one fails with the same words (but for the two that offered Infinity, below), followed by the value
+it was given (``(got "8000")``, escaped and cut as ``shown`` writes it). Checks run in load order: top-level key names first (retired
 keys explain where they went; unknown keys get a "did you mean"), then each value, section by section.
 
 Numbers follow JavaScript's rules as the seed applied them: ``2.0`` is the integer 2, ``True`` is not a number,
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import describe, nearest, quoted
+from core.shared.text import describe, nearest, quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 MIN_ENTRY_MAX_CHARS = 256
@@ -173,10 +174,16 @@ def _number(value: Any) -> float | None:
     return value
 
 
-def _int_at_least(value: Any, low: int, message: str, *, safe: bool = False) -> int:
+def _refused(message: str, value: Any, key: str = "") -> ConfigError:
+    """The seed's ``message`` for a bad value, then the ``value`` given (``shown``: escaped, cut) and, where the
+    message names two keys, the ``key`` that held it: ``(got -2 for tailLines)``."""
+    return ConfigError(f"{message} (got {shown(value)}{f' for {key}' if key else ''})")
+
+
+def _int_at_least(value: Any, low: int, message: str, *, safe: bool = False, key: str = "") -> int:
     number = whole_number(value)
     if number is None or number < low or (safe and number > MAX_SAFE_INTEGER):
-        raise ConfigError(message)
+        raise _refused(message, value, key)
     return number
 
 
@@ -189,13 +196,13 @@ def _int_or_infinity(value: Any, low: int, message: str) -> float:
 def _non_negative_number(value: Any, message: str) -> float:
     number = _number(value)
     if number is None or number < 0:
-        raise ConfigError(message)
+        raise _refused(message, value)
     return number
 
 
 def _boolean(value: Any, message: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(message)
+        raise _refused(message, value)
     return value
 
 
@@ -241,7 +248,7 @@ def _fold(raw: Mapping[str, Any]) -> FoldConfig:
 def _ratio(value: Any) -> float:
     number = _number(value)
     if number is None or not 0 < number <= 1:
-        raise ConfigError("digest.maxKeepRatio must be in (0, 1]")
+        raise _refused("digest.maxKeepRatio must be in (0, 1]", value)
     return float(number)
 
 
@@ -255,8 +262,8 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
     return DigestConfig(
         enabled=_boolean(v["enabled"], "digest.enabled must be a boolean"),
         minChars=_int_at_least(v["minChars"], 0, "digest.minChars must be a non-negative integer"),
-        headLines=_int_at_least(v["headLines"], 0, head_tail),
-        tailLines=_int_at_least(v["tailLines"], 0, head_tail),
+        headLines=_int_at_least(v["headLines"], 0, head_tail, key="headLines"),
+        tailLines=_int_at_least(v["tailLines"], 0, head_tail, key="tailLines"),
         maxKeepRatio=_ratio(v["maxKeepRatio"]),
         structuredBlockCap=_int_or_infinity(
             v["structuredBlockCap"],
@@ -268,16 +275,16 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
             v["structuredBlockMin"], 0, "digest.structuredBlockMin must be a non-negative integer"
         ),
         logMinChars=_int_at_least(v["logMinChars"], 0, "digest.logMinChars must be a non-negative integer"),
-        logMaxErrors=_int_at_least(v["logMaxErrors"], 1, log_limits),
-        logContextLines=_int_at_least(v["logContextLines"], 0, log_limits),
+        logMaxErrors=_int_at_least(v["logMaxErrors"], 1, log_limits, key="logMaxErrors"),
+        logContextLines=_int_at_least(v["logContextLines"], 0, log_limits, key="logContextLines"),
         maxLineChars=_int_or_infinity(
             v["maxLineChars"],
             1,
             "digest.maxLineChars must be a whole number > 0 (to never cut a line, one past any line's length, such "
             "as 1000000000)",
         ),
-        lineHeadChars=_int_at_least(v["lineHeadChars"], 0, line_cut),
-        lineTailChars=_int_at_least(v["lineTailChars"], 0, line_cut),
+        lineHeadChars=_int_at_least(v["lineHeadChars"], 0, line_cut, key="lineHeadChars"),
+        lineTailChars=_int_at_least(v["lineTailChars"], 0, line_cut, key="lineTailChars"),
         searchMinMatches=_int_at_least(
             v["searchMinMatches"], 1, "digest.searchMinMatches must be a positive integer"
         ),
@@ -306,7 +313,9 @@ def validate(raw: Mapping[str, Any]) -> SliceConfig:
             f"Invalid defaultReasoningEffort {describe(effort)}; expected one of {', '.join(REASONING_EFFORTS)}"
         )
     if raw.get("mode", "slice") != "slice":
-        raise ConfigError("Only mode: slice is supported; state/stream rollback experiments are retired.")
+        raise ConfigError(
+            f"Only mode: slice is supported (got {shown(raw['mode'])}); state/stream rollback experiments are retired."
+        )
     return SliceConfig(
         history=_history(_section(raw, "history")),
         fold=_fold(_section(raw, "fold")),

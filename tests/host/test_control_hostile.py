@@ -464,7 +464,7 @@ def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer
     assert answers == {
         "1e+23": ("rejected: config.set", f"error: {wants} 1e+23 (a number)"),
         "1e308": ("rejected: config.set", f"error: {wants} 1e+308 (a number)"),
-        "2.5": ("rejected: config.set", "error: pinSteps must be a non-negative integer"),
+        "2.5": ("rejected: config.set", "error: pinSteps must be a non-negative integer (got 2.5)"),
         "-0.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 0"),
         "3.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 3"),
     }, answers

@@ -85,19 +85,19 @@ P = "adaptive-agent-policy: "
     [
         ({"taskProfiles": profiles()[1:]}, P + "missing task profiles: read"),
         ({"taskProfiles": profiles()[2:4]}, P + "missing task profiles: read, small, batch"),
-        ({"taskProfiles": [{**profiles()[0], "taskClass": "huge"}]}, P + "taskProfiles[0].taskClass is invalid"),
+        ({"taskProfiles": [{**profiles()[0], "taskClass": "huge"}]}, P + 'taskProfiles[0].taskClass is invalid (got "huge"; one of read, small, frontend, large, batch)'),
         ({"taskProfiles": [profiles()[0], profiles()[0]]}, P + 'duplicate task profile "read"'),
-        ({"taskProfiles": [{**profiles()[0], "maxTokens": 0}]}, P + "taskProfiles[0].maxTokens must be a positive integer"),
-        ({"taskProfiles": [{**profiles()[0], "softStepBudget": 1.5}]}, P + "taskProfiles[0].softStepBudget must be a positive integer"),
-        ({"taskProfiles": [{**profiles()[0], "hardStepBudget": True}]}, P + "taskProfiles[0].hardStepBudget must be a positive integer"),
+        ({"taskProfiles": [{**profiles()[0], "maxTokens": 0}]}, P + "taskProfiles[0].maxTokens must be a positive integer (got 0)"),
+        ({"taskProfiles": [{**profiles()[0], "softStepBudget": 1.5}]}, P + "taskProfiles[0].softStepBudget must be a positive integer (got 1.5)"),
+        ({"taskProfiles": [{**profiles()[0], "hardStepBudget": True}]}, P + "taskProfiles[0].hardStepBudget must be a positive integer (got true)"),
         ({"taskProfiles": [{**profiles()[0], "hardStepBudget": 4}]}, P + "taskProfiles[0].hardStepBudget must exceed softStepBudget"),
         ({"pruneLevels": [level(name="")]}, P + "pruneLevels[0].name must not be empty"),
         ({"pruneLevels": [level(), level(atStep=11, thresholdChars=90)]}, P + 'duplicate prune level "first"'),
-        ({"pruneLevels": [level(atStep=0)]}, P + "pruneLevels[0].atStep must be a positive integer"),
-        ({"pruneLevels": [level(atPressureRatio=1.5)]}, P + "pruneLevels[0].atPressureRatio must be between 0 and 1"),
-        ({"pruneLevels": [level(atPressureRatio="high")]}, P + "pruneLevels[0].atPressureRatio must be between 0 and 1"),
-        ({"pruneLevels": [level(protectRecentSteps=-1)]}, P + "pruneLevels[0].protectRecentSteps must be a non-negative integer"),
-        ({"pruneLevels": [level(minimumCharsRemoved=0.5)]}, P + "pruneLevels[0].minimumCharsRemoved must be a non-negative integer"),
+        ({"pruneLevels": [level(atStep=0)]}, P + "pruneLevels[0].atStep must be a positive integer (got 0)"),
+        ({"pruneLevels": [level(atPressureRatio=1.5)]}, P + "pruneLevels[0].atPressureRatio must be between 0 and 1 (got 1.5)"),
+        ({"pruneLevels": [level(atPressureRatio="high")]}, P + 'pruneLevels[0].atPressureRatio must be between 0 and 1 (got "high")'),
+        ({"pruneLevels": [level(protectRecentSteps=-1)]}, P + "pruneLevels[0].protectRecentSteps must be a non-negative integer (got -1)"),
+        ({"pruneLevels": [level(minimumCharsRemoved=0.5)]}, P + "pruneLevels[0].minimumCharsRemoved must be a non-negative integer (got 0.5)"),
         (
             {"pruneLevels": [level(), level(name="backwards", atStep=9, atPressureRatio=0.6, thresholdChars=80)]},
             P + "pruneLevels must increase triggers and strictly decrease thresholds",
@@ -110,9 +110,9 @@ P = "adaptive-agent-policy: "
             {"pruneLevels": [level(), level(name="same", atStep=11, thresholdChars=100)]},
             P + "pruneLevels must increase triggers and strictly decrease thresholds",
         ),
-        ({"riskRouter": {"maxEvidenceChars": 0}}, P + "riskRouter.maxEvidenceChars must be a positive integer"),
-        ({"riskRouter": {"minimumScore": -2}}, P + "riskRouter.minimumScore must be a positive integer"),
-        ({"riskRouter": {"maxRequestChars": "4k"}}, P + "riskRouter.maxRequestChars must be a positive integer"),
+        ({"riskRouter": {"maxEvidenceChars": 0}}, P + "riskRouter.maxEvidenceChars must be a positive integer (got 0)"),
+        ({"riskRouter": {"minimumScore": -2}}, P + "riskRouter.minimumScore must be a positive integer (got -2)"),
+        ({"riskRouter": {"maxRequestChars": "4k"}}, P + 'riskRouter.maxRequestChars must be a positive integer (got "4k")'),
         ({"pruneLevels": [level(thresholdChars=20, headChars=10, tailChars=10)]},
          "ToolResultPruneConfig: headChars + marker + tailChars (59) must be at most thresholdChars (20)"),
     ],
@@ -184,3 +184,24 @@ def test_policy_config_section_and_dotted_set() -> None:
     with pytest.raises(ConfigError, match="riskRouter.minimumScore must be a positive integer"):
         set_value(config, "adaptive.riskRouter.minimumScore", 0)
     assert config.adaptive.risk_router.minimum_score == 5
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"taskProfiles": [{**profiles()[0], "taskClass": "huge\x1b[2J"}]},
+         P + 'taskProfiles[0].taskClass is invalid (got "huge\\u001b[2J"; one of read, small, frontend, large, batch)'),
+        ({"taskProfiles": [{**profiles()[0], "maxTokens": "9" * 100}]},
+         P + 'taskProfiles[0].maxTokens must be a positive integer (got "' + "9" * 79 + '…" (100 characters))'),
+        ({"taskProfiles": [{k: v for k, v in profiles()[0].items() if k != "softStepBudget"}]},
+         P + "taskProfiles[0].softStepBudget must be a positive integer (missing)"),
+        ({"pruneLevels": [level(atPressureRatio="high")]}, P + 'pruneLevels[0].atPressureRatio must be between 0 and 1 (got "high")'),
+        ({"pruneLevels": [level(protectRecentSteps=-1)]}, P + "pruneLevels[0].protectRecentSteps must be a non-negative integer (got -1)"),
+        ({"riskRouter": {"maxRequestChars": "4k"}}, P + 'riskRouter.maxRequestChars must be a positive integer (got "4k")'),
+    ],
+)  # fmt: skip
+def test_a_refused_value_is_named(raw: dict[str, Any], message: str) -> None:
+    """The seed's words, then the value given, escaped and cut as every config refusal shows one (they named none)."""
+    with pytest.raises(ConfigError) as info:
+        validate(raw)
+    assert str(info.value) == message

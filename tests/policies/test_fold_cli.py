@@ -71,7 +71,7 @@ def test_overrides_change_the_preview(live_log: Path, capsys: pytest.CaptureFixt
 def test_bad_config_exits_2_with_the_spec_message(live_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, str(live_log), "--set", "fold.backoffAfterExpansions=0")
     assert (code, out) == (2, "")
-    assert err == "tapedeck: backoffAfterExpansions must be an integer >= 1\n"
+    assert err == "tapedeck: backoffAfterExpansions must be an integer >= 1 (got 0)\n"
     code, _, err = run(capsys, str(live_log), "--set", "histroy.keepRecentTurns=1")
     assert code == 2 and "Did you mean history?" in err
 

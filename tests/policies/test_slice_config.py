@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from core.policies.slice_config import (
     validate,
 )
 from core.shared.errors import ConfigError
-from core.shared.text import edit_distance, nearest
+from core.shared.text import edit_distance, nearest, shown
 
 VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
 
@@ -199,7 +200,7 @@ def test_unknown_history_key_is_not_called_retired() -> None:
 
 def test_entry_max_chars_floor() -> None:
     assert (
-        error_of({"history": {"entryMaxChars": 255}}) == "history.entryMaxChars must be a safe integer >= 256"
+        error_of({"history": {"entryMaxChars": 255}}) == "history.entryMaxChars must be a safe integer >= 256 (got 255)"
     )
     assert validate({"history": {"entryMaxChars": 256}}).history.entryMaxChars == 256
     assert "entryMaxChars" in error_of({"history": {"entryMaxChars": None}})
@@ -209,14 +210,14 @@ def test_entry_max_chars_floor() -> None:
 def test_keep_recent_turns_rejects(value: object) -> None:
     assert (
         error_of({"history": {"keepRecentTurns": value}})
-        == "history.keepRecentTurns must be a non-negative safe integer"
+        == f"history.keepRecentTurns must be a non-negative safe integer (got {shown(value)})"
     )
 
 
 # ---------------------------------------------------------------------------------------------- top-level values
 @pytest.mark.parametrize("value", [0, -1, 1.5, math.nan, math.inf, MAX_SAFE_INTEGER + 1, None, "50", True])
 def test_max_steps_per_turn_rejects(value: object) -> None:
-    assert error_of({"maxStepsPerTurn": value}) == "maxStepsPerTurn must be a positive safe integer"
+    assert error_of({"maxStepsPerTurn": value}) == f"maxStepsPerTurn must be a positive safe integer (got {shown(value)})"
 
 
 def test_max_steps_per_turn_accepts_the_largest_safe_integer() -> None:
@@ -239,7 +240,7 @@ def test_bad_reasoning_effort(effort: object) -> None:
 def test_only_slice_mode(mode: object) -> None:
     assert (
         error_of({"mode": mode})
-        == "Only mode: slice is supported; state/stream rollback experiments are retired."
+        == f"Only mode: slice is supported (got {shown(mode)}); state/stream rollback experiments are retired."
     )
 
 
@@ -264,7 +265,7 @@ def test_only_slice_mode(mode: object) -> None:
     ],
 )
 def test_fold_errors(raw: dict[str, object], message: str) -> None:
-    assert error_of({"fold": raw}) == message
+    assert error_of({"fold": raw}).partition(" (got ")[0] == message  # the value given: test_a_refused_value_is_named…
 
 
 def test_fold_accepts_infinite_pin_budget() -> None:
@@ -301,7 +302,7 @@ def test_fold_accepts_infinite_pin_budget() -> None:
     ],
 )
 def test_digest_errors(raw: dict[str, object], message: str) -> None:
-    assert error_of({"digest": raw}) == message
+    assert error_of({"digest": raw}).partition(" (got ")[0] == message  # the value given: test_a_refused_value_is_named…
 
 
 def test_digest_ratio_of_one_and_infinite_caps_load() -> None:
@@ -339,8 +340,40 @@ def test_the_way_to_no_limit_a_refusal_names_is_one_a_config_file_takes(key: str
 
     message = error_of({"digest": {key: 0}})
     assert "Infinity" not in message and unlimited in message, message
-    number = int(message.split("such as ")[1].rstrip(")").replace(",", ""))
+    number = int(message.split("such as ")[1].partition(")")[0].replace(",", ""))
     digest = validate_config({"slice": {"digest": {key: number}}}).slice.digest
     assert getattr(digest, key) == number
     with pytest.raises(ConfigError, match="Infinity is not a finite number"):
         validate_config({"slice": {"digest": {key: math.inf}}})
+
+
+# ---------------------------------------------------------------------------------------------- the value named
+HOSTILE = "\x1b[2J" + "9" * 200  # an escape sequence, then more than a message quotes
+HOSTILE_SHOWN = '"\\u001b[2J' + "9" * 75 + '…" (204 characters)'
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("history", "keepRecentTurns"), ("history", "entryMaxChars"), ("", "maxStepsPerTurn"), ("", "mode")]
+    + [("fold", f.name) for f in dataclasses.fields(FoldConfig)]
+    + [("digest", f.name) for f in dataclasses.fields(DigestConfig)],
+)
+def test_a_refused_value_is_named_escaped_and_cut(section: str, key: str) -> None:
+    """Each value refusal names what was given (the seed's words, then ``(got …)``), its controls escaped and cut
+    as every config refusal quotes one: ``pinSteps must be a non-negative integer`` said neither what nor where."""
+    raw = {section: {key: HOSTILE}} if section else {key: HOSTILE}
+    message = error_of(raw)
+    assert f"(got {HOSTILE_SHOWN}" in message, message
+    assert "\x1b" not in message and len(message) < 400
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"digest": {"tailLines": -2}}, "digest.headLines/tailLines must be non-negative integers (got -2 for tailLines)"),
+        ({"fold": {"pinMaxChars": "8000"}}, 'pinMaxChars must be >= 0 (got "8000")'),
+        ({"mode": "state"}, 'Only mode: slice is supported (got "state"); state/stream rollback experiments are retired.'),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_value_and_the_key_of_a_pair(raw: dict[str, object], message: str) -> None:
+    assert error_of(raw) == message
