@@ -30,6 +30,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
+from core.shared.held_signals import block
 from core.shared.text import first_few, plain_number, quoted_path
 from tui.cli import check_terminal, tui_commands
 
@@ -75,8 +76,11 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     return scratch, workspace, write_script(scratch / "demo-script.json")
 
 
-def _die_with_parent() -> None:
-    """In the host child: the kernel sends SIGTERM when the demo process dies, however it dies (Linux)."""
+def _tie_to_demo() -> None:
+    """In the host child, before its exec: SIGTERM and Ctrl-C wait until the host holds them (``block``), so one the
+    demo passes on while the host's interpreter starts is not lost to the default action (exit -15, no word); and
+    the kernel sends SIGTERM when the demo process dies, however it dies (Linux)."""
+    block()
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -106,7 +110,7 @@ def _play(command: list[str]) -> int:
     """Run the host without the TUI, tied to this process as under it: the kernel ends the host when this process
     dies, and a SIGTERM or Ctrl-C here is passed on to it, so it stops as ``tapedeck run`` does (its log resumable,
     its state ``exited``, exit 143 or 130) before the caller cleans up. In a session of its own, it gets each once."""
-    host = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, before exec
+    host = subprocess.Popen(command, start_new_session=True, preexec_fn=_tie_to_demo)  # noqa: PLW1509 - a signal mask and a prctl call, before exec
     previous = {sig: signal.signal(sig, lambda signum, _frame: host.send_signal(signum)) for sig in FORWARDED}
     try:
         code = host.wait()
@@ -126,7 +130,7 @@ def _watch(
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, before exec
+            preexec_fn=_tie_to_demo,  # noqa: PLW1509 - a signal mask and a prctl call, before exec
         )
     try:
         deadline = time.monotonic() + START_SECONDS

@@ -21,10 +21,20 @@ def _note(signum: int, _frame: object) -> None:
 
 def hold() -> None:
     """From now on SIGTERM and SIGINT are noted instead of acted on, until ``taken`` or ``let_go`` (the main thread
-    of the console script, before it imports anything else)."""
+    of the console script, before it imports anything else). They are unblocked here: a process started with them
+    blocked (``block``: the demo's host), so that one sent while its interpreter starts waits instead of taking
+    the default action, notes one that came meanwhile now."""
     for sig in SIGNALS:
         signal.signal(sig, _note)
     _holding[0] = True
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+
+
+def block() -> None:
+    """Block SIGTERM and SIGINT in a child about to exec tapedeck (its ``preexec_fn``): the block outlives the exec,
+    so one sent before the interpreter has run a line of tapedeck (the first 20-50 ms, where nothing can handle it)
+    waits, pending, until ``hold`` takes it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
 
 
 def taken() -> int | None:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -406,19 +407,27 @@ def test_a_run_whose_output_reader_went_away_runs_to_its_end(tmp_path: Path, pro
     assert ends == ["completed", "completed"]
 
 
-def test_a_sigterm_before_the_host_is_made_ends_the_command_with_143_and_writes_nothing(
-    tmp_path: Path, processes: Processes
-) -> None:
-    """The run's handler was put in place only once its log was made, half a second in: a SIGTERM before it took
-    the default action (exit status -15, not a word). It is in place before the host's modules are imported. The
-    script is a FIFO, so the run stands still reading it, before any log, until the signal comes."""
+def _run_on_a_fifo(tmp_path: Path, processes: Processes, **popen: Any) -> tuple[subprocess.Popen[str], Path, Path]:
+    """``python -m core.cli run`` whose script is a FIFO (nothing written to it: the run stands still before any log),
+    its stderr piped; with the script and the sessions root it was given."""
     script = tmp_path / "script.fifo"
     os.mkfifo(script)
     (tmp_path / "ws").mkdir()
     root = tmp_path / "root"
     proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}",
                             "--workspace", str(tmp_path / "ws"), "--sessions-root", str(root)], cwd=ROOT,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True,
+                           **popen)  # fmt: skip
+    return proc, script, root
+
+
+def test_a_sigterm_before_the_host_is_made_ends_the_command_with_143_and_writes_nothing(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """The run's handler was put in place only once its log was made, half a second in: a SIGTERM before it took
+    the default action (exit status -15, not a word). It is in place before the host's modules are imported. The
+    script is a FIFO, so the run stands still reading it, before any log, until the signal comes."""
+    proc, script, root = _run_on_a_fifo(tmp_path, processes)
     deadline = time.monotonic() + 60
     while True:  # open for writing without waiting: it fails until the run has the FIFO open for reading
         try:
@@ -432,6 +441,21 @@ def test_a_sigterm_before_the_host_is_made_ends_the_command_with_143_and_writes_
         _, err = proc.communicate(timeout=60)
     finally:
         os.close(writer)
+    assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
+    assert not root.exists()
+
+
+def test_a_sigterm_sent_as_the_demo_starts_its_host_is_taken_however_early(tmp_path: Path, processes: Processes) -> None:
+    """The demo's host (``python -m core.cli run``, started as the demo starts it) got a SIGTERM sent the moment
+    it was started (the demo passing one on, or the kernel's when the demo dies) while its interpreter was still
+    starting, before any Python code of tapedeck ran: the default action, exit -15 with no word. It starts with
+    SIGTERM and Ctrl-C blocked, and takes them from the hold on, so one that came meanwhile waits for its handler.
+    The script is a FIFO nobody writes: the run stands still before any log whenever the signal comes."""
+    from tui import cli_demo
+
+    proc, _, root = _run_on_a_fifo(tmp_path, processes, preexec_fn=cli_demo._tie_to_demo)
+    proc.send_signal(signal.SIGTERM)  # at once: the interpreter has only just been exec'd
+    _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
     assert not root.exists()
 
