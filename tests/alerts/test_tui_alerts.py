@@ -15,7 +15,7 @@ from core.alerts.engine import Alert, AlertEngine
 from core.control.config import validate_config
 from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
-from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, settle, until
 from tests.tui.screens_policy.harness import AlertsHarness
 from tui.alerts import AlertBoard, HistoryRecalled
 from tui.app import TapedeckApp
@@ -54,15 +54,15 @@ async def test_an_alert_shows_a_toast_marks_its_row_and_lists_on_the_alerts_scre
     log.result(True)
     _write(path, [HEADER, *log.events])
     app = _app(path, True, {"errorStreak": {"count": 2}})
+    toasts = raised_toasts(app)
     async with app.run_test(size=(140, 36)) as pilot:
         await settle(pilot)
         assert app.board.alerts == []
         second = log.result(True)
         _write(path, log.events[-1:], "a")
-        await until(pilot, lambda: len(app.board.alerts) == 1)
+        await until(pilot, lambda: len(app.board.alerts) == 1 and bool(toasts))  # the toast comes after the list's
         (alert,) = app.board.alerts
         assert (alert.cause, alert.seq) == ("error-streak", second)
-        toasts = list(app._notifications)
         assert [t.title for t in toasts] == ["Alert: error-streak"]
         assert toasts[0].message == f"2 tool calls failed in a row (seq {second}, crafted-)"
         assert toasts[0].severity == "warning"
@@ -318,13 +318,14 @@ async def test_a_log_whose_history_raises_many_alerts_gives_one_toast_that_count
         log.result(False)
     _write(path, [HEADER, *log.events])
     app = _app(path, False, {"errorStreak": {"count": 1}})
+    toasts = raised_toasts(app)  # the toast is gone after 6 s, which a loaded machine's settle can outlast
     async with app.run_test(size=(140, 36)) as pilot:
         await until(pilot, lambda: len(app.board.alerts) == 8)
         assert [a.seq for a in app.board.alerts] == failed
         assert set(app.alert_marks) == set(failed)
-        await until(pilot, lambda: any(t.title == "Alerts" for t in app._notifications), timeout=30)
+        await until(pilot, lambda: any(t.title == "Alerts" for t in toasts), timeout=30)
         await settle(pilot)
-        assert [(t.title, t.message) for t in app._notifications] == [
+        assert [(t.title, t.message) for t in toasts] == [
             ("Alerts", "8 alerts in this log's history: A lists them")]  # fmt: skip
 
 
@@ -361,18 +362,19 @@ async def test_a_logs_past_alerts_are_listed_and_summed_up_in_one_quiet_toast_an
     log.add("tapedeck/state", {"state": "running"})
     _write(path, [HEADER, *log.events])
     app = _app(path, True, {"errorStreak": {"count": 1}})
+    toasts = raised_toasts(app)  # each is gone after a few seconds, which a loaded machine's settle can outlast
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(app._notifications))
+        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(toasts))
         await settle(pilot)
         assert sorted(a.cause for a in app.board.alerts) == ["error-streak"] * 3 + ["waiting"]
-        assert [(t.title, t.message, t.severity) for t in app._notifications] == [
+        assert [(t.title, t.message, t.severity) for t in toasts] == [
             ("Alerts", "3 alerts in this log's history: A lists them", "information")]  # fmt: skip
-        app.clear_notifications()
+        toasts.clear()
         live = log.result(True)
         _write(path, log.events[-1:], "a")
-        await until(pilot, lambda: len(app.board.alerts) == 5)
+        await until(pilot, lambda: len(app.board.alerts) == 5 and bool(toasts))
         await settle(pilot)
-        assert [(t.title, t.message) for t in app._notifications] == [
+        assert [(t.title, t.message) for t in toasts] == [
             ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, crafted-)")]  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from core.fleet.follow import Fleet
 from tests.alerts.crafted import HEADER, Log
 from tests.remote.sshd import MISSING, Sshd
 from tests.tui.logs import hold_host, release_hosts
-from tests.tui.pilot import NO_KEYMAP, until
+from tests.tui.pilot import NO_KEYMAP, raised_toasts, until
 from tui.app import TapedeckApp
 from tui.screens.alerts import AlertsScreen
 from tui.screens.fleet import FleetScreen
@@ -58,6 +58,7 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
     config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 3}}})
     roots = [local, Path(f"testbox:{far}")]
     app = TapedeckApp(local, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=roots, config=config)
+    raised = raised_toasts(app)  # each toast is gone after a few seconds, which a loaded machine's poll can outlast
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 2, timeout=60)
         await until(pilot, lambda: {a.session for a in app.board.alerts} == {"near-1", "far-2"}, timeout=30)
@@ -65,13 +66,13 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
         assert sorted((a.session, a.cause) for a in app.board.alerts) == [
             ("far-2", "error-streak"), ("near-1", "error-streak")]  # fmt: skip
         # the histories: listed, summed up in one toast
-        assert [t.message for t in app._notifications] == ["2 alerts in the history of 2 sessions: A lists them"]
+        assert [t.message for t in raised] == ["2 alerts in the history of 2 sessions: A lists them"]
         _fail_again(*near)
         _fail_again(*far_log)
         await until(pilot, lambda: len(app.board.alerts) == 4, timeout=30)
         await pilot.pause(1.0)
         assert len(app.board.alerts) == 4
-        toasts = sorted(str(t.message) for t in app._notifications if t.title == "Alert: error-streak")
+        toasts = sorted(str(t.message) for t in raised if t.title == "Alert: error-streak")
         assert len(toasts) == 2 and "far-2" in toasts[0] and "near-1" in toasts[1], toasts
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))

@@ -26,7 +26,7 @@ from tests.alerts.crafted import HEADER as CRAFTED
 from tests.alerts.crafted import Log
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
 from tests.remote.sshd import MISSING, Sshd, demo_host
-from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, make_app, raised_toasts, settle, until
 from tui.app import TapedeckApp
 from tui.cli_watch import watch_target
 from tui.screens.alerts import AlertsScreen
@@ -168,16 +168,17 @@ async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_pat
     config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 2}}})
     app = TapedeckApp(watch_target(f"testbox:{path}"), follow=True, interval=0.02, use_watchfiles=False,
                       keymap_file=NO_KEYMAP, config=config)  # fmt: skip
+    toasts = raised_toasts(app)
     async with app.run_test(size=(140, 36)) as pilot:
         await until(pilot, lambda: app.live is not None and app.live.ready and app.live.count == 2)
         assert app.board.alerts == []
         second = log.result(True)  # appended on the far side
         with open(path, "a") as f:
             f.write(json.dumps(log.events[-1]) + "\n")
-        await until(pilot, lambda: len(app.board.alerts) == 1, timeout=30)
+        await until(pilot, lambda: len(app.board.alerts) == 1 and bool(toasts), timeout=30)  # the toast comes after
         (alert,) = app.board.alerts
         assert (alert.cause, alert.seq) == ("error-streak", second)
-        assert [t.title for t in app._notifications] == ["Alert: error-streak"]
+        assert [t.title for t in toasts] == ["Alert: error-streak"]
         await until(pilot, lambda: app.alert_marks == {second: ("⚑ error-streak",)})
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))

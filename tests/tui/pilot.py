@@ -145,6 +145,21 @@ async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: floa
         await pilot.pause()
 
 
+def raised_toasts(app: Any) -> list[Notification]:
+    """Every toast ``app`` shows from now on, in order, kept once it has gone: ``app._notifications`` drops a toast
+    when its few seconds are up, by the wall clock, so a test that reads it after waiting for something slower (a
+    remote log read late on a loaded machine) finds some gone."""
+    raised: list[Notification] = []
+    add = app._notifications.add
+
+    def keep(notification: Notification) -> Any:
+        raised.append(notification)
+        return add(notification)
+
+    app._notifications.add = keep
+    return raised
+
+
 def _shown(app: Any, toasts: Iterable[Notification], most: int = 12) -> str:
     """The last ``most`` toasts and alerts the app showed, a line each (cut: a toast may quote a log)."""
     lines = [f"toast [{n.severity}] {n.title}: {n.message}" for n in toasts][-most:]
