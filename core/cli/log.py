@@ -40,14 +40,14 @@ from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import PassEnded, load_session
-from core.read.session import Session
+from core.read.session import Session, missing_turn_step
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import human_chars, one_line, row_summaries, summarize
 from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import counted, model_label, number_runs, printable, quoted, quoted_path
+from core.shared.text import counted, model_label, printable, quoted, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -303,8 +303,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     else:
         _copy_marked(spool, gaps, session)
     if args.turn is not None and args.turn not in session.turns:  # said apart from a turn without such events
-        has = number_runs(session.turns) or "none"
-        warn(f"--turn {args.turn}: the session has no turn {args.turn} (its turns: {has})")
+        warn(f"--turn {args.turn}{missing_turn_step(session.turns, args.turn)}")
 
 
 def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session) -> None:

@@ -24,7 +24,7 @@ from core.cli.common import (
     guarded,
     write_bytes,
 )
-from core.read.session import Session
+from core.read.session import Session, missing_turn_step
 from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
@@ -62,7 +62,8 @@ def _pick(args: argparse.Namespace) -> list[Request]:
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:
-        raise TapedeckError(f"turn {args.turn} step {args.step} made no model request in this log")
+        lacks = missing_turn_step(session.turns, args.turn, args.step)
+        raise TapedeckError(f"turn {args.turn} step {args.step} made no model request in this log{lacks}")
     return found
 
 
@@ -286,9 +287,10 @@ def _diff(args: argparse.Namespace) -> None:
         before[:] = [diff_base(request)]
         return False
 
-    stream_requests(args.path, compare, others=False)  # the agent's requests make the cache-break chain
+    session = stream_requests(args.path, compare, others=False)  # the agent's requests make the cache-break chain
     if not found:
-        raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request")
+        lacks = missing_turn_step(session.turns, args.turn, args.step)
+        raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request{lacks}")
     emit(found[0], args.json, _render_diff)
 
 

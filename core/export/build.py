@@ -40,7 +40,7 @@ from core.read.event_filter import EventFilter, Predicate, tool_names
 from core.read.load import load_session
 from core.read.notes import Note, readable_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
-from core.read.session import Session, ToolCall, derive_message
+from core.read.session import Session, ToolCall, derive_message, missing_turn_step
 from core.read.streams import Block, delta_chars
 from core.read.summary import cut_line
 from core.read.surface import SURFACE_SUMMARY, surface_row
@@ -627,7 +627,8 @@ class ExportPass:
                                                              "added", "removed", "replaced")}}  # fmt: skip
         elif o.turn is not None:
             raise TapedeckError(f"turn {o.turn}{f' step {o.step}' if o.step is not None else ''} made no model request"
-                                " in this log" + (f" at or before seq {o.at}" if o.at is not None else ""))  # fmt: skip
+                                " in this log" + (f" at or before seq {o.at}" if o.at is not None  # the log read that far
+                                                  else missing_turn_step(session.turns, o.turn, o.step)))  # fmt: skip
         turns = [{"turn": t.number, "status": t.status, "steps": len(t.steps), "startSeq": t.start_seq,
                   "endSeq": t.end_seq} for t in session.turns.values()]  # fmt: skip
         doc = {

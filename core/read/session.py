@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from core.read.streams import StreamBlocks, delta_chars
 from core.read.usage import UsageTally
 from core.shared.diagnostics import Diagnostic
 from core.shared.records import record
-from core.shared.text import shown, tool_block_failed, tool_result_failed
+from core.shared.text import number_runs, shown, tool_block_failed, tool_result_failed
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
@@ -57,6 +57,18 @@ class Turn:
         if self.end_seq is None:
             return "open"
         return str((self.end_reason or {}).get("kind", "unknown"))
+
+
+def missing_turn_step(turns: Mapping[int, Turn], turn: int, step: int | None = None) -> str:
+    """What ``turns`` (a session's) lack of turn ``turn`` (and its step ``step``), to follow a message naming them:
+    ``": the session has no turn 9 (its turns: 1-3)"``, ``": turn 1 has no step 9 (its steps: 1-2)"``; "" when
+    both are there."""
+    if turn not in turns:
+        return f": the session has no turn {turn} (its turns: {number_runs(turns) or 'none'})"
+    steps = turns[turn].steps
+    if step is None or step in steps:
+        return ""
+    return f": turn {turn} has no step {step} (its steps: {number_runs(steps) or 'none'})"
 
 
 @record(slots=True)

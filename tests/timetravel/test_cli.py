@@ -54,7 +54,8 @@ def test_request_text_shows_every_message(capsys: pytest.CaptureFixture[str], de
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--turn", "9", "--step", "1"], "turn 9 step 1 made no model request in this log"),
+        (["--turn", "9", "--step", "1"], "turn 9 step 1 made no model request in this log: the session has no turn 9 "
+                                         "(its turns: 1-2)"),
         ([], "say which request: --turn T --step S, --seq SEQ or --all"),
         # a --turn alone was answered as if nothing were given (found walking the CLI over the fixtures)
         (["--turn", "1"], "--turn needs --step: a request is one step's (--turn T --step S)"),
@@ -73,6 +74,29 @@ def test_request_errors(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, 
     assert (code, out, err) == (2, "", f"tapedeck: {message}\n")
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["diff", "--turn", "9", "--step", "9"],
+         "turn 9 step 9 attempt 1 made no model request: the session has no turn 9 (its turns: 1-2)"),
+        (["diff", "--turn", "2", "--step", "9"],
+         "turn 2 step 9 attempt 1 made no model request: turn 2 has no step 9 (its steps: 1)"),
+        (["request", "--turn", "1", "--step", "3"],
+         "turn 1 step 3 made no model request in this log: turn 1 has no step 3 (its steps: 1)"),
+        (["export", "--turn", "9"], "turn 9 made no model request in this log: the session has no turn 9 (its turns: 1-2)"),
+        (["export", "--turn", "1", "--step", "4"],
+         "turn 1 step 4 made no model request in this log: turn 1 has no step 4 (its steps: 1)"),
+    ],
+)  # fmt: skip
+def test_a_turn_or_step_the_log_lacks_names_those_it_has(
+    capsys: pytest.CaptureFixture[str], fixtures_dir: Path, argv: list[str], message: str
+) -> None:
+    """``diff --turn 9 --step 9`` said only that no request went out, where ``events --turn 9`` names the turns
+    there are: a mistyped number reads the same as a step that made no request."""
+    code, out, err = _run(capsys, argv[0], str(fixtures_dir / "multi-turn.session.jsonl"), *argv[1:])
+    assert (code, out, err) == (2, "", f"tapedeck: {message}\n")
+
+
 def test_diff_names_the_cut_that_broke_the_cache(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
     log = str(fixtures_dir / "compaction-recovery.session.jsonl")
     code, out, _ = _run(capsys, "diff", log, "--turn", "1", "--step", "2", "--attempt", "2")
@@ -83,7 +107,7 @@ def test_diff_names_the_cut_that_broke_the_cache(capsys: pytest.CaptureFixture[s
     diff = json.loads(out)
     assert (diff["broke"], diff["cause"], diff["added"]) == (False, None, [13, 15])
     code, _, err = _run(capsys, "diff", log, "--turn", "1", "--step", "3")
-    assert (code, err) == (2, "tapedeck: turn 1 step 3 attempt 1 made no model request\n")
+    assert (code, err) == (2, "tapedeck: turn 1 step 3 attempt 1 made no model request: turn 1 has no step 3 (its steps: 1-2)\n")
 
 
 def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path) -> None:
