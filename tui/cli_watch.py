@@ -110,6 +110,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-follow", action="store_true",
                    help="read the log once and do not wait for appends (one session only: the fleet table of a "
                         "sessions root always follows; `tapedeck sessions ROOT` lists it once)")  # fmt: skip
-    add_interval(p, FOLLOW_INTERVAL, f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})")
+    add_interval(p, FOLLOW_INTERVAL, "how often to check the followed file for appends")
     p.add_argument("--config", metavar="FILE", type=path_argument, help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.set_defaults(handler=guarded(run_watch))

@@ -115,5 +115,5 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", metavar="FILE", type=path_argument, help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="change one config key, such as alerts.budget.usd=5 (repeatable)")  # fmt: skip
-    add_interval(p, 0.1, "how often --follow checks the logs (default 0.1)")
+    add_interval(p, 0.1, "how often --follow checks the logs")
     p.set_defaults(handler=guarded(run))

@@ -107,8 +107,8 @@ def add_roots(parser: argparse.ArgumentParser) -> None:
 
 
 def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> None:
-    """``--interval S``: how often something is polled, in seconds."""
-    parser.add_argument("--interval", type=decimal, default=default, metavar="S", help=help)
+    """``--interval S``: how often something is polled, in seconds; its help ends with the ``default``."""
+    parser.add_argument("--interval", type=decimal, default=default, metavar="S", help=f"{help} (default {default:g})")
 
 
 MAX_SECONDS = 86_400  # the longest wait an option may ask for: a day (a sleep cannot last ~292 years, 2**63 ns)

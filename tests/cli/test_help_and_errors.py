@@ -374,9 +374,11 @@ def test_an_empty_path_option_is_refused(
     assert "an empty path names nothing" in capsys.readouterr().err
 
 
-def _options() -> list[tuple[str, argparse.ArgumentParser, argparse.Action]]:
-    """Every option of every (sub)command, with its parser."""
-    found, pending = [], [("", build_parser())]
+def _options(tui: bool = False) -> list[tuple[str, argparse.ArgumentParser, argparse.Action]]:
+    """Every option of every (sub)command, with its parser (``tui``: ``watch``, ``fleet`` and ``demo`` too)."""
+    from tui.cli import tui_commands
+
+    found, pending = [], [("", build_parser(tui_commands() if tui else None))]
     while pending:
         prefix, parser = pending.pop()
         for action in parser._actions:
@@ -385,6 +387,15 @@ def _options() -> list[tuple[str, argparse.ArgumentParser, argparse.Action]]:
             elif action.option_strings:
                 found.append((f"{prefix} {action.option_strings[-1]}", parser, action))
     return found
+
+
+def test_every_interval_names_its_default() -> None:
+    """``fleet --help`` gave ``--interval S`` no default where ``watch`` and ``alerts`` named theirs."""
+    intervals = [(name, action) for name, _, action in _options(tui=True) if name.endswith(" --interval")]
+    assert {name for name, _ in intervals} >= {"fleet --interval", "watch --interval", "alerts --interval"}
+    for name, action in intervals:
+        assert action.help.endswith(f" (default {action.default:g})"), (name, action.help)
+        assert action.help.count("default") == 1, (name, action.help)
 
 
 def test_no_option_reads_a_number_by_int() -> None:
