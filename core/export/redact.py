@@ -92,8 +92,10 @@ _KEYS = re2.compile(
 # anyone holding the URL may use it until it expires. After ``?`` or ``&`` (also as Go's JSON writes it, ``\u0026``)
 _SIGNATURE_NAME = rb"(?:[?&]|\\u0026)(?:X-(?:Amz|Goog)-Signature|sig|Signature)="
 _SIGNED_URL = re2.compile(_SIGNATURE_NAME + rb"([A-Za-z0-9%+/=~_.\-]{16,})")
-# a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
-_CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
+# a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``), also glued
+# after a reference or a placeholder (a template literal's ``${x}``, ``{{token}}``, ``<token>``), which stays
+_GLUED_AFTER = rb"(?:\$?\{\{?[^{}\s]*\}\}?|<[^<>\s]*>)?"
+_CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+" + _GLUED_AFTER + rb"([A-Za-z0-9._~+/=\-]{12,})")
 # a character a value's JSON text writes escaped (``\\``, ``\/``), in the values below, also JSON text of JSON text
 # (``\\\\\\\\``): not a quote, nor the escape of a line break or a tab, however many backslashes come before it
 # (``\\\"``, ``\\n``), which ends the value as the character itself does; and a blank a shell's backslash escapes
@@ -126,8 +128,10 @@ _INDENT = rb"(?:[ \t]|\\+t)*"  # the blanks before a line's text, a tab also as 
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, a
 # quoted ``"pass"`` or ``"pw"``, and an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
-# or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``); a
-# backquote, a Markdown code span's, ends it (``Set `DB_PASSWORD=…` in .env``, ``password: `…` ``)
+# or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``, also
+# Python's triple quote, ``password = '''…'''``); a backquote, a Markdown code span's, ends it (``Set
+# `DB_PASSWORD=…` in .env``, ``password: `…` ``). Its sign is ``:``, ``=``, Go's ``:=`` or ``=>`` (after a quoted
+# key or a Ruby symbol, ``:password => "…"``: a bare name's is an arrow function's)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
@@ -140,9 +144,11 @@ _PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a passwo
 _VALUE_CHAR = rb"(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")"
 _AFTER_INNER_QUOTE = rb"[^\s\"'`,;\\)\]}.:!?<>/&|]"
 _VALUE = rb"(?:" + _VALUE_CHAR + rb"|(?:" + _QUOTE + rb"|`)" + _AFTER_INNER_QUOTE + rb")+"
+_TRIPLE_QUOTE = rb"(?:\\*\"){3}|(?:\\*'){3}"  # Python's ``'''`` or ``"""``, each quote as JSON text may escape it
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
-    + rb"(?:" + _QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER + rb"[ \t]*(" + _QUOTE + rb")?`*(" + _VALUE + rb")"
+    + rb"(?:" + _MAYBE_QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER
+    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|" + _QUOTE + rb")?`*(" + _VALUE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -445,6 +451,26 @@ _NAMED_VALUE = re2.compile(
     rb"(" + _QUOTE + rb")([A-Za-z0-9_.-]*?" + _NAMED + rb")" + _QUOTE + rb"([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(" + _QUOTE + rb")"
     rb"((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
+# … or the value a .NET config's ``<add key="Password" value="…"/>`` gives a name for a secret, its groups as those
+_ADD_KEY = re2.compile(
+    rb"<add(?:[ \t\r\n]|\\+[nrt])+key=(" + _QUOTE + rb")([A-Za-z0-9_.:-]*?" + _NAMED + rb")" + _QUOTE
+    + rb"((?:[ \t\r\n]|\\+[nrt])+value=)(" + _QUOTE + rb")((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
+)
+# a quoted value Go's ``var`` or ``const`` gives a name for a secret with its type between (group 3; group 1 the
+# name, group 2 the quote, a raw string's backquote too): ``var password string = "…"``, ``const apiKey string =
+# `…` `` (``_go_value``, to the close: ``_go_end``)
+_GO_VAR = re2.compile(
+    rb"\b(?:var|const)[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+[\[\]*.A-Za-z0-9_]+[ \t]*=[ \t]*("
+    + _QUOTE + rb"|`)((?:[^\s\"'\\`]|" + _ESCAPED + rb")+)"
+)
+# the value fish's ``set`` gives a variable named for a secret (group 4; group 1 its options, group 2 the name,
+# group 3 a quote before the value), where a command starts (``gh secret set NAME`` is none): ``set -x PASSWORD …``,
+# ``set -gx DB_PASSWORD '…'``, ``and set …`` (``_fish_value``: an
+# exported variable's or an upper-case name's, not one erased or queried, ``set -e PASSWORD``)
+_FISH_SET = re2.compile(
+    rb"(?:^|[\r\n;&|(\"'`]|\\[nrt])[ \t]*(?:(?:and|or|not|begin)[ \t]+)?set((?:[ \t]+--?[A-Za-z]+)*)[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+("
+    + _QUOTE + rb")?(" + _CLI_WORD + rb")"
+)
 # the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
 # repeat: ``_xml_text``), without the blanks around it: Maven's ``<password>hunter2pw</password>``, ``<apiKey>``,
 # ``<db:password type="plain">``; ``pass`` and ``pwd`` only as a whole word of the name (``<bypass>`` is none)
@@ -589,13 +615,15 @@ _JSON_SPACE = rb"(?: |\\[tnfr])"
 _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
-    + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}|" + _SIGNATURE_NAME
+    + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+" + _GLUED_AFTER + rb"[A-Za-z0-9._~+/=\-]{12,}|" + _SIGNATURE_NAME
     + rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth" + _MAYBE_QUOTE + rb"|\b(?i:pass|pw)" + _QUOTE + rb"|_auth|(?i:authorization|cookie))" + _MAYBE_QUOTE
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + _QUOTE + rb"[ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+" + _QUOTE
-    + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
+    + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])|<add" + _JSON_SPACE
+    + rb"|\b(?:var|const|set(?:" + _JSON_SPACE + rb"+--?[A-Za-z]+)*)" + _JSON_SPACE + rb"+[A-Za-z0-9_]*?(?:" + _KEY_WORDS
+    + rb")" + _JSON_SPACE
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
     + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
@@ -723,6 +751,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
     name = _key_name(data, m)
     if _no_password(name.decode(errors="replace")):
         return False  # ``first_pass: parse tokens``
+    if data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\") and b"=>" in data[m.end(1) : m.start(3)] and data[
+        m.end(1) - len(name) - 1 : m.end(1) - len(name)
+    ] != b":":
+        return False  # a bare name's ``=>`` is an arrow function's (``token => 'Bearer ' + token``), not a Ruby symbol's
     if not quoted and b":" in data[m.end(1) : m.start(3)] and _CONDITION.search(
         data, max(0, m.end(1) - len(name) - 32), m.end(1) - len(name)
     ):
@@ -805,6 +837,10 @@ _TYPE_ARGS = rb"[\w., ]{0,64}"
 _TYPE = rb"[A-Za-z_][\w.]{0,64}(?:\[" + _TYPE_ARGS + rb"(?:\[" + _TYPE_ARGS + rb"\]" + _TYPE_ARGS + rb")?\])?"
 _ANNOTATION = re.compile(rb"[ \t]*:[ \t]*" + _TYPE + rb"(?:[ \t]*\|[ \t]*" + _TYPE + rb")*[ \t]*=(?!=)[ \t]*")
 ANNOTATION_MAX = 256  # bytes past a key word its annotation and ``=`` are looked for in (``_expression_start``)
+# a call that looks a value up and gives its other arguments as the default (``os.getenv('P', 'Sup3r')``,
+# ``environ.get``, Ruby's ``ENV.fetch``, Java's ``getProperty``, ``getOrDefault``, ``setdefault``): its name, just
+# before its ``(`` (``_literals``)
+_DEFAULT_CALL = re.compile(rb"(?:^|[^\w$])(?:getenv|Getenv|get|fetch|getProperty|getOrDefault|setdefault)\Z")
 _PATTERN_CHARS = re.compile(rb"[\\^$*+?|\[\](){}]")  # a raw or bytes literal holding one is a pattern or escapes
 
 
@@ -813,8 +849,9 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
     quoted with no prefix (``_secret_value`` judges that one): each other literal the expression may take
     (``password = 'abc' if x else 'Sup3rSecret'``, ``token = x or "Sup3r"``, ``f(password=x or 'Sup3r')``,
     ``{token: c ? 'a' : 'Sup3r'}``, ``password: str = x or 'Sup3r'``: ``_expression_start``), and one with a ``b``/``r``/``u``
-    prefix (``token = b'abc12345xyz'``) unless it holds a pattern's or an escape's character (``rb"\\d+"``).
-    Literals inside brackets (a call's argument, an index: ``get("API_TOKEN")``), after a comparison, and
+    prefix (``token = b'abc12345xyz'``) unless it holds a pattern's or an escape's character (``rb"\\d+"``), and
+    a default a lookup gives past its first argument (``os.getenv('P', 'Sup3r')``: ``_DEFAULT_CALL``). Other
+    literals inside brackets (a call's argument, an index: ``get("API_TOKEN")``), after a comparison, and
     f-strings stay code."""
     start = _expression_start(data, m)
     if start is None or _no_password(_key_name(data, m).decode(errors="replace")):
@@ -823,18 +860,25 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     # the value opens with a plain literal: ``_secret_value``'s (not past an annotation: that judged the type)
     first = start == m.start(2)
+    lookup, argument = False, 0  # the bracket open at depth 1 is a lookup's call, and which argument is at
     while (t := _EXPRESSION.search(data, at, end)) is not None:
         at = t.end()
         if t.group(2) is None:
+            if t.group(3) and depth == 0:
+                lookup = t.group(3) == b"(" and _DEFAULT_CALL.search(data, max(0, t.start() - 32), t.start()) is not None
+                argument = 0
             depth += 1 if t.group(3) else -1 if t.group(4) else 0
             if depth < 0 or t.group(5) and depth == 0:  # the expression ends
                 break
+            argument += depth == 1 and t.group(5) == b","
             compared = not (t.group(3) or t.group(4) or t.group(5))
             continue
         close = data.find(t.group(2), at, end)
         if close < 0:
             break
-        value, prefix, judged = data[at:close], (t.group(1) or b"").lower(), not (first or compared or depth)
+        default = depth == 1 and lookup and argument > 0  # (``getenv('P', 'Sup3r')``)
+        value, prefix = data[at:close], (t.group(1) or b"").lower()
+        judged = not (first or compared or depth and not default)
         at, first, compared = close + len(t.group(2)), False, False
         if not judged or b"f" in prefix or len(value) < SHORTEST or not _literal_secret(value):
             continue
@@ -1243,9 +1287,10 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # of them that take a command's word as a shell reads it (``_shell_end``), and those whose value ``echo`` gives
 # (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
-_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE)
+_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY)
 _SHELL_WORDS = (
     _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
+    _FISH_SET,
 )
 
 
@@ -1301,6 +1346,41 @@ def _named_value(data: bytes, m: Any) -> bool:
     if value.isdigit():
         return _digit_secret(m.group(2), value)
     return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(2), value)
+
+
+def _go_end(data: bytes, m: Any, group: int) -> int:
+    """Where the string Go's ``var`` gives (``_GO_VAR``) ends: a raw string's at its backquote on the line, else as a
+    quoted value's (``_quoted_end``)."""
+    if m.group(2) == b"`":
+        close = _close(data, b"`", m.end(group), literal=True)
+        return m.end(group) if close is None else close
+    return _quoted_end(data, m, group)
+
+
+def _go_value(data: bytes, m: Any) -> bool:
+    """True when the string Go's ``var`` gives a name for a secret is one: all of it, from three characters, no
+    placeholder or setting, and no lexer's word under ``token`` (``_lexer_word``)."""
+    value = data[m.start(3) : _go_end(data, m, 3)]
+    return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(1), value)
+
+
+_FISH_QUERIES = frozenset(b"e q S n erase query show names".split())  # ``set``'s options that assign nothing
+
+
+def _fish_value(data: bytes, m: Any) -> bool:
+    """True when fish's ``set`` gives a variable named for a secret its value: it is exported (``-x``, ``-gx``,
+    ``--export``) or named in upper case (``set PASSWORD …``; ``set password hunter2`` may be prose), no option of
+    it only erases, queries or lists (``set -e PASSWORD``), and the value is no reference, setting, number or path
+    (``_docker_value``)."""
+    options = m.group(1).split()
+    if any(option.lstrip(b"-") in _FISH_QUERIES or option[1:2] != b"-" and set(option[1:]) & set(b"eqSn")
+           for option in options):  # fmt: skip
+        return False
+    exported = any(option == b"--export" or option[1:2] != b"-" and b"x" in option for option in options)
+    value = m.group(4)
+    if value[:1] == b"-":  # an option of a command whose word ``set`` is (``gh secret set NAME --body …``)
+        return False
+    return (exported or m.group(2).isupper()) and not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
 def _xml_text(data: bytes, m: Any) -> bool:
@@ -1697,7 +1777,7 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
     _PAIR: _pair_end, **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
     **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
-    _HEREDOC: _heredoc_end,
+    _HEREDOC: _heredoc_end, _GO_VAR: _go_end,
 }
 
 
@@ -1771,6 +1851,7 @@ class Redactor:
             ("key", _HASHED, 1, _hashed_value), ("key", _PRINTF, 3, None),
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
+            ("key", _ADD_KEY, 5, _named_value), ("key", _GO_VAR, 3, _go_value), ("key", _FISH_SET, 4, _fish_value),
             ("key", _XML_CDATA, 2, _xml_text),
             ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),

@@ -137,9 +137,14 @@ CONFIG = st.one_of(
                                "sshpass -p '{}\\' ssh h 'ls'", "(echo x; echo {}'t) | passwd", "doctl auth init -t {}",
                                "bw unlock {}", "vault login s.{}", "echo {} | docker secret create db_pw -",
                                "ftp -n h <<EOF\nuser bob {}\nbye\nEOF", "printf '%s\\n' {0} {0} | passwd --stdin bob",
-                               "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg"]),
+                               "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg",
+                               "password = os.getenv('P', '{}')", 'var password string = "{}"', ':password => "{}"',
+                               "password = '''{}'''", '<add key="Password" value="{}"/>', "set -gx DB_PASSWORD {}",
+                               "set -x PASSWORD {}"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
+    st.tuples(st.sampled_from(["headers: {{ Authorization: `Bearer ${{x}}{}` }}", '"Authorization": "Bearer <token>{}"']),
+              _body(16)),  # a credential glued after a reference or a placeholder
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
               WORD_VALUES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -N '{}' -f k", 'password = "{}"', "--password '{}'"]),
@@ -435,7 +440,8 @@ WORDS = st.sampled_from([
     "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
     "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
     "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"', "sshpass -p", "mysql -u x -p",
-    "redis-cli -a ", "&sig=", "?X-Amz-Signature=", "\\u0026Signature=",
+    "redis-cli -a ", "&sig=", "?X-Amz-Signature=", "\\u0026Signature=", "var password ", "set -gx ", "<add key=",
+    "'''", "${x}", "<token>", " => ", ":password", "getenv('P', ",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
@@ -4019,3 +4025,78 @@ def test_a_random_or_a_named_tokens_short_value_and_a_short_password_still_go() 
              "token: [redacted key]\n", keys=7)
     r = Redactor(environ={}, home="/home/ann")
     assert r.walk({"token": "qZx9", "accessToken": "EOF"}) == {"token": R, "accessToken": R}
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password = os.getenv('P', '{}')", "password = os.getenv('P', '[redacted key]')"),
+        ('token = os.environ.get("T", "{}")', 'token = os.environ.get("T", "[redacted key]")'),
+        ("api_key = ENV.fetch('API_KEY', '{}')", "api_key = ENV.fetch('API_KEY', '[redacted key]')"),
+        ('String password = System.getProperty("db.pw", "{}");', 'String password = System.getProperty("db.pw", "[redacted key]");'),
+        ("f(password=os.getenv('P', '{}'))", "f(password=os.getenv('P', '[redacted key]'))"),
+    ],
+)  # fmt: skip
+def test_a_default_a_secret_s_name_may_be_given_by_a_call_goes(text: str, out: str) -> None:
+    """``password = os.getenv('P', 'Sup3r')`` kept its default: a literal inside a call's brackets was read as
+    code's (``get("API_TOKEN")`` names a variable), though a call that looks a value up takes its other arguments
+    as the default it gives (``getenv``, ``get``, ``fetch``, ``getProperty``, ``getOrDefault``, ``setdefault``).
+    The first argument, the name looked up, stays, and so does a literal in any other call."""
+    secret = "Sup3rSecret9"
+    _redacts(text.format(secret), out)
+    _in_json_text(text.format(secret), out)
+    _stays(f"password = os.getenv('{secret}')\ntoken = s.replace('x', '{secret}')\napi_key = get(key, fmt('{secret}'))\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('var password string = "{}"', 'var password string = "[redacted key]"'),
+        ("const apiKey string = `{}`", "const apiKey string = `[redacted key]`"),
+        ("\tvar dbPassword = \"{}\"", "\tvar dbPassword = \"[redacted key]\""),
+        (':password => "{}"', ':password => "[redacted key]"'),
+        ("{{ :api_key => '{}', :user => 'bob' }}", "{{ :api_key => '[redacted key]', :user => 'bob' }}"),
+        ('User.create(password: "{}")', 'User.create(password: "[redacted key]")'),
+        ("password = '''{}'''", "password = '''[redacted key]'''"),
+        ('API_TOKEN = """{}"""', 'API_TOKEN = """[redacted key]"""'),
+        ('<add key="Password" value="{}"/>', '<add key="Password" value="[redacted key]"/>'),
+        ("<add key='Smtp.ApiKey'  value='{}' />", "<add key='Smtp.ApiKey'  value='[redacted key]' />"),
+        ("set -x PASSWORD {}", "set -x PASSWORD [redacted key]"),
+        ("set -gx DB_PASSWORD '{}'; and run", "set -gx DB_PASSWORD '[redacted key]'; and run"),
+        ("set -Ux GITHUB_TOKEN {}\nls", "set -Ux GITHUB_TOKEN [redacted key]\nls"),
+    ],
+)  # fmt: skip
+def test_a_secret_go_ruby_python_net_or_fish_assigns_goes(text: str, out: str) -> None:
+    """Each kept its secret: Go's ``var password string = "…"`` (a type between the name and its ``=``), Ruby's
+    ``:password => "…"`` (a symbol's ``=>``; a bare name's is as likely an arrow function's), Python's
+    ``password = '''…'''`` (a triple quote opened no value), .NET's ``<add key="Password" value="…"/>`` (the name
+    is an attribute's value) and fish's ``set -x PASSWORD …`` (no sign between the name and its value)."""
+    for secret in ("Sup3rSecret9", "hunter2"):
+        _redacts(text.format(secret), out.format())
+        _in_json_text(text.format(secret), out.format())
+
+
+def test_near_misses_of_go_ruby_python_net_and_fish_assignments_stay() -> None:
+    _stays("tokens.map(token => 'Bearer ' + token)\nvar password string = os.Getenv(\"PW\")\n"
+           "var token string = \"EOF\"\nx = ''' '''\n<add key=\"Timeout\" value=\"Sup3rSecret9\"/>\n"
+           '<add key="Password" value="$(DbPassword)"/>\nset -e PASSWORD\nset -q GITHUB_TOKEN; or exit 1\n'
+           "set -gx PASSWORD $PW\nset -x API_TOKEN (cat ~/.token)\nplease set password before you log in\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("headers: {{ Authorization: `Bearer ${{x}}{}` }}", "headers: {{ Authorization: `Bearer ${{x}}[redacted key]` }}"),
+        ('{{"c": "Authorization: Bearer <token>{}"}}', '{{"c": "Authorization: Bearer <token>[redacted key]"}}'),
+        ("curl -H 'Authorization: Bearer {{{{token}}}}{}' h", "curl -H 'Authorization: Bearer {{{{token}}}}[redacted key]' h"),
+    ],
+)  # fmt: skip
+def test_a_credential_after_a_reference_or_a_placeholder_goes(text: str, out: str) -> None:
+    """``Authorization: `Bearer ${x}abc…` `` (a JavaScript template literal) and ``Bearer <token>abc…`` kept the
+    token: what follows ``Bearer`` was read as a reference or a placeholder by its first character, and the
+    credential's characters had to start there. A reference or placeholder with a credential glued after it
+    loses the credential; one alone stays."""
+    secret = "abcdefGHIJ0123456789"
+    _redacts(text.format(secret), out.format())
+    _in_json_text(text.format(secret), out.format())
+    _stays("Authorization: `Bearer ${token}`\n{\"c\": \"Authorization: Bearer <token>\"}\nBearer {{token}}.\n")
