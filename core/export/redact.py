@@ -344,12 +344,13 @@ _BEARER_SCHEME = re.compile(rb"[ \t](?:-A[ \t]*|--auth-type(?:[ \t]+|=))" + _MAY
 # the secret an option of one letter gives (group 1) when the command it is given to takes it so and it is no
 # reference (``_keygen_value``): a key's new (``-N``) or old (``-P``) passphrase to ``ssh-keygen``, both where
 # ``ssh-keygen -p -P old -N new`` changes it, and the new (``-s``) or old (``-a``) password to ``ldappasswd``
-_LETTER_SECRETS = {b"ssh-keygen": b"NP", b"ldappasswd": b"as"}
+_LETTER_SECRETS = {re.compile(rb"ssh-keygen"): b"NP", re.compile(rb"ldappasswd"): b"as"}
 _KEYGEN = re2.compile(rb"[ \t]-[NPas][ \t]*" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 # the new password ``mysqladmin … password …`` sets (group 1), when that command is the one the word is given to
 # (``_admin_value``: after its ``-p…``, which ``_CLI_PASSWORDS`` takes, as in ``mysqladmin -pOld password New``)
 _ADMIN_PASSWORD = re2.compile(rb"[ \t]password[ \t]+" + _MAYBE_QUOTE + rb"(" + _CLI_WORD + rb")")
 _ADMIN = re.compile(rb"(?:mysql|mariadb)-?admin\b")
+ADMIN_MAX = 14  # the longest of its matches (``_in_command``)
 # the password ``echo`` (or ``printf``) pipes into a command that reads it from stdin (group 1, unless it is a
 # reference: ``_cli_value``): a registry login (``echo PW | docker login -u bob --password-stdin``, ``printf '%s' PW |
 # …``: podman, nerdctl, helm, oras …), ``gh auth login --with-token``, ``sudo -S`` (its own option, before the
@@ -491,8 +492,14 @@ _YAML_BLOCK = re2.compile(
 )
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
+_COMMAND_ENDS = re.compile(rb"\n|\\n|[|;&]")  # the same, as one pattern (``_command_start``)
 COMMAND_REACH = 1024  # how far back from such an option its command's start is looked for (``_keygen_value``)
-_SEARCH_TOOL = re.compile(rb"(?:^|[\s/\"(])(?:[efz]?grep|rg|ag|ack|git[ \t]+grep)[ \t]")  # ``_search_argument``
+# a search tool's name where a word starts in a command, or where the command does (after a ``_COMMAND_END``, or
+# the text's start): ``_search_argument``; its matches are ``SEARCH_TOOL_MAX`` bytes long at most (``_in_command``)
+_SEARCH_TOOL = re.compile(
+    rb"(?:^|(?<=[\n|;&])|(?<=\\n)|[\s/\"(])(?:[efz]?grep|rg|ag|ack|git[ \t]{1,16}grep)[ \t]"
+)
+SEARCH_TOOL_MAX = 32
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
 _COOKIE = re2.compile(
@@ -1455,10 +1462,11 @@ def _keygen_value(data: bytes, m: Any) -> bool:
     """True when a one-letter option's value is a secret (``_LETTER_SECRETS``): a command that takes it so is the one
     the option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
     (``"$PASSPHRASE"``)."""
-    letter, command = m.group(0).lstrip()[1:2], _command(data, m.start())
-    return any(letter in letters and tool in command for tool, letters in _LETTER_SECRETS.items()) and _cli_value(
-        data, m
-    )
+    letter = m.group(0).lstrip()[1:2]
+    return any(
+        letter in letters and _in_command(data, m.start(), tool, len(tool.pattern)) is not None
+        for tool, letters in _LETTER_SECRETS.items()
+    ) and _cli_value(data, m)
 
 
 def _hashed_value(data: bytes, m: Any) -> bool:
@@ -1504,14 +1512,54 @@ def _bearer_value(data: bytes, m: Any) -> bool:
 def _admin_value(data: bytes, m: Any) -> bool:
     """True when ``password …`` is the new password ``mysqladmin`` (or ``mariadb-admin``) sets: that command is the
     one the word is given to, and the value is no reference (``$NEW_PW``)."""
-    return _ADMIN.search(_command(data, m.start())) is not None and _cli_value(data, m)
+    return _in_command(data, m.start(), _ADMIN, ADMIN_MAX) is not None and _cli_value(data, m)
+
+
+# ``_command_start``'s last answer: the text, where it was asked, and where the last command end before there starts
+# and ends (-1: none found in reach)
+_last_command: tuple[bytes, int, int, int] = (b"", 0, -1, 0)
+
+
+def _command_start(data: bytes, at: int) -> int:
+    """Where the command ``at`` is in starts: after the last command end before ``at`` (a line break, its JSON
+    escape, a pipe, ``;``, ``&``), looked for at most ``COMMAND_REACH`` bytes back. The last answer is kept: asked
+    again further on in the same text (a pattern's matches are judged in order), only what lies between the two
+    places is searched, so a line of many key words is searched once, not ``COMMAND_REACH`` bytes back from each of
+    them (each byte some 170 times: ``bench/redact.py``)."""
+    global _last_command
+    lo = max(0, at - COMMAND_REACH)
+    text, asked, start, end = _last_command
+    if text is not data or asked > at:
+        asked, start, end = lo, -1, lo
+    # the ends past the last question (a ``\\n`` may have begun just before it), the last of them kept
+    for found in _COMMAND_ENDS.finditer(data, max(asked - 1, lo), at):
+        start, end = found.span()
+    _last_command = (data, at, start, end)
+    return end if start >= lo else lo
 
 
 def _command(data: bytes, at: int) -> bytes:
-    """The command ``at`` is in, up to ``at``: from its start (a line break, its JSON escape, a pipe, ``;``, ``&``),
-    looked for at most ``COMMAND_REACH`` bytes back (not back to the text's start each time: it may hold thousands)."""
-    lo = max(0, at - COMMAND_REACH)
-    return data[max((i + len(end) for end in _COMMAND_END if (i := data.rfind(end, lo, at)) >= 0), default=lo) : at]
+    """The command ``at`` is in, up to ``at`` (``_command_start``)."""
+    return data[_command_start(data, at) : at]
+
+
+# ``_in_command``'s last answer for each pattern: the text, how far it searched, and the first match it found
+_last_in_command: dict[Any, tuple[bytes, int, Any]] = {}
+
+
+def _in_command(data: bytes, at: int, pattern: Any, longest: int) -> Any:
+    """The first match of ``pattern`` (none longer than ``longest`` bytes) in the command ``at`` is in, before ``at``
+    (``_command_start``); None when there is none. Asked again further on in the same command, or in its part in
+    reach, the search goes on from where it stopped (less ``longest``: a match it may have cut), or, a match found
+    still in reach, is not made again: each byte of a command is searched about once, however many questions."""
+    start = _command_start(data, at)
+    text, searched, found = _last_in_command.get(pattern, (b"", 0, None))
+    if text is not data or searched > at or start >= searched or found is not None and found.start() < start:
+        found = pattern.search(data, start, at)  # a new command, or its first match out of reach: from its start
+    elif found is None or found.start() > searched - longest:  # (one starting before it may end past ``searched``)
+        found = pattern.search(data, max(start, searched - longest), at) or found
+    _last_in_command[pattern] = (data, at, found)
+    return found
 
 
 def _command_around(data: bytes, start: int, end: int) -> bytes:
@@ -1527,12 +1575,23 @@ def _search_argument(data: bytes, at: int) -> bool:
     its arguments: a key word there is the pattern looked for and the next argument a file, no value of it
     (``grep password 'config.yml'``, ``grep -rn password: config/``); in a quoted pattern it keeps its value
     (``grep "password: hunter2pw" app.log``)."""
-    command = _command(data, at)
-    tool = _SEARCH_TOOL.search(command)
+    tool = _in_command(data, at, _SEARCH_TOOL, SEARCH_TOOL_MAX)
     if tool is None:
         return False
-    arguments = command[tool.end() :]
-    return arguments.count(b'"') % 2 == 0 and arguments.count(b"'") % 2 == 0
+    global _last_quotes_after
+    text, after, counted, double, single = _last_quotes_after
+    if text is not data or not after <= tool.end() <= counted <= at:  # (else counted on from the last question's)
+        after, counted, double, single = tool.end(), tool.end(), 0, 0
+    # less what lies before the tool's name, which moved on (a tool's out of reach), more what lies past the count
+    double += data.count(b'"', counted, at) - data.count(b'"', after, tool.end())
+    single += data.count(b"'", counted, at) - data.count(b"'", after, tool.end())
+    _last_quotes_after = (data, tool.end(), at, double, single)
+    return double % 2 == 0 and single % 2 == 0
+
+
+# ``_search_argument``'s last count: the text, where its tool's name ended, how far ``"`` and ``'`` were counted
+# from there, and how many
+_last_quotes_after: tuple[bytes, int, int, int, int] = (b"", -1, 0, 0, 0)
 
 
 def _netrc_entry(data: bytes, m: Any) -> bool:

@@ -57,6 +57,8 @@ class _Parsed(Exception):
         ("fleet", "--idle", ["-1"]),
         ("fleet", "--remote", ["-1"]),
         ("reopen", "--repeat", ["0"]),
+        ("redact", "--repeat", ["0", "-1"]),
+        ("redact", "--kb", ["0", "nan"]),
         ("timetravel", "--samples", ["0"]),
         ("timetravel", "--replays", ["0"]),
         ("tui", "--samples", ["0"]),
