@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -34,6 +35,18 @@ def _session(tmp_path: Path, name: str, files: dict[str, dict]) -> RemoteTarget:
     for file, body in files.items():
         (log.parent / file).write_bytes(orjson.dumps(body))
     return RemoteTarget(None, "testbox", str(log))
+
+
+@pytest.fixture
+def heartbeat_now(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Now (epoch ms), for the heartbeats the test writes, and the moment every heartbeat's age is judged at from
+    here on: a bridge rewrites its heartbeat every second, while a test writes it once, and on a loaded machine the
+    SSH connect and the reads after it outlasted the 5 s a heartbeat stays fresh (the bridge read exited)."""
+    import core.bridge.files
+
+    now = int(time.time() * 1000)
+    monkeypatch.setattr(core.bridge.files, "time", SimpleNamespace(time=lambda: now / 1000))
+    return now
 
 
 def _dead_pid() -> int:
@@ -117,13 +130,12 @@ def test_a_remote_host_or_bridge_killed_and_not_reaped_yet_is_exited(sshd: Sshd,
 
 
 def _bridged_here(
-    sshd: Sshd, tmp_path: Path, start: Callable[[], Any], state: str
+    sshd: Sshd, tmp_path: Path, start: Callable[[], Any], state: str, now: int
 ) -> tuple[Any, int, RemoteTarget, SshLink]:
-    """A DSH stand-in process whose bridge.json (this machine's boot id, a fresh heartbeat) says ``state``: the
+    """A DSH stand-in process whose bridge.json (this machine's boot id, a heartbeat at ``now``) says ``state``: the
     process, the time written, the session's log and the link that reads it."""
     sshd.trust()
     dsh = start()
-    now = int(time.time() * 1000)
     bridge = {"state": state, "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
               "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
     session = _session(tmp_path, "s", {"bridge.json": bridge})
@@ -131,10 +143,10 @@ def _bridged_here(
 
 
 def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path: Path,
-                                                            sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+                                                            sleeper: Callable[[], Any], heartbeat_now: int) -> None:  # noqa: F811  # fmt: skip
     """The far machine's boot id (and pid namespace) is the one bridge.json recorded: its /proc says the pid is
     gone, whatever the heartbeat's age."""
-    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "running")
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "running", heartbeat_now)
     assert remote_host_state(link, session, hosted=False).state == "running"
     dsh.kill()
     dsh.wait()
@@ -152,9 +164,9 @@ def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path
 
 
 def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(sshd: Sshd, tmp_path: Path,
-                                                                           sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+                                                                           sleeper: Callable[[], Any], heartbeat_now: int) -> None:  # noqa: F811  # fmt: skip
     """As locally (tests/bridge/test_host_state.py): the bridge said it exited, its DSH runs on over there."""
-    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited")
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited", heartbeat_now)
     state = remote_host_state(link, session, hosted=False)
     assert (state.state, state.kind) == ("none", "dsh") and "unloaded" in state.to_dict()["bridge"]["problem"]
     dsh.kill()
@@ -164,10 +176,10 @@ def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(ssh
 
 
 def test_a_remote_bridge_unloaded_in_another_boot_is_exited_not_unloaded(sshd: Sshd, tmp_path: Path,
-                                                                         sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+                                                                         sleeper: Callable[[], Any], heartbeat_now: int) -> None:  # noqa: F811  # fmt: skip
     """As locally: an exited bridge.json of another boot names no process of the far machine, whatever runs there
     under its pid with its start time: the session is exited, not a DSH that runs on without its bridge."""
-    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited")
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited", heartbeat_now)
     bridge = orjson.loads(Path(session.path).with_name("bridge.json").read_bytes())
     Path(session.path).with_name("bridge.json").write_bytes(orjson.dumps({**bridge, "bootId": "another-boot"}))
     state = remote_host_state(link, session, hosted=False)
@@ -220,14 +232,14 @@ def test_a_copy_of_a_bridged_remote_session_is_not_live(sshd: Sshd, tmp_path: Pa
     assert f"written for {tmp_path / 's'}, not for this directory" in states[1].bridge["problem"]
 
 
-def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_path: Path,
-                                                               sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any],  # noqa: F811
+                                                               heartbeat_now: int) -> None:  # fmt: skip
     """A session directory moved on the far side (the path its bridge.json names is gone there) is no copy: it reads
     exited, saying where it was moved from and that what is queued for it runs when DSH resumes it, as locally; one
     whose bridge.json was written on another machine (a copy brought there) says so, though it names its path."""
     sshd.trust()
     dsh = sleeper()
-    now = int(time.time() * 1000)
+    now = heartbeat_now
     bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
               "heartbeat": now, "bootId": BOOT_ID, "dir": str(tmp_path / "gone")}  # fmt: skip
     moved = _session(tmp_path, "s", {"bridge.json": bridge})
@@ -248,7 +260,7 @@ def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_p
 
 
 def test_a_shared_directory_another_host_runs_is_live_over_ssh_where_the_far_side_has_no_machine_id(
-    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, heartbeat_now: int
 ) -> None:
     """As locally (tests/bridge/test_host_state.py): the far machine mounts an NFS share DSH runs a session of on
     machine A, elsewhere than A does, and has no machine id: the file read as moved there, exited while it ran."""
@@ -256,7 +268,7 @@ def test_a_shared_directory_another_host_runs_is_live_over_ssh_where_the_far_sid
 
     sshd.trust()
     bridge = {"state": "running", "pid": 4_000_000, "procStart": "1", "bootId": "another-boot", "since": NOW,
-              "heartbeat": int(time.time() * 1000), "dir": "/mnt/nfs/p/s",
+              "heartbeat": heartbeat_now, "dir": "/mnt/nfs/p/s",
               "dirId": "0123456789abcdef0123456789abcdef:44:1234"}  # fmt: skip
     session = _session(tmp_path, "s", {"bridge.json": bridge})
     monkeypatch.setattr(core.remote.sessions, "MACHINE_ID_FILES", (str(tmp_path / "no-machine-id"),))
@@ -366,7 +378,7 @@ def test_a_session_whose_machine_id_changed_reads_as_itself_here_and_over_ssh(
 
 
 def test_a_remote_session_moved_and_its_old_path_made_again_reads_moved_not_copied(
-    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any]  # noqa: F811
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], heartbeat_now: int  # noqa: F811
 ) -> None:
     """Over SSH the directory a bridge.json names was told from the one it is in by their real paths alone: a
     session directory moved, and a new one made at its old path, read as a copy of that new one, which no bridge
@@ -379,7 +391,7 @@ def test_a_remote_session_moved_and_its_old_path_made_again_reads_moved_not_copi
     old, moved, copy = tmp_path / "old", tmp_path / "moved", tmp_path / "copy"
     _session(tmp_path, "moved", {})
     st = moved.stat()
-    now = int(time.time() * 1000)
+    now = heartbeat_now
     bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
               "heartbeat": now, "bootId": BOOT_ID, "dir": str(old), "dirId": f"{this_machine()}:{st.st_dev}:{st.st_ino}"}  # fmt: skip
     (moved / "bridge.json").write_bytes(orjson.dumps(bridge))
@@ -421,14 +433,16 @@ def test_a_bridge_json_that_cannot_be_used_reads_the_same_over_ssh_as_here(sshd:
     assert all("bridge.json here cannot be used" in line for line in said), said
 
 
-def test_a_session_a_container_runs_on_a_volume_of_this_machine_is_live_by_its_heartbeat(sshd: Sshd, tmp_path: Path) -> None:
+def test_a_session_a_container_runs_on_a_volume_of_this_machine_is_live_by_its_heartbeat(
+    sshd: Sshd, tmp_path: Path, heartbeat_now: int
+) -> None:
     """DSH in a container (its own machine id and pids, this kernel's boot id) on a directory of this machine bind
     mounted into it: its bridge.json names the directory's device and inode here, and the path it has in the
     container (or the same path). Read here or over SSH it is the other machine's live session, judged by its
     heartbeat: with another path it read 'moved' (the inode is this directory's) and exited, with the same path its
     container pid was looked for here and it read exited; once it says it exited, it is this session, exited."""
     sshd.trust()
-    now = int(time.time() * 1000)
+    now = heartbeat_now
     dirs = {"mounted": tmp_path / "mounted", "same": tmp_path / "same", "exited": tmp_path / "exited"}
     logs = []
     for name, d in dirs.items():
