@@ -8,13 +8,18 @@ from pathlib import Path
 
 from core.cli.args import add_interval, check_seconds, path_argument, remote_path
 from core.cli.common import guarded
-from core.log.layout import default_sessions_root, missing_path, resolve_log_path, stat_or_none
+from core.log.layout import (
+    default_sessions_root,
+    missing_path,
+    resolve_log_path,
+    sessions_under,
+    stat_or_none,
+)
 from core.log.reader import read_log_header
 from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogIncompleteError, TapedeckError
-from core.shared.text import quoted_path
 from tui.cli import check_terminal, tui_commands
 
 
@@ -24,9 +29,7 @@ def watch_target(path: str | None) -> Path:
         root = default_sessions_root()
         refs = discover_sessions(root)
         if not refs:
-            raise TapedeckError(
-                f"no sessions under {quoted_path(root)}; pass a log file, a session directory or a sessions root"
-            )
+            raise TapedeckError(f"{sessions_under(0, [root])}; pass a log file, a session directory or a sessions root")
         return refs[0].path
     remote = parse_remote(path)
     if remote is not None:

@@ -20,9 +20,10 @@ from core.cli.args import (
     path_argument,
     remote_path,
 )
-from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, sessions_head, warn
+from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
+from core.log.layout import sessions_under
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
 from core.shared.text import path_text, quoted, short_session, shown
@@ -53,7 +54,7 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
     unread = sources.unreached or sources.unread
     none = "no alerts in the logs that could be read (some could not: see stderr)" if unread else "no alerts"
     if not (unread or sources.watches or (sources.remote and sources.remote.watches)):
-        none += f": {sessions_head(0, args.paths)}"  # nothing was read: not a quiet run
+        none += f": {sessions_under(0, args.paths)}"  # nothing was read: not a quiet run
     emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or none)
     for alert in found:
         if hook is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from itertools import islice
 from typing import Any
@@ -149,13 +149,6 @@ class JsonList:
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""
         write_text("\n]\n" if self.count else "[]\n")
-
-
-def sessions_head(n: int, roots: Sequence[str]) -> str:
-    """How many sessions were found under ``roots``: the head of `tapedeck sessions`'s listing, and what `tapedeck
-    alerts` adds to 'no alerts' when it found no log to read."""
-    where = ", ".join(map(quoted_path, roots))
-    return f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
 
 
 def warn(message: str) -> None:

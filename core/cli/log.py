@@ -28,13 +28,12 @@ from core.cli.common import (
     emit,
     guarded,
     json_member,
-    sessions_head,
     warn,
     write_bytes,
 )
 from core.cli.rowspool import BATCH, RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path
+from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path, sessions_under
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
@@ -343,7 +342,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
         if blocked := in_the_way(default):
             raise TapedeckError(f"{quoted_path(default)} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
                                 "`tapedeck demo` can keep no session there")  # fmt: skip
-        emit([], args.json, lambda _: sessions_head(0, [str(default)]))
+        emit([], args.json, lambda _: sessions_under(0, [str(default)]))
         warn(f"{quoted_path(default)} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
         return None
     check_local_roots(args.roots)
@@ -362,7 +361,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
         table = [COLUMNS, *map(line, rows)]
         widths = [max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))]  # a wide character: 2
-        head = sessions_head(n, args.roots)
+        head = sessions_under(n, args.roots)
         more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"
         lines = [f"{head} ({more})" if unread else head]
         lines += ["  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(line, widths, strict=True)).rstrip()

@@ -6,7 +6,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from core.shared.envdirs import own_dir
@@ -205,6 +205,14 @@ def is_compressed(path: Path) -> bool:
             return f.read(4) == b"\x28\xb5\x2f\xfd"
     except OSError:
         return False
+
+
+def sessions_under(n: int, roots: Sequence[str | os.PathLike[str]]) -> str:
+    """How many sessions were found under ``roots`` (``no sessions under …``), in the one wording every command and
+    screen uses: the head of `tapedeck sessions`'s listing, what `tapedeck alerts` adds to 'no alerts' when it found
+    no log to read, `tapedeck watch`'s refusal of an empty default root and the empty fleet table's status."""
+    where = ", ".join(map(quoted_path, roots))
+    return f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
 
 
 def default_sessions_root() -> Path:

@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from core.control.host_state import KIND_DSH, HostState
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches, twin
+from core.log.layout import sessions_under
 from core.shared.errors import TapedeckError
 from core.shared.text import printable, quoted_path
 from tui.cells import cut, fitting, show_columns
@@ -216,7 +217,7 @@ class FleetScreen(Screen[None]):
             status += f" · {len(self.shown)} of {n} shown"
         self.set_class(not rows, "-empty")
         if not rows:
-            status = "; ".join([f"no sessions under {', '.join(quoted_path(root) for root in self.roots)} yet", *self.layout_notes])
+            status = "; ".join([f"{sessions_under(0, self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
             Text(printable("; ".join([status, *self.skipped, *self.problems])))  # names of what is on disk
         )
