@@ -557,7 +557,8 @@ class OutcomeReader:
     """Reads ``control.outcomes.jsonl`` incrementally; ``outcomes`` maps each request id to its latest outcome
     (a final outcome is never replaced by a later ``pending``). A file replaced, cut, removed and made again (even
     with the old inode number) or written again in place is read again from its start: one with another identity
-    or shorter than what was read, and, as it grows, one whose first bytes or those before the offset changed."""
+    or shorter than what was read, and, once its size or modification time moved (a rewrite at the same size too),
+    one whose first bytes or those before the offset changed."""
 
     def __init__(self, session_dir: str | os.PathLike[str]) -> None:
         self.path = outcomes_path(session_dir)
@@ -565,6 +566,7 @@ class OutcomeReader:
         self.skipped = 0  # lines that were no outcome
         self._identity: tuple[int, int] | None = None
         self._offset = 0
+        self._seen: tuple[int, int] | None = None  # the size and modification time at the last read
         self._head = self._tail = b""  # what was read of the file (``core.shared.fingerprint``)
         self._pending = b""
         self._overlong = False  # the bytes up to the next newline are the rest of a line too long to be an outcome
@@ -575,9 +577,10 @@ class OutcomeReader:
         if found is None:
             self._identity = None  # the next file of that name is a new one, whatever its inode number
             return []
-        identity, size = found
+        identity, size, mtime = found
         stale = identity != self._identity or size < self._offset
-        if stale or (size > self._offset > 0 and not holds(self._read_range, self._head, self._tail, self._offset)):
+        moved, self._seen = (size, mtime) != self._seen, (size, mtime)
+        if stale or (moved and self._offset > 0 and not holds(self._read_range, self._head, self._tail, self._offset)):
             self._identity, self._offset, self._pending, self._overlong = identity, 0, b"", False
             self._head = self._tail = b""
             self.outcomes.clear()
@@ -618,16 +621,16 @@ class OutcomeReader:
             fresh.append(outcome)
         return fresh
 
-    def _stat(self) -> tuple[tuple[int, int], int] | None:
-        """The file's identity and size; None when it is absent, a symbolic link or not a regular file (a
-        subclass reads the file on another machine)."""
+    def _stat(self) -> tuple[tuple[int, int], int, int] | None:
+        """The file's identity, size and modification time; None when it is absent, a symbolic link or not a
+        regular file (a subclass reads the file on another machine)."""
         try:
             st = os.lstat(self.path)
         except OSError:
             return None
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
             return None
-        return (st.st_dev, st.st_ino), st.st_size
+        return (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
 
     def _read_range(self, offset: int, length: int) -> bytes | None:
         """``length`` bytes from ``offset``, never through a symbolic link; None when the file went away, or is no

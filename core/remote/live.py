@@ -85,9 +85,9 @@ class RemoteOutcomes(OutcomeReader):
         self.link = link
         self.remote = session_dir.join(self.path.name)
 
-    def _stat(self) -> tuple[tuple[int, int], int] | None:
+    def _stat(self) -> tuple[tuple[int, int], int, int] | None:
         st = self.link.stat(self.remote.path, follow=False)
-        return ((0, 0), st.size) if st is not None and st.kind == "file" else None
+        return ((0, 0), st.size, st.mtime_ms) if st is not None and st.kind == "file" else None
 
     def _read_range(self, offset: int, length: int) -> bytes | None:
         """``length`` bytes from ``offset``; None when the file went since its stat, as a local reader's."""

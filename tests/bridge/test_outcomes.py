@@ -83,14 +83,31 @@ def test_an_outcomes_file_written_again_in_place_is_read_from_its_start(tmp_path
     assert [o["requestId"] for o in reader.read()] == ["b", "c"] and set(reader.outcomes) == {"b", "c"}
 
 
+def test_an_outcomes_file_written_again_in_place_at_the_same_size_is_read_from_its_start(tmp_path: Path) -> None:
+    """What was read was checked only when the file grew: one written again in place at the size read (a request
+    id of the same length answered anew) kept the reader where it stood, its outcomes never seen. A change of size
+    or modification time now has it checked, as the log tailer does."""
+    path = tmp_path / OUTCOMES_FILE
+    path.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
+    reader = OutcomeReader(tmp_path)
+    assert [o["requestId"] for o in reader.read()] == ["a"]
+    before = os.stat(path)
+    with open(path, "r+") as f:
+        f.write('{"requestId":"b","op":"pause","outcome":"applied"}\n')
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))  # a second on, whatever the clock's grain
+    assert os.stat(path).st_size == before.st_size
+    assert [o["requestId"] for o in reader.read()] == ["b"] and set(reader.outcomes) == {"b"}
+    assert reader.read() == []  # unchanged since: not read again
+
+
 def test_a_fifo_swapped_in_after_the_reader_looked_is_never_waited_on(tmp_path: Path) -> None:
     """The reader looked (lstat: a regular file), then opened the file to read it, blocking: a FIFO put in its place
     between the two held the open (a 'control --wait' on a DSH session, the TUI's poll) until a writer came. It is
     opened without waiting and read only as a regular file, else taken as gone."""
 
     class Raced(OutcomeReader):
-        def _stat(self) -> tuple[tuple[int, int], int] | None:
-            return (0, 0), 100  # what the look saw, before the FIFO took the file's place
+        def _stat(self) -> tuple[tuple[int, int], int, int] | None:
+            return (0, 0), 100, 0  # what the look saw, before the FIFO took the file's place
 
     fifo = tmp_path / OUTCOMES_FILE
     os.mkfifo(fifo)
