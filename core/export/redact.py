@@ -1186,7 +1186,9 @@ def _line_end(data: bytes, m: Any) -> int | None:
     shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank, as an
     option's does (a program that reads the variable or a path needs no option: ``PGPASSWORD=… psql``, ``_RUN_WITH``;
     nor a variable a container's ``-e``/``--env`` sets: ``docker run -e PW=… postgres``) (``mysql --password=… db``: a key whose name starts with a dash and ``=``). The line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
-    however far on (``_rest_of_line``), without the blanks before. None otherwise."""
+    however far on (``_rest_of_line``), or at the single quote that closes a string the key is in
+    (``_closing_quote``: ``'password: Eat the red apple' is what he said``), without the blanks before. None
+    otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
@@ -1198,12 +1200,44 @@ def _line_end(data: bytes, m: Any) -> int | None:
     at = _joined(data, m.end(3))  # after the first word's punctuation inside it, the word's own (``aB3;dE5 …``)
     if _MORE_WORDS.match(data, at) is None:
         return None
-    end, (code, word, option) = _rest_of_line(data, at)
+    end, (code, word, option) = _rest_of_line(data, at, _closing_quote(data, m, at))
     if code >= at or sep == b"=" and (option >= at or _RUN_WITH.match(data, at) is not None):
         return None
     if word >= at and sep[:1] in (b" ", b"\t") and b"=" in sep and _condition(data, m, end):
         return None
     return end
+
+
+# what a single quote that opens a string before a key word follows (``_closing_quote``): a blank, a bracket, a
+# sign, a line's start (also as JSON text writes it); and the last single quote, line break or ``"`` before the key
+_OPENS_AFTER = frozenset(b" \t([{=,:\n\r")
+_QUOTE_OR_BREAK = re.compile(rb"['\"\r\n]|\\[nr]")
+# the first single quote that closes a string after a value's first word (after a character of it, before a blank,
+# punctuation or the line's end), or the line's end, a ``"`` or either as JSON text escapes it, whichever is first
+_CLOSING_QUOTE = re.compile(rb"(?<=[^\s\\'])'(?=[\s.,;:!?)\]}|&<>+]|\Z|\\+[nr\"])|[\"\r\n]|\\+[nr\"]")
+# ``_closing_quote``'s last answer: the text, where it was asked, and what it found (None: nothing to the text's end)
+_last_closing: tuple[bytes, int, Any] = (b"", 0, None)
+
+
+def _closing_quote(data: bytes, m: Any, at: int) -> int | None:
+    """Where the single quote that closes the string a password's words are in is (``_line_end``), past ``at``: a
+    single quote opened that string before the key (the last single quote, line break or ``"`` before it is a
+    single quote after a blank, a bracket, a sign or the line's start: ``'password: …``, ``print('Your password:
+    …``; not ``Bob's password: …``), and one closes it after a word's last character before the line ends
+    (``rock'n'roll`` goes on). None otherwise. The first such quote or line end past a place is kept: the values of a
+    line are asked in order."""
+    global _last_closing
+    quote, _ = _last_before(_QUOTE_OR_BREAK, data, m.start(1), COMMAND_REACH)
+    if quote < 0 or data[quote] != 0x27 or data[quote + 1 : quote + 2].isspace():
+        return None
+    before = data[quote - 1 : quote] if quote else b"\n"
+    if before[0] not in _OPENS_AFTER and not (before == b"n" and data[quote - 2 : quote - 1] == b"\\"):
+        return None
+    text, asked, found = _last_closing
+    if text is not data or asked > at or found is not None and found.start() < at:
+        found = _CLOSING_QUOTE.search(data, at)
+    _last_closing = (data, at, found)
+    return found.start() if found is not None and data[found.start()] == 0x27 else None
 
 
 _OPERATORS = frozenset(b"if else or and not is in".split())  # the words between a condition's operands
@@ -1245,24 +1279,24 @@ _RUN_WITH = re.compile(
 )
 # what ``_line_end`` looks for in the rest of a line: code, a condition's word, a command's option
 _LINE_MARKS = (_CODE_AFTER, _CODE_WORDS, re.compile(rb"[ \t]--?[A-Za-z]"))
-# ``_rest_of_line``'s last answer, and where it was asked from
-_last_line: tuple[bytes, int, int, tuple[int, ...]] = (b"", 0, -1, ())
+# ``_rest_of_line``'s last answer, where it was asked from, and where it was to stop
+_last_line: tuple[bytes, int, int, tuple[int, ...], int | None] = (b"", 0, -1, (), None)
 
 
-def _rest_of_line(data: bytes, at: int) -> tuple[int, tuple[int, ...]]:
+def _rest_of_line(data: bytes, at: int, stop: int | None = None) -> tuple[int, tuple[int, ...]]:
     """Where the line ``at`` is in ends (``_LINE_REST``), without the blanks before, and where the last match of each
     of ``_LINE_MARKS`` starts in it (-1: none): the rest of the line from ``at`` holds one when it starts at ``at``
     or later. The line is scanned once for all the values on it (the last line's answer is kept): each value of a
     line of many (``password: a b`` again and again) scanning the rest of it took time growing as the square of
-    the line."""
+    the line. ``stop``: where the line ends at the latest (``_closing_quote``)."""
     global _last_line
     last = _last_line
-    if last[0] is data and last[1] <= at <= last[2]:
+    if last[0] is data and last[1] <= at <= last[2] and last[4] == stop:
         return last[2], last[3]
-    end = _LINE_REST.match(data, at).end()  # type: ignore[union-attr]  # it matches the empty string
-    stripped = len(data[at:end].rstrip(b" \t")) + at
+    end = _LINE_REST.match(data, at, len(data) if stop is None else stop).end()  # type: ignore[union-attr]  # (the
+    stripped = len(data[at:end].rstrip(b" \t")) + at  # empty string matches)
     marks = tuple(max((found.start() for found in mark.finditer(data, at, end)), default=-1) for mark in _LINE_MARKS)
-    _last_line = (data, at, stripped, marks)
+    _last_line = (data, at, stripped, marks, stop)
     return stripped, marks
 
 
@@ -1515,27 +1549,32 @@ def _admin_value(data: bytes, m: Any) -> bool:
     return _in_command(data, m.start(), _ADMIN, ADMIN_MAX) is not None and _cli_value(data, m)
 
 
-# ``_command_start``'s last answer: the text, where it was asked, and where the last command end before there starts
-# and ends (-1: none found in reach)
-_last_command: tuple[bytes, int, int, int] = (b"", 0, -1, 0)
+# ``_last_before``'s last answer for each pattern: the text, where it was asked, the last match's span before there
+_last_before_at: dict[Any, tuple[bytes, int, int, int]] = {}
+
+
+def _last_before(pattern: Any, data: bytes, at: int, reach: int) -> tuple[int, int]:
+    """The span of the last match of ``pattern`` (one or two bytes long) wholly in the ``reach`` bytes before
+    ``at``, (-1, -1) when none. The last answer is kept for each pattern: asked again further on in the same text (a
+    pattern's matches are judged in order), only what lies between the two places is searched, so a line of many
+    key words is searched once, not ``reach`` bytes back from each of them."""
+    lo = max(0, at - reach)
+    text, asked, start, end = _last_before_at.get(pattern, (b"", 0, -1, -1))
+    if text is not data or asked > at:
+        asked, start, end = lo, -1, -1
+    for found in pattern.finditer(data, max(asked - 1, lo), at):  # (one of two bytes may have begun just before)
+        start, end = found.span()
+    _last_before_at[pattern] = (data, at, start, end)
+    return (start, end) if start >= lo else (-1, -1)
 
 
 def _command_start(data: bytes, at: int) -> int:
     """Where the command ``at`` is in starts: after the last command end before ``at`` (a line break, its JSON
-    escape, a pipe, ``;``, ``&``), looked for at most ``COMMAND_REACH`` bytes back. The last answer is kept: asked
-    again further on in the same text (a pattern's matches are judged in order), only what lies between the two
-    places is searched, so a line of many key words is searched once, not ``COMMAND_REACH`` bytes back from each of
-    them (each byte some 170 times: ``bench/redact.py``)."""
-    global _last_command
-    lo = max(0, at - COMMAND_REACH)
-    text, asked, start, end = _last_command
-    if text is not data or asked > at:
-        asked, start, end = lo, -1, lo
-    # the ends past the last question (a ``\\n`` may have begun just before it), the last of them kept
-    for found in _COMMAND_ENDS.finditer(data, max(asked - 1, lo), at):
-        start, end = found.span()
-    _last_command = (data, at, start, end)
-    return end if start >= lo else lo
+    escape, a pipe, ``;``, ``&``), looked for at most ``COMMAND_REACH`` bytes back (``_last_before``: each byte of
+    a line of many key words was searched some 170 times when each question searched all of its reach:
+    ``bench/redact.py``)."""
+    start, end = _last_before(_COMMAND_ENDS, data, at, COMMAND_REACH)
+    return end if start >= 0 else max(0, at - COMMAND_REACH)
 
 
 def _command(data: bytes, at: int) -> bytes:

@@ -163,7 +163,8 @@ CONFIG = st.one_of(
               WORD_VALUES),  # an XML element's text
 ).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
     st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
-                     "- dbPass: {}", "Your new password: {}", "passphrase: >\n  {}"]), PASSPHRASES,
+                     "- dbPass: {}", "Your new password: {}", "passphrase: >\n  {}", "print('password: {}') if ok"]),
+    PASSPHRASES,
 ).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1])) | st.tuples(  # no word of it: its last is checked
     st.sampled_from(["password = {}", "DB_PASSWORD = {}", "passphrase = {}"]), CONDITIONS,
 ).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1]))
@@ -4124,3 +4125,42 @@ def test_the_command_a_key_word_is_in_is_looked_for_in_linear_time(
     assert Redactor(environ={}, home="/home/ann").text(counted) == expected
     assert "Hunter2pw" not in expected and "Sup3rSecret9" not in expected and "Old2pw" not in expected
     assert ("token: a b" in expected) is ("grep" in unit)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("'password: Eat the red apple' is what he said", "'password: [redacted key]' is what he said"),
+        ("msg = 'Your password: Eat the red apple' + suffix", "msg = 'Your password: [redacted key]' + suffix"),
+        ("print('password: Eat the red apple') if ok else x", "print('password: [redacted key]') if ok else x"),
+        ('{"c": "echo \'passphrase = me and you forever\' | tee notes"}',
+         '{"c": "echo \'passphrase = [redacted key]\' | tee notes"}'),
+        ("password: don't tell anyone else", "password: [redacted key]"),
+        ("Bob's password: the dogs' bowl is red", "Bob's password: [redacted key]"),
+        ("'password: rock'n'roll all night' ok", "'password: [redacted key]' ok"),
+    ],
+)  # fmt: skip
+def test_a_passwords_words_end_at_the_single_quote_that_closes_the_string_they_are_in(text: str, out: str) -> None:
+    """``'password: Eat the red apple' is what he said`` lost ``' is what he said`` too, and ``print('password: Eat
+    the red apple') if ok`` kept ``the red apple`` (the ``)`` after the quote read as code, so only the first word
+    went): a password's words ran to the line's end past the single quote that closes the string the key is in.
+    They end there now, when a single quote opens that string before the key (after a blank, a bracket, a sign or
+    the line's start); an apostrophe inside a word (``don't``, ``rock'n'roll``) or before the key (``Bob's``) ends
+    nothing."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    "text", ["'password: a b' " * 20000, "x = 'password: a b " + "password: c d " * 20000 + "'"],
+    ids=["many strings", "one string of many values"],
+)
+def test_the_single_quotes_that_end_passwords_words_are_found_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """The quote a single-quoted string opened before a key word and the one that closes it are looked for once for
+    the values of a line (``_closing_quote``, ``_last_before``), and the line's rest only to that quote: 300 kB of
+    such strings, or one string of many values, are searched at most 40 times over (``_counted_text``; 26 and 5
+    now, most of it the name each key word ends, looked for 64 bytes back: a bound for each value)."""
+    counted = _counted_text(monkeypatch, text, 40)  # (before the redactor: it takes the counted patterns)
+    out = Redactor(environ={}, home="/home/ann").text(counted)
+    assert "a b" not in out and "c d" not in out
