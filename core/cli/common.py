@@ -146,6 +146,14 @@ class JsonList:
         write_bytes(b"," if self.count else b"[", json_member(item))
         self.count += 1
 
+    def extend(self, items: list[Any]) -> None:
+        """Print the next items: the bytes ``add`` would print for each, in one write (orjson indents the members
+        of a list as ``json_member`` indents its only one)."""
+        if items:
+            data = dumps_indented(items)
+            write_bytes(b"," if self.count else b"[", memoryview(data)[1 : len(data) - 2])
+            self.count += len(items)
+
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""
         write_text("\n]\n" if self.count else "[]\n")

@@ -265,12 +265,12 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         return column
 
     def take_row(session: Session, row: PackedRow, turn: int | None) -> None:
-        """``take`` of every member of ``row``: as text, its lines rendered from the row without building events."""
-        if out is not None:
-            for k in range(row.count):
-                take(session, row.event(k), turn)
-            return
+        """``take`` of every member of ``row``: as JSON in one dump, as text its lines rendered from the row without
+        building events."""
         if args.turn is not None and turn != args.turn:
+            return
+        if out is not None:
+            out.extend(row.events())
             return
         head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
         seq0 = row.seq0

@@ -1,5 +1,5 @@
-"""``emit_json_list_field`` writes one list of a payload a batch of items at a time, and ``JsonList`` a whole list, byte for byte
-what ``emit`` writes."""
+"""``emit_json_list_field`` writes one list of a payload a batch of items at a time, and ``JsonList`` a whole list (an
+item or a few at a time), byte for byte what ``emit`` writes."""
 
 from __future__ import annotations
 
@@ -39,18 +39,27 @@ def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: lis
     assert _out(lambda: emit_json_list_field(payload, "entries", group)) == _out(lambda: emit(payload, True, str))
 
 
-def _listed(items: list[Any]) -> None:
+def _listed(items: list[Any], groups: list[int]) -> None:
+    """``items`` added one by one, but for each size in ``groups`` that many at once with ``extend`` (0: an empty
+    one), in turns."""
     out = JsonList()
-    for item in items:
-        out.add(item)
+    rest, sizes = list(items), iter(groups)
+    while rest:
+        size = next(sizes, 1)
+        if size == 1:
+            out.add(rest.pop(0))
+        else:
+            out.extend(rest[:size])
+            del rest[:size]
     out.close()
 
 
 @settings(max_examples=80, deadline=None)
-@given(items=st.lists(_json, max_size=4))
-def test_a_list_printed_item_by_item_is_the_emitted_one(items: list[Any]) -> None:
-    assert _out(lambda: _listed(items)) == _out(lambda: emit(items, True, str))
+@given(items=st.lists(_json, max_size=6), groups=st.lists(st.integers(0, 4), max_size=4))
+def test_a_list_printed_item_by_item_is_the_emitted_one(items: list[Any], groups: list[int]) -> None:
+    """However many items go out in one ``extend``."""
+    assert _out(lambda: _listed(items, groups)) == _out(lambda: emit(items, True, str))
     text = io.StringIO()  # a stdout without a byte buffer takes the text
     with redirect_stdout(text):
-        _listed(items)
+        _listed(items, groups)
     assert text.getvalue().encode() == _out(lambda: emit(items, True, str))

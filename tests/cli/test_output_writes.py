@@ -5,6 +5,7 @@ holds for what ``surface`` spools before it prints."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -77,3 +78,18 @@ def test_surface_rows_are_spooled_in_batch_sized_writes(capsysbinary: pytest.Cap
         wanted = [seq for seq in rows if seq % 3]
         assert spool.print(wanted, lambda seq: b"", b"[", 1) == len(wanted)
     assert capsysbinary.readouterr().out == b"[" + b"".join(rows[seq] for seq in wanted)[1:]
+
+
+def test_a_packed_row_s_members_are_dumped_together(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``events --json`` made each member of a packed row a full event and dumped and wrote it on its own (a call
+    chain per stream delta, most of a DSH log's events); a row's members go out in one dump, the same bytes."""
+    import core.cli.common as common
+
+    log = ROOT / "tests" / "fixtures" / "dsh" / "code-mode-turn.session.jsonl"  # 38 lines, 255 events
+    dumps = common.dumps_indented
+    calls: list[int] = []
+    monkeypatch.setattr(common, "dumps_indented", lambda value: calls.append(1) or dumps(value))
+    assert main(["events", str(log), "--json"]) == 0
+    printed = json.loads(capsysbinary.readouterr().out)
+    lines = len(log.read_bytes().splitlines())
+    assert len(printed) > 3 * lines and len(calls) < lines, (len(printed), len(calls), lines)
