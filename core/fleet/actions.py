@@ -4,6 +4,7 @@ whole line), only to a live host (remotely: one whose recorded state is live).""
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -93,6 +94,7 @@ class RowAnswer:
 
     def __init__(self, log: Path) -> None:
         self.log, self.kind = log, _host(log)[0].kind
+        self.gone: str | None = None  # why the last wait ended without an answer: its host exited first
         self.remote = parse_remote(str(log))
         self.tailer: Tailer | None = None
         if self.kind != KIND_DSH and self.remote is not None:
@@ -105,13 +107,15 @@ class RowAnswer:
             if header is not None:  # a log that has none yet is read from its start
                 self.tailer.follow_from_end(header)
 
-    def wait(self, request_id: str, timeout: float = ANSWER_SECONDS,
-             stop: Callable[[], bool] | None = None) -> dict[str, Any] | None:  # fmt: skip
+    def wait(self, request_id: str, timeout: float | None = None, stop: Callable[[], bool] | None = None,
+             late: Callable[[], object] | None = None) -> dict[str, Any] | None:  # fmt: skip
         """What the host answered to ``request_id`` in the end (``applied``, or ``rejected``, ``cancelled`` or
         ``expired`` and why: it may refuse what the table could not foresee, a stop with no turn open), waited for
-        ``timeout`` seconds; ``unknown`` as soon as a DSH bridge that died while running it is seen dead
-        (``interrupted``); None when it gave no final answer by then, or once ``stop`` returns True (the table
-        is closing: its operator does not wait for the answer)."""
+        ``timeout`` seconds (``ANSWER_SECONDS`` by default); with ``late``, that is called once then and the wait
+        goes on for as long as the host runs (an unanswered request stays in the inbox, and the host may still apply
+        it). ``unknown`` as soon as a DSH bridge that died while running it is seen dead (``interrupted``); None when
+        it gave no final answer by then, when its host exited first (``gone`` says so), or once ``stop`` returns True
+        (the table is closing: its operator does not wait for the answer)."""
         remote = self.remote
         watch: OutcomeWatch | BridgeOutcomeWatch
         if self.kind == KIND_DSH:
@@ -121,14 +125,20 @@ class RowAnswer:
         else:
             watch = OutcomeWatch(Path(self.log if remote is None else remote.path), request_id, self.tailer)
         cut: dict[str, Any] | None = None
+        self.gone = None
 
         def gone() -> str | None:
             nonlocal cut
-            cut = interrupted(_host(self.log)[0], request_id, None) if self.kind == KIND_DSH else None
-            return None if cut is None else str(cut["error"])
+            host = _host(self.log)[0]
+            cut = interrupted(host, request_id, None) if self.kind == KIND_DSH else None
+            return str(cut["error"]) if cut is not None else state_refusal(host)
 
         try:
-            event = watch.wait(timeout, gone, stop)
-        except HostGone:
-            event = watch.wait(0)
+            event = watch.wait(ANSWER_SECONDS if timeout is None else timeout, gone, stop)
+            if event is None and late is not None and not (stop is not None and stop()):
+                late()
+                event = watch.wait(math.inf, gone, stop)
+        except HostGone as exc:
+            self.gone = None if cut is not None else str(exc)
+            event = watch.wait(0)  # it may have answered just before it exited (our host answers its inbox then)
         return cut if event is None else event["data"]

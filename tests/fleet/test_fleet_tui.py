@@ -209,12 +209,66 @@ def test_the_wait_for_a_row_actions_answer_ends_when_the_table_closes(tmp_path: 
     assert RowAnswer(live).wait("req-never-answered", timeout=3600, stop=stop) is None and asked
 
 
+def test_the_wait_for_a_row_actions_answer_ends_when_its_host_exits_unanswered(tmp_path: Path) -> None:
+    """The wait for a row action's answer looked whether the host still ran only for a DSH bridge: a tapedeck host
+    that died without answering was waited for the whole window, then told as 'no answer within 10 s'. The wait
+    ends once the host is seen gone, saying why (``gone``), and ``late`` is not called for it."""
+    from core.fleet.actions import RowAnswer, send_row_action
+
+    live = _root(tmp_path) / "p" / "live-c" / "session.jsonl"
+    answer = RowAnswer(live)
+    request = send_row_action(live, "pause", {})
+    release_hosts()  # the host dies before it reads its inbox
+    late: list[bool] = []
+    assert answer.wait(request["id"], timeout=3600, late=lambda: late.append(True)) is None
+    assert answer.gone is not None and "no live host" in answer.gone and not late, answer.gone
+
+
+@pytest.mark.anyio
+async def test_a_row_action_unanswered_after_the_answer_window_still_holds_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After 10 s with no answer the row's key worked again: a second P sent a second pause while the first still
+    sat in the inbox, and the toast said only 'no answer within 10 s'. It now says that the request stays in the
+    inbox, that the host may still apply it and that the key sends no second one until the host answers (or exits);
+    the answer, when it comes, is told as any other, and then the key works again."""
+    import core.fleet.actions
+    import tui.screens.fleet
+    from tui.screens.confirm import ConfirmScreen
+
+    monkeypatch.setattr(core.fleet.actions, "ANSWER_SECONDS", 0.2)  # the window, cut short for the test
+    monkeypatch.setattr(tui.screens.fleet, "ANSWER_SECONDS", 0.2)
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _pause_sent(pilot, live)
+        await until(pilot, lambda: any("stays in the session's inbox" in str(n.message) for n in app._notifications),
+                    timeout=30)  # fmt: skip
+        (late,) = [n for n in app._notifications if "stays in the session's inbox" in str(n.message)]
+        assert late.message.startswith("No answer to the pause sent to Port the CLI"), late.message
+        assert "P sends no second pause until it answers" in late.message, late.message
+        await pilot.press("P")
+        await until(pilot, lambda: any("not sent twice" in str(n.message) for n in app._notifications), timeout=30)
+        assert app.screen is screen and len(inbox_path(live).read_bytes().splitlines()) == 1
+        request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
+        answer = {**outcome_event(request, "applied", None), "seq": len(live.read_bytes().splitlines()) - 1,
+                  "time": FUTURE_MS + 60_000}  # fmt: skip
+        with live.open("ab") as f:
+            f.write(orjson.dumps(answer) + b"\n")
+        await until(pilot, lambda: any(str(n.message).startswith("Applied: pause to") for n in app._notifications),
+                    timeout=30)  # fmt: skip
+        await until(pilot, lambda: not screen.pending, timeout=30)  # the worker's last callback, after its toast
+        await pilot.press("P")  # answered: the key works again
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=30)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("outcome", "error", "said", "severity"),
-    [("applied", None, "applied: pause to ", "information"),
-     ("rejected", "the host is already paused", "rejected: pause to ", "error"),
-     ("cancelled", "the host exited before applying it", "cancelled: pause to ", "error")],
+    [("applied", None, "Applied: pause to ", "information"),
+     ("rejected", "the host is already paused", "Rejected: pause to ", "error"),
+     ("cancelled", "the host exited before applying it", "Cancelled: pause to ", "error")],
 )  # fmt: skip
 async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
     tmp_path: Path, outcome: str, error: str | None, said: str, severity: str
@@ -697,7 +751,7 @@ async def test_a_row_action_from_a_row_with_no_host_reading_is_answered_by_the_d
             answered = lambda: [n for n in app._notifications if n.title in ("host", "DSH bridge")]  # noqa: E731
             await until(pilot, lambda: bool(answered()), timeout=15)
             (toast,) = answered()
-            assert toast.message.startswith("applied: pause to") and toast.title == "DSH bridge", toast
+            assert toast.message.startswith("Applied: pause to") and toast.title == "DSH bridge", toast
     finally:
         dsh.kill()
         dsh.wait()

@@ -17,13 +17,14 @@ from textual.app import App
 from textual.binding import Binding
 
 from core.control.host_state import KIND_DSH, exited_at
+from core.control.once import WAITING, held_back
 from core.shared.errors import TapedeckError
 from tui.failures import unexpected
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import FINAL, NOT_SENT, UNANSWERED, TrackedRequest, requests_for
-from tui.screens.toasts import toast_seconds
+from tui.screens.toasts import sentence, toast_seconds
 
 HOST_POLL_SECONDS = 0.5
 CONTROL_BINDINGS: list[Binding] = [
@@ -154,12 +155,11 @@ class ControlActions:
     def _waits(self, op: str) -> bool:
         """Whether an ``op`` sent from here waits for the host's answer (one whose append may never have been
         written, ``unsure``, does not): then a toast says it is not sent twice."""
-        if not any(i.op == op and i.state in UNANSWERED for i in requests_for(self.live).items()):
-            return False
-        self.notify(  # type: ignore[attr-defined]
-            f"a {op} sent from here waits for the host's answer: it is not sent twice.", title="Not sent", timeout=6
-        )
-        return True
+        waiting = any(i.op == op and i.state in UNANSWERED for i in requests_for(self.live).items())
+        held = held_back(op, WAITING if waiting else None)
+        if held is not None:
+            self.notify(held, title="Not sent", timeout=6)  # type: ignore[attr-defined]
+        return held is not None
 
     def action_control_message(self) -> None:
         """Type a message the model sees at its next step."""
@@ -203,7 +203,7 @@ class ControlActions:
         try:
             request = live.send(op, args)
             requests.sent(item, str(request["id"]))
-            self.call_from_thread(self.notify, f"sent: {item.label}", timeout=3)  # type: ignore[attr-defined]
+            self.call_from_thread(self.notify, sentence(f"sent: {item.label}"), timeout=3)  # type: ignore[attr-defined]
         except (TapedeckError, OSError) as exc:
             if requests.send_failed(item, exc).state == NOT_SENT:
                 self._announced.add(item.number)
@@ -211,14 +211,14 @@ class ControlActions:
             else:  # it may have been written: its outcome, if one comes, is announced as any other
                 title, severity = "May have been sent", "warning"
             self.call_from_thread(  # type: ignore[attr-defined]
-                self.notify, f"{item.label}: {exc}", title=title, severity=severity, timeout=8
+                self.notify, sentence(f"{item.label}: {exc}"), title=title, severity=severity, timeout=8
             )
         except Exception as exc:  # noqa: BLE001 - a bug: told, and the request not left 'sending' for good
             said = f"{unexpected(exc)}; look at the inbox before sending it again"
             requests.failed(item, said)
             self._announced.add(item.number)
             self.call_from_thread(  # type: ignore[attr-defined]
-                self.notify, f"{item.label}: {said}", title="Send failed", severity="error", timeout=toast_seconds("error")
+                self.notify, sentence(f"{item.label}: {said}"), title="Send failed", severity="error", timeout=toast_seconds("error")
             )
         self.call_from_thread(self._show_outcomes, requests.items())  # type: ignore[attr-defined]
 
@@ -287,7 +287,7 @@ class ControlActions:
             self.control_dialog.warn(None if refused is None else f"As things stand nothing is sent: {refused}")
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
-            said = f"{item.label}: {item.reason}" if item.reason else item.label
+            said = sentence(f"{item.label}: {item.reason}" if item.reason else item.label)
             self.notify(said, title=item.state, severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
         if items is not None:
             self._show_outcomes(items)

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from core.control.host_state import KIND_DSH, HostState
+from core.control.once import CHECKING, WAITING, held_back
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.log.layout import sessions_under
@@ -38,7 +39,7 @@ from tui.screens.control import message_ask, what_stop_does
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
-from tui.screens.toasts import stack_toasts
+from tui.screens.toasts import sentence, stack_toasts
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
 
@@ -48,7 +49,6 @@ WIDTHS = {"session": 26, "attention": 22}
 # left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
 LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost", "write")
 SESSION_MIN = 12  # a session's title is cut to the room the other columns leave, but no shorter
-CHECKING, SENT = "checking", "sent"  # where a row action begun from here stands (``FleetScreen.pending``)
 
 
 class FleetTable(RowTable):
@@ -106,7 +106,8 @@ class FleetScreen(Screen[None]):
         self.measured: dict[str, tuple[tuple[str, ...], str, list[int]]] = {}
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
         # by (row key, op), a row action begun from here and not done: its host being read (CHECKING) or its request
-        # sent and not answered (SENT); the key that would begin it again says so and sends nothing
+        # sent and not answered (WAITING, until its host answers or exits); the key that would begin it again says
+        # so and sends nothing (``core.control.once``)
         self.pending: dict[tuple[str, str], str] = {}
         # by row key, the state an applied pause or resume told the operator, and the row's host then: P goes by it
         # until the row's host changes (the row's state is read apart from the answer, and may lag it)
@@ -429,15 +430,13 @@ class FleetScreen(Screen[None]):
         done (its host still being read: two quick presses; or sent and not answered: a second one confirmed against
         a state that lags) is said instead, and nothing is asked or sent twice; so is any while another row action is
         checked or asked (one dialog at a time, the one ``self.dialog`` tracks)."""
-        stage = self.pending.get((row.key, op))
-        if stage is not None:
-            where = (f"sent from here to {self._named(row)} waits for the host's answer" if stage == SENT
-                     else f"to {self._named(row)} is still being checked with its host")  # fmt: skip
-            self.notify(f"a {op} {where}: it is not sent twice.", title="Not sent", timeout=6, markup=False)
+        held = held_back(op, self.pending.get((row.key, op)), self._named(row))
+        if held is not None:
+            self.notify(held, title="Not sent", timeout=6, markup=False)
             return
         if self.dialog is not None or CHECKING in self.pending.values():  # one dialog at a time, tracked
-            self.notify(f"{op} {self._named(row)} is not asked: another row action is being checked or asked; "
-                        "one row action at a time.", title="Not asked", timeout=6, markup=False)  # fmt: skip
+            self.notify(f"{op.capitalize()} to {self._named(row)} is not asked: another row action is being checked "
+                        "or asked; one row action at a time.", title="Not asked", timeout=6, markup=False)  # fmt: skip
             return
         self.pending[(row.key, op)] = CHECKING
         self._when_live(row, op, then)
@@ -462,14 +461,14 @@ class FleetScreen(Screen[None]):
         if why is None:
             then()
         else:
-            self.notify(f"{op} {self._named(row)}: {why}", title="Not sent", severity="error", markup=False)
+            self.notify(sentence(f"{op} to {self._named(row)}: {why}"), title="Not sent", severity="error", markup=False)
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str], state: object = None) -> None:
         """Ask the operator to confirm ``op`` on ``row``, its host's state said as ``state`` (by default the row's)."""
 
         def decided(confirmed: object) -> None:
             if confirmed:
-                self.pending[(row.key, op)] = SENT
+                self.pending[(row.key, op)] = WAITING
                 self._send(row.key, op, args, name)
 
         name = self._named(row)
@@ -498,34 +497,43 @@ class FleetScreen(Screen[None]):
                 self.app.call_from_thread(self._answered, key, op, answer)
 
     def _send_and_wait(self, path: Path, op: str, args: dict[str, str], label: str) -> dict[str, Any] | None:
-        """``_send``'s work, in its worker: the host's answer, once told (None: none came)."""
+        """``_send``'s work, in its worker: the host's answer, once told (None: none came). One that takes longer
+        than ``ANSWER_SECONDS`` is said, and waited for on as long as the host runs: the key sends no second one."""
         try:
             answer_of = RowAnswer(path)
             request = send_row_action(path, op, args)
         except Exception as exc:  # noqa: BLE001 - an unexpected one is told as well, and the table goes on
             why = str(exc) if isinstance(exc, (TapedeckError, OSError)) else self._unexpected(exc)
-            self.app.call_from_thread(self.notify, f"{op} {label}: {why}", title="Not sent", severity="error",
-                                      markup=False)  # fmt: skip
+            self.app.call_from_thread(self.notify, sentence(f"{op} to {label}: {why}"), title="Not sent",
+                                      severity="error", markup=False)  # fmt: skip
             return None
-        self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
+        self.app.call_from_thread(self.notify, f"{op.capitalize()} sent to {label}.", timeout=3, markup=False)
         worker = get_current_worker()  # cancelled when the app exits: quitting never waits out the answer
+        title = "DSH bridge" if answer_of.kind == KIND_DSH else "host"
         try:
-            answer = answer_of.wait(request["id"], stop=lambda: worker.is_cancelled)
+            answer = answer_of.wait(request["id"], stop=lambda: worker.is_cancelled,
+                                    late=lambda: self.app.call_from_thread(self._late, op, label, title))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - as above
             answer, lost = None, str(exc) if isinstance(exc, (TapedeckError, OSError)) else self._unexpected(exc)
         else:
-            lost = f"no answer within {ANSWER_SECONDS:g} s"
+            lost = answer_of.gone or "none came"
         if worker.is_cancelled:
             return None
         if answer is None:
-            text, severity = f"{op} to {label}: {lost}", "warning"
+            text, severity = sentence(f"{op} to {label} got no answer: {lost}"), "warning"
         else:
             why = f": {answer['error']}" if answer.get("error") else ""
-            text = f"{answer.get('outcome')}: {op} to {label}{why}"
+            text = sentence(f"{answer.get('outcome')}: {op} to {label}{why}")
             severity = "information" if answer.get("outcome") == "applied" else "error"
-        title = "DSH bridge" if answer_of.kind == KIND_DSH else "host"
         self.app.call_from_thread(self.notify, text, title=title, severity=severity, markup=False)
         return answer
+
+    def _late(self, op: str, label: str, title: str) -> None:
+        """No answer came within ``ANSWER_SECONDS``: what became of the request, and that its key waits on."""
+        key = key_of(self.app, "fleet.pause" if op == "resume" else f"fleet.{op}")
+        self.notify(f"No answer to the {op} sent to {label} within {ANSWER_SECONDS:g} s. The request stays in the "
+                    f"session's inbox and its {title} may still apply it: {key} sends no second {op} until it "
+                    "answers (told here) or exits.", title=title, severity="warning", markup=False)  # fmt: skip
 
     def _answered(self, key: str, op: str, answer: dict[str, Any] | None) -> None:
         """A request sent from here is answered, or given up on: its key may send it again; an applied pause or

@@ -22,6 +22,13 @@ def toast_seconds(severity: str) -> float:
     return INFO_SECONDS if severity == "information" else WARNING_SECONDS
 
 
+def sentence(text: str) -> str:
+    """``text`` as a toast says it: a sentence, its first letter a capital and a stop at its end (one it ends with,
+    a question mark or the mark of a cut kept)."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!", "…")) else ".")
+
+
 def toast_rack(screen: Screen[object]) -> Widget | None:
     """The container of ``screen``'s toasts (None when notifications are off)."""
     try:

@@ -103,6 +103,7 @@ def test_p_still_pauses_after_a_pause_whose_append_may_have_been_written() -> No
     good and the operator could not pause the run. A pause the host may never have seen does not hold the key (a
     second one, if both arrive, leaves the host paused); one sent and not answered yet still does."""
     from core.control.host_state import HostState
+    from core.control.once import WAITING, held_back
     from tui.screens.control import ControlActions
     from tui.screens.policy_screen import requests_for
 
@@ -128,6 +129,7 @@ def test_p_still_pauses_after_a_pause_whose_append_may_have_been_written() -> No
     requests.sent(requests.add("pause", "pause"), "r2")  # written, not answered yet
     ControlActions.action_control_pause(keys)  # type: ignore[arg-type]
     assert keys.sent == ["pause"] and "not sent twice" in keys.said[0]
+    assert keys.said[0] == held_back("pause", WAITING)  # the rule's words, the fleet's too (core.control.once)
 
 
 def test_s_asks_no_second_stop_while_one_sent_from_here_waits_for_the_answer() -> None:
