@@ -371,15 +371,31 @@ def _in_flight(value: Any) -> tuple[tuple[str, str | None], ...]:
     )
 
 
+def _proc_stat(pid: int) -> bytes:
+    """The bytes of ``/proc/<pid>/stat`` (empty when no such process is here)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def proc_start_time(pid: int) -> str | None:
     """Field 22 of ``/proc/<pid>/stat`` (the process's start time in clock ticks), or None when no such process
     runs here (see ``stat_start_time``)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    return stat_start_time(raw)
+    return stat_start_time(_proc_stat(pid))
+
+
+def proc_stopped(pid: int) -> bool:
+    """Whether the process ``pid`` here is stopped (its state, field 3: ``T`` by SIGSTOP or Ctrl-Z, ``t`` by a
+    debugger), so that it runs nothing until it is let go on."""
+    return _stat_fields(_proc_stat(pid))[:1] in ([b"T"], [b"t"])
+
+
+def _stat_fields(raw: bytes) -> list[bytes]:
+    """The fields of a ``/proc/<pid>/stat`` from the third (the state) on: the command name (field 2) is in
+    parentheses and may hold spaces, so they are counted after its last ')'."""
+    return raw[raw.rfind(b")") + 2 :].split()
 
 
 _ENDED = (b"Z", b"X", b"x")  # a zombie (exited, not reaped yet: its stat stays, start time and all) or dead
@@ -388,8 +404,7 @@ _ENDED = (b"Z", b"X", b"x")  # a zombie (exited, not reaped yet: its stat stays,
 def stat_start_time(raw: bytes) -> str | None:
     """The start time (field 22, clock ticks since boot) in the bytes of a ``/proc/<pid>/stat``; None when the
     process has exited (its state, field 3, is zombie or dead), which runs nothing though its stat is there."""
-    # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
-    rest = raw[raw.rfind(b")") + 2 :].split()
+    rest = _stat_fields(raw)
     # another system's file may hold anything: a start time is digits that int() takes (not more than it converts)
     ok = len(rest) > 19 and rest[0] not in _ENDED and rest[19].isdigit()
     return rest[19].decode("ascii") if ok and whole_digits(rest[19].decode("ascii")) is not None else None

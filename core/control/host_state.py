@@ -35,6 +35,7 @@ from core.bridge.files import (
     dsh_runs,
     heartbeat_fresh,
     pid_view,
+    proc_stopped,
     read_bridge,
     same_machine,
     standby_pid,
@@ -313,7 +314,9 @@ def bridge_state(log: Path) -> HostState:
     if state.live and runs and not heartbeat_fresh(info):
         # Its DSH runs here, yet the file it rewrites every second is old: it cannot write it, and says why only to
         # DSH's logger, which keeps it in memory. (Here only: another machine's clock may run apart from ours.)
-        state = HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "silent": True})
+        # Or DSH is blocked: one the kernel stopped is seen to be (``stopped``); any other cause is known only to DSH.
+        stopped = {"stopped": True} if proc_stopped(info.pid or 0) else {}
+        state = HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "silent": True, **stopped})
     return with_standby(state, *(standby_pid(log.parent, info) if state.live else (None, None)))
 
 
@@ -430,10 +433,15 @@ def describe_host(state: dict[str, Any]) -> str:
     if bridge.get("stale") and name in LIVE_STATES:
         problem += f"; {bridge['stale']}"
     if bridge.get("silent") and name in LIVE_STATES:
-        problem += (f"; its bridge last rewrote bridge.json {exited_at(int_or_none(bridge.get('heartbeat')))}, though "
-                    "it does so every second while DSH runs: it cannot write the file (a read-only or full file "
-                    "system, a directory it may not write to, something else at that name; DSH's own log says "
-                    "which) or DSH is stuck, so the state shown may be old")  # fmt: skip
+        number = int_or_none(state.get("pid"))
+        why = (f"DSH {pid_text(number)} is stopped (SIGSTOP, Ctrl-Z or a debugger): `kill -CONT {number}` lets it run on"
+               if bridge.get("stopped") else
+               "DSH is blocked (a long synchronous task, a debugger) or its bridge cannot write the file (a read-only "
+               "or full file system, a directory it may not write to, something else at that name; DSH's own log "
+               "says which)")  # fmt: skip
+        problem += (f"; nothing heard from DSH since {exited_at(int_or_none(bridge.get('heartbeat'))).removeprefix('at ')}: "
+                    f"its bridge rewrites bridge.json every second while DSH runs, so the state shown is as of then; "
+                    f"{why}")  # fmt: skip
     if name == "none":
         if dsh and bridge.get("unloaded"):
             return f"none (read-only: {said})"

@@ -76,12 +76,42 @@ def test_a_running_dsh_whose_bridge_json_is_not_rewritten_is_said_to_be_silent(t
     assert state.live and state.to_dict()["bridge"]["silent"] is True
     said = describe_host(state.to_dict())
     assert f"idle (DSH pid {dsh.pid}) since " in said
-    assert "; its bridge last rewrote bridge.json at " in said and " s ago), though it does so every second" in said
+    assert "; nothing heard from DSH since " in said and " s ago): its bridge rewrites bridge.json every second" in said
+    assert "DSH is blocked" in said and "or its bridge cannot write the file" in said
     assert main(["inspect", str(log)]) == 0
-    assert "its bridge last rewrote bridge.json at " in capsys.readouterr().out
+    assert "nothing heard from DSH since " in capsys.readouterr().out
     write_bridge(log.parent, dsh.pid, "idle", bootId=BOOT_ID)  # written again: nothing to say
     state = read_host_state(log)
-    assert "silent" not in state.to_dict()["bridge"] and "rewrote" not in describe_host(state.to_dict())
+    assert "silent" not in state.to_dict()["bridge"] and "heard" not in describe_host(state.to_dict())
+
+
+def test_a_stopped_dsh_is_said_to_be_stopped_since_its_last_heartbeat(tmp_path: Path, sleeper) -> None:
+    """A DSH blocked past HEARTBEAT_FRESH_MS read 'silent', with a cannot-write-the-file explanation first, when what
+    is known is that it has not answered since its last heartbeat; one the kernel stopped (SIGSTOP, Ctrl-Z, a
+    debugger) is seen to be so in /proc, and is said to be, with the command that lets it run on."""
+    import signal
+
+    log = dsh_log(tmp_path / "s")
+    dsh = sleeper()
+    beat = int(time.time() * 1000) - 60_000
+    write_bridge(log.parent, dsh.pid, "running", bootId=BOOT_ID, heartbeat=beat)
+    os.kill(dsh.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 30
+    while read_host_state(log).to_dict()["bridge"].get("stopped") is not True and time.monotonic() < deadline:
+        time.sleep(0.05)  # the stop is delivered on its own time
+    state = read_host_state(log)
+    bridge = state.to_dict()["bridge"]
+    assert state.live and bridge["silent"] is True and bridge["stopped"] is True
+    said = describe_host(state.to_dict())
+    assert "; nothing heard from DSH since " in said and " s ago)" in said
+    assert f"DSH pid {dsh.pid} is stopped (SIGSTOP, Ctrl-Z or a debugger): `kill -CONT {dsh.pid}` lets it run on" in said
+    assert "cannot write" not in said
+    os.kill(dsh.pid, signal.SIGCONT)  # running again, still not rewriting the file: blocked or cannot write it
+    deadline = time.monotonic() + 30
+    while read_host_state(log).to_dict()["bridge"].get("stopped") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    bridge = read_host_state(log).to_dict()["bridge"]
+    assert bridge["silent"] is True and "stopped" not in bridge
 
 
 def test_a_killed_dsh_not_reaped_yet_is_exited(tmp_path: Path, sleeper) -> None:
