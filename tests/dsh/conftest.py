@@ -47,6 +47,6 @@ def _no_dsh_left_running() -> Iterator[None]:
     """Every DSH process the tests started is gone, with its whole process group, when they end."""
     yield
     try:
-        wait_for(lambda: not leaked(), 15, "the DSH processes to exit")
+        wait_for(lambda: not leaked(), 60, "the DSH processes to exit")
     except TimeoutError:
         pytest.fail(f"DSH processes left running: {leaked()}")

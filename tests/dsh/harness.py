@@ -611,7 +611,7 @@ def start_session(world: DshHome, web: DshWeb, prompt: str, in_flight: bool = Tr
     sid = web.create_session()
     web.prompt(sid, prompt)
     d = world.session_dir(sid)
-    wait_for(lambda: bridge_json(d), 15, "bridge.json")
+    wait_for(lambda: bridge_json(d), 30, "bridge.json")
     if in_flight:
         wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
     return sid, d

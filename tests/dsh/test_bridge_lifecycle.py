@@ -170,8 +170,8 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
             assert final_outcome(d, request["id"])["outcome"] == "applied"
         rewind = send(d, "rewind")  # the turn is open (and held): it waits for idle
         sent.append(rewind)
-        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 10, "the rewind pending")
-        wait_for(lambda: bridge_json(d)["state"] == "paused", 10, "paused")
+        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 30, "the rewind pending")
+        wait_for(lambda: bridge_json(d)["state"] == "paused", 30, "paused")
         steps = len([e for e in log_events(d) if e["type"] == "step/start"])
         runs_before = len(td_runs(log_events(d)))
         edited = time.time() * 1000
@@ -250,7 +250,7 @@ def test_headless_run_with_zstd_log_obeys_the_inbox(
         d = wait_for(
             lambda: next(iter(world.sessions.glob("*/*/session.jsonl.zstd")), None), 60, "the zstd log"
         ).parent
-        wait_for(lambda: bridge_json(d), 15, "bridge.json")
+        wait_for(lambda: bridge_json(d), 30, "bridge.json")
         mark = send(d, "checkpoint")
         note = send(d, "message", {"text": "headless steer"})
         assert final_outcome(d, mark["id"])["outcome"] == "applied"
@@ -275,7 +275,7 @@ def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes
         sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
         assert final_outcome(d, send(d, "checkpoint")["id"])["outcome"] == "applied"
         rewind = send(d, "rewind")
-        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 10, "the rewind pending")
+        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 30, "the rewind pending")
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
@@ -304,7 +304,7 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         expiring = send(d, "checkpoint", expires=int(time.time() * 1000) + 1000)
         given_up = send(d, "message", {"text": "its sender gives up"})
         read_to = (d / "control.jsonl").stat().st_size
-        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read the four requests")
+        wait_for(lambda: _inbox_read_to(d) == read_to, 30, "the bridge to read the four requests")
         assert outcomes(d) == []
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
@@ -339,7 +339,7 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         sid, d = start_session(world, web, "Reloaded mid-turn: steps=30 sleep=1")
         sent = [send(d, "checkpoint", {"objective": "read before the reload"}), send(d, "message", {"text": "held"})]
         read_to = (d / "control.jsonl").stat().st_size
-        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read both requests")
+        wait_for(lambda: _inbox_read_to(d) == read_to, 30, "the bridge to read both requests")
         edited = time.time() * 1000
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
@@ -374,7 +374,7 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
         (held,) = bridge_json(d)["inFlight"]
         assert held["op"] == "checkpoint"
-        wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 10, "the mark kept")
+        wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 30, "the mark kept")
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
@@ -483,7 +483,7 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         hold.touch()
         mark = send(d, "checkpoint", {"objective": "runs across the reload"})
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
-        wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 10, "the mark kept")
+        wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 30, "the mark kept")
         edited = time.time() * 1000
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
@@ -501,7 +501,7 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         done = final_outcome(d, mark["id"])
         assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
         assert done["error"].endswith(unknown_hint("checkpoint")), done  # where a mark shows, not the events
-        wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 10, "the in-flight list emptied")
+        wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 30, "the in-flight list emptied")
 
 
 def test_a_wait_on_a_request_pending_when_dsh_died_says_it_was_pending(
