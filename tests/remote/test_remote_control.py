@@ -345,8 +345,18 @@ def test_a_remote_request_sent_as_the_host_exits_is_answered_or_never_written(
     _sent_until_the_host_is_gone(processes, tmp_path, capsys)
 
 
+def _connected(where: Path) -> None:
+    """Open the link to testbox before a host of a few seconds starts: its SSH connect, seconds on a loaded machine,
+    is then not taken out of the host's life, which the requests must be sent in."""
+    from core.remote.link import link_for
+    from core.remote.target import parse_remote
+
+    link_for(parse_remote(f"testbox:{where}")).stat(str(where))
+
+
 def _sent_until_the_host_is_gone(processes: Processes, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The body of the test above: what was said sent has its final outcome, and no request is left unread."""
+    _connected(tmp_path)
     proc, log = _host(processes, tmp_path, SLOW_LAST_READ, steps=4, pace=1.0)  # seconds: many requests reach it as it runs
     sent: list[str] = []
     while proc.poll() is None:
@@ -431,6 +441,7 @@ def test_a_request_for_a_tapedeck_host_sent_without_the_inbox_lock_says_so(
 
     sshd.trust()
     monkeypatch.setattr(inbox, "SEND", "exit 100")
+    _connected(tmp_path)
     proc, log = _host(processes, tmp_path, steps=40, pace=0.5)
     try:
         while not (log.exists() and b'"running"' in log.read_bytes()):
