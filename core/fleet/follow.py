@@ -478,15 +478,17 @@ class Fleet:
         for group in by_link.values():
             link = group[0].link
             due = [watch for watch in group if watch.host_due(now / 1000)]
+            refused: dict[str, str] = {}
             try:
-                stats = link.stat_many([watch.target.path for watch in group])
+                stats = link.stat_many([watch.target.path for watch in group], refused=refused)
                 hosts = remote_host_states(link, [(watch.target, watch.engine.signals.hosted) for watch in due])
             except HostKeyRefused:
                 raise
-            except TapedeckError:  # the link lost (it waits out its backoff), or one file refused: each watch finds
-                continue  # out itself, at once, and one log the server refuses is that session's alone
+            except TapedeckError:  # the link lost (it waits out its backoff): each watch finds out itself, at once
+                continue
             for watch, st in zip(group, stats, strict=True):
-                watch.tailer.prefetch(st)
+                if watch.target.path not in refused:  # a log the server refuses is stat'ed alone: told why, as its own
+                    watch.tailer.prefetch(st)
             for watch, host in zip(due, hosts, strict=True):
                 watch.prefetched_host = (host, watch.engine.signals.hosted)
 

@@ -331,9 +331,12 @@ class SshLink:
         self.bytes_read += sum(len(d) for d in data if d)
         return data, named
 
-    def stat_many(self, paths: Sequence[str], follow: bool = True) -> list[RemoteStat | None]:
+    def stat_many(self, paths: Sequence[str], follow: bool = True,
+                  refused: dict[str, str] | None = None) -> list[RemoteStat | None]:  # fmt: skip
         """``stat`` of every path (None where none exists), the requests all in flight at once: one round trip,
-        not one per path."""
+        not one per path. A stat the server refuses (not the link: a directory on the way it may not search) is
+        raised, or, when ``refused`` is given, None with the server's reason in ``refused`` by path, so that one
+        path refused does not fail the others."""
         import asyncssh
 
         async def one(sftp: Any, path: str) -> RemoteStat | None:
@@ -342,7 +345,10 @@ class SshLink:
             except asyncssh.SFTPNoSuchFile:
                 return None
             except asyncssh.SFTPError as exc:
-                raise self._file_failed(exc, path, "stat") from None
+                if refused is None or _link_lost(exc):
+                    raise self._file_failed(exc, path, "stat") from None
+                refused[path] = exc.reason
+                return None
             return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs))
 
         return self._each(paths, one)

@@ -4,6 +4,7 @@ refused with the line to run, and a control request reaching a live host on the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -419,3 +420,45 @@ def test_a_machine_lost_while_this_clock_reads_no_date_says_so(sshd: Sshd, tmp_p
     with pytest.raises(Unreachable) as lost:
         link.stat_many([str(tmp_path)])
     assert "unreachable since an implausible time" in str(lost.value) and "1969" not in str(lost.value)
+
+
+def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The fleet stats every log of a machine in one round trip. A stat the server refused for one of them (a link
+    swapped to a path it may not search) failed that round trip at every poll, and every log of the machine was
+    then stat'ed alone, one round trip each, for as long as the one log stayed refused. Now that log alone is
+    unreadable (``unreachable``, with the server's words) and the others are still stat'ed together."""
+    from core.remote.link import SshLink
+
+    denied = "/proc/1/cwd/x"  # refused to root as well, in a container
+    with contextlib.suppress(PermissionError):
+        os.stat(denied)
+        pytest.skip(f"this machine lets us stat {denied}")
+    sshd.trust()
+    root = tmp_path / "root"
+    for sid in ("s1", "s2", "s3"):
+        (root / "p" / sid).mkdir(parents=True)
+        (tmp_path / f"{sid}.jsonl").write_bytes(_lines([{**HEADER, "id": sid}]))
+    (root / "p" / "s1" / "session.jsonl").symlink_to(tmp_path / "s1.jsonl")
+    for sid in ("s2", "s3"):
+        (tmp_path / f"{sid}.jsonl").rename(root / "p" / sid / "session.jsonl")
+    fleet = Fleet([f"testbox:{root}"], config())
+    _until(fleet, lambda f: len(f.rows()) == 3)
+    (root / "p" / "s1" / "late").symlink_to(denied)
+    (root / "p" / "s1" / "late").rename(root / "p" / "s1" / "session.jsonl")
+    asked: list[list[str]] = []
+    stat_many = SshLink.stat_many
+
+    def spy(link: SshLink, paths: list[str], *args: Any, **kwargs: Any) -> Any:
+        asked.append([p.rpartition("/p/")[2] for p in paths if p.endswith("session.jsonl")])
+        return stat_many(link, paths, *args, **kwargs)
+
+    monkeypatch.setattr(SshLink, "stat_many", spy)
+    _until(fleet, lambda f: any("cannot stat" in a.reason for r in f.rows() for a in r.attention))
+    asked.clear()
+    for _ in range(3):
+        time.sleep(0.3)  # past the remote poll's interval: every log is due
+        fleet.poll()
+    assert asked and all(paths != ["s2/session.jsonl"] and paths != ["s3/session.jsonl"] for paths in asked), asked
+    [row] = [r for r in fleet.rows() if r.attention]
+    assert row.ref.id == "s1" and "cannot stat (Permission denied)" in row.attention[0].reason, row.attention
