@@ -125,15 +125,21 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
     """The log of each listed directory that holds one, by the local listing's rule (``dir_log``): what a log's name
     holds there is looked at after links, and a directory whose log is no regular file, or a link to nothing, is
     noted in ``skipped`` when given, in the local listing's words (its stats, the times of the directories that hold
-    both logs among them, are asked in one round trip, the links to nothing in one more). SFTP's times are whole
+    both logs among them, are asked in one round trip, the links to nothing in one more), as is one whose log the
+    server will not stat (a link into a place it may not search: ``cannot read``; raised when ``skipped`` is None). SFTP's times are whole
     seconds: of two written in the same second, the raw one is the one written last when it holds more text than the
     zstd one (it grew after a zstd copy of it was made), else the zstd one is read, as locally."""
     held = [(sdir, {name: kind for name, kind in listed if name in LOG_NAMES}) for sdir, listed in listings]
     asked = [sdir.join(name).path for sdir, names in held for name, kind in names.items()
              if len(names) > 1 or kind != "file"]  # fmt: skip
-    stats = dict(zip(asked, link.stat_many(asked), strict=True))
+    refused: dict[str, str] = {}  # a log's stat the server refuses: its directory is left out, noted
+    stats = dict(zip(asked, link.stat_many(asked, refused=refused if skipped is not None else None), strict=True))
     logs: list[RemoteTarget] = []
     for sdir, names in held:
+        if denied := [sdir.join(name) for name in names if sdir.join(name).path in refused]:
+            assert skipped is not None
+            skipped.append(_cannot_read(denied[0], refused[denied[0].path]))
+            continue
         found: dict[str, tuple[int, int]] = {}
         for name in names:
             path = sdir.join(name).path
@@ -228,8 +234,7 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] 
     files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
     refused: dict[str, str] = {}
     heads = link.read_files([log.path for log, _ in files], HEADER_BYTES, refused)
-    notes = [f"skipped {quoted_path(str(log))}: cannot read ({quoted(refused[log.path])})" for log, _ in files
-             if log.path in refused]  # fmt: skip
+    notes = [_cannot_read(log, refused[log.path]) for log, _ in files if log.path in refused]
     if skipped is not None:
         skipped += [note for note in notes if note not in skipped]
     found: dict[str, SessionRef | None] = {}
@@ -237,6 +242,11 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] 
         header = LogDecoder(str(log), log.compressed).feed(head[: st.size]).header if head else None
         found[log.path] = ref_from_header(Path(str(log)), header, st.size, st.mtime_ms / 1000) if header else None
     return [found.get(log.path) for log in logs]
+
+
+def _cannot_read(log: RemoteTarget, reason: str) -> str:
+    """The note of a remote log the server will not let us read (``reason``: its words), as a local one's."""
+    return f"skipped {quoted_path(str(log))}: cannot read ({quoted(reason)})"
 
 
 def remote_state_now(link: SshLink, log: RemoteTarget) -> tuple[HostState, bool]:

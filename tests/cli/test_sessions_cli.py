@@ -360,7 +360,7 @@ class _LocalLink:
     def stat(self, path: str) -> RemoteStat | None:
         return self.stat_many([path])[0]
 
-    def stat_many(self, paths: list[str]) -> list[RemoteStat | None]:
+    def stat_many(self, paths: list[str], refused: dict[str, str] | None = None) -> list[RemoteStat | None]:
         return [RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "dir" if os.path.isdir(p) else "file")
                 if (st := _stat(p)) else None for p in paths]  # fmt: skip
 

@@ -101,7 +101,7 @@ def test_a_remote_path_a_refusal_names_is_quoted(monkeypatch: pytest.MonkeyPatch
             sessions = paths[0].endswith("/s1")
             return [[("session.jsonl", "file")] if sessions else [("s1", "dir"), ("s2", "dir")] for _ in paths]
 
-        def stat_many(self, paths: list[str], follow: bool = True) -> list[None]:
+        def stat_many(self, paths: list[str], follow: bool = True, refused: object = None) -> list[None]:
             return [None for _ in paths]
 
         def stat(self, path: str, follow: bool = True) -> None:
@@ -273,7 +273,7 @@ def test_a_remote_root_given_for_one_session_is_refused_from_one_listing_and_not
                 raise TapedeckError('me@box:/r/q: cannot list ("Permission denied")')
             return [tree.get(path, []) for path in paths]
 
-        def stat_many(self, paths: list[str], follow: bool = True) -> list[None]:
+        def stat_many(self, paths: list[str], follow: bool = True, refused: object = None) -> list[None]:
             if paths:
                 self.asked.append(list(paths))
             return [None for _ in paths]

@@ -318,17 +318,25 @@ def test_a_remote_root_that_is_a_link_loop_is_named_a_link_not_a_missing_path(
     assert "no such file" not in err, err
 
 
-@pytest.mark.parametrize("odd", ["fifo", "socket", "directory", "link to a log", "link to nothing"])
+DENIED = "/proc/1/cwd/x"  # a path whose stat is refused even to root, in a container
+
+
+@pytest.mark.parametrize("odd", ["fifo", "socket", "directory", "link to a log", "link to nothing", "link refused"])
 def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
     sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], odd: str
 ) -> None:
     """A FIFO, a socket, a directory or a link to nothing by a log's name in a session directory is skipped with
     the note the local listing writes (the far side's path named), never left out without a word; a link to a log
-    is a session, as locally."""
+    is a session, as locally. A link the server will not stat through (into a place it may not search) raised out
+    of the whole listing, and so out of every rescan of the fleet: it is skipped with the local note too."""
     import socket
 
     from tests.cli.test_sessions_cli import sessions_root
 
+    if odd == "link refused":
+        with contextlib.suppress(PermissionError):
+            os.stat(DENIED)
+            pytest.skip(f"this machine lets us stat {DENIED}")
     sshd.trust()
     root = sessions_root(tmp_path)
     where = root / "--w--" / "odd" / "session.jsonl"
@@ -342,8 +350,8 @@ def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
     elif odd == "directory":
         where.mkdir()
     else:
-        target = root / "--w--" / "other-2" / "session.jsonl" if odd == "link to a log" else tmp_path / "gone"
-        where.symlink_to(target)
+        target = {"link to a log": root / "--w--" / "other-2" / "session.jsonl", "link refused": Path(DENIED)}
+        where.symlink_to(target.get(odd, tmp_path / "gone"))
     assert main(["sessions", str(root)]) == 0
     local = capsys.readouterr()
     assert main(["sessions", f"testbox:{root}"]) == 0
@@ -430,10 +438,9 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
     unreadable (``unreachable``, with the server's words) and the others are still stat'ed together."""
     from core.remote.link import SshLink
 
-    denied = "/proc/1/cwd/x"  # refused to root as well, in a container
     with contextlib.suppress(PermissionError):
-        os.stat(denied)
-        pytest.skip(f"this machine lets us stat {denied}")
+        os.stat(DENIED)
+        pytest.skip(f"this machine lets us stat {DENIED}")
     sshd.trust()
     root = tmp_path / "root"
     for sid in ("s1", "s2", "s3"):
@@ -444,7 +451,8 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
         (tmp_path / f"{sid}.jsonl").rename(root / "p" / sid / "session.jsonl")
     fleet = Fleet([f"testbox:{root}"], config())
     _until(fleet, lambda f: len(f.rows()) == 3)
-    (root / "p" / "s1" / "late").symlink_to(denied)
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 3600.0)  # polls alone: a listing would drop s1, noted
+    (root / "p" / "s1" / "late").symlink_to(DENIED)
     (root / "p" / "s1" / "late").rename(root / "p" / "s1" / "session.jsonl")
     asked: list[list[str]] = []
     stat_many = SshLink.stat_many
