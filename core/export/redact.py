@@ -466,10 +466,12 @@ _GO_VAR = re2.compile(
 )
 # the value fish's ``set`` gives a variable named for a secret (group 4; group 1 its options, group 2 the name,
 # group 3 a quote before the value), where a command starts (``gh secret set NAME`` is none): ``set -x PASSWORD …``,
-# ``set -gx DB_PASSWORD '…'``, ``and set …`` (``_fish_value``: an
+# ``set -gx DB_PASSWORD '…'``, ``and set …``; and Windows' ``setx [/M] NAME …``, csh's and launchctl's ``setenv NAME
+# …`` (no group 1: an environment variable's) (``_fish_value``: an
 # exported variable's or an upper-case name's, not one erased or queried, ``set -e PASSWORD``)
 _FISH_SET = re2.compile(
-    rb"(?:^|[\r\n;&|(\"'`]|\\[nrt])[ \t]*(?:(?:and|or|not|begin)[ \t]+)?set((?:[ \t]+--?[A-Za-z]+)*)[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+("
+    rb"(?:^|[\r\n;&|(\"'`]|\\[nrt])[ \t]*(?:(?:and|or|not|begin)[ \t]+)?(?:set((?:[ \t]+--?[A-Za-z]+)*)"
+    rb"|setx(?:[ \t]+/[A-Za-z]+)*|(?:launchctl[ \t]+)?setenv)[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+("
     + _QUOTE + rb")?(" + _CLI_WORD + rb")"
 )
 # the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
@@ -629,7 +631,8 @@ _SCREEN = (
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+" + _QUOTE
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])|<add" + _JSON_SPACE
-    + rb"|\b(?:var|const|set(?:" + _JSON_SPACE + rb"+--?[A-Za-z]+)*)" + _JSON_SPACE + rb"+[A-Za-z0-9_]*?(?:" + _KEY_WORDS
+    + rb"|\b(?:var|const|setenv|set(?:" + _JSON_SPACE + rb"+--?[A-Za-z]+)*|setx(?:" + _JSON_SPACE + rb"+/[A-Za-z]+)*)"
+    + _JSON_SPACE + rb"+[A-Za-z0-9_]*?(?:" + _KEY_WORDS
     + rb")" + _JSON_SPACE
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
@@ -773,6 +776,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(name, value)
     if _STRING_PREFIX.match(value):  # code's string with its prefix (``token = f"{a}{b}"``), no value with a quote
         return False
+    if value[:1] == b"&" and _RUST_REFERENCE.match(data, m.end(1)):
+        return False  # a Rust reference's type, ``TOKEN: &'static str = …`` (``_literals`` judge what is assigned)
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
         value = data[m.start(3) : query]
     elif _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
@@ -841,9 +846,14 @@ _NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-
 # (a type's brackets hold no ``|`` and nest once at most: each way to read a text is its only one, which the search
 # takes in time linear in it, not trying one bracket's close after another: ``a[]|a[]|…`` took exponential time)
 _TYPE_ARGS = rb"[\w., ]{0,64}"
-_TYPE = rb"[A-Za-z_][\w.]{0,64}(?:\[" + _TYPE_ARGS + rb"(?:\[" + _TYPE_ARGS + rb"\]" + _TYPE_ARGS + rb")?\])?"
+_TYPE = (  # also a Rust reference's (``&str``, ``&'static str``, ``&mut String``)
+    rb"(?:&(?:'[A-Za-z_]\w*[ \t]+)?(?:mut[ \t]+)?)?"
+    rb"[A-Za-z_][\w.]{0,64}(?:\[" + _TYPE_ARGS + rb"(?:\[" + _TYPE_ARGS + rb"\]" + _TYPE_ARGS + rb")?\])?"
+)
 _ANNOTATION = re.compile(rb"[ \t]*:[ \t]*" + _TYPE + rb"(?:[ \t]*\|[ \t]*" + _TYPE + rb")*[ \t]*=(?!=)[ \t]*")
 ANNOTATION_MAX = 256  # bytes past a key word its annotation and ``=`` are looked for in (``_expression_start``)
+# a Rust reference's type annotated, blanks around its ``=`` (``: &'static str = ``; ``password: &abc=def1`` is data)
+_RUST_REFERENCE = re.compile(rb"[ \t]*:[ \t]*&(?:'[A-Za-z_]\w*[ \t]+)?(?:mut[ \t]+)?[A-Za-z_][\w:]{0,64}[ \t]+=[ \t]")
 # a call that looks a value up and gives its other arguments as the default (``os.getenv('P', 'Sup3r')``,
 # ``environ.get``, Ruby's ``ENV.fetch``, Java's ``getProperty``, ``getOrDefault``, ``setdefault``): its name, just
 # before its ``(`` (``_literals``)
@@ -1376,13 +1386,20 @@ def _sql_password(data: bytes, m: Any) -> bool:
     return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start(1))
 
 
+# a setter's call, its name and bracket, just before its first argument (``props.setProperty(``, ``put(``,
+# ``setdefault(``, ``add(``): the quoted name it is given is given the value after it (``_named_value``)
+_SETTER = re.compile(rb"(?:^|[^\w$])(?:set(?:[A-Z_]\w*|default|env)?|put(?:[A-Z_]\w*|env)?|add(?:[A-Z_]\w*)?|append)[ \t]*\([ \t]*\Z")
+
+
 def _named_value(data: bytes, m: Any) -> bool:
     """True when a quoted value given to a quoted name for a secret is one: assigned to it, or, after a comma, given
-    with a constant's name (``define('DB_PASSWORD', …)``; ``s.replace("token", …)`` is code) and no other
+    with a constant's name (``define('DB_PASSWORD', …)``) or to a setter (``props.setProperty("password", …)``,
+    ``_SETTER``; ``s.replace("token", …)`` is code) and no other
     constant's (a list of names: ``["API_KEY", "DB_PASSWORD"]``), all of it to its closing quote from three
     characters, no placeholder or setting, and digits only under a name that counts nothing (``_digit_secret``)."""
     value = data[m.start(5) : _quoted_end(data, m, 5)]
-    if m.group(3).endswith(b",") and (not m.group(2).isupper() or _CONSTANT.fullmatch(value)):
+    named = m.group(2).isupper() or _SETTER.search(data, max(0, m.start() - 48), m.start()) is not None
+    if m.group(3).endswith(b",") and (not named or _CONSTANT.fullmatch(value)):
         return False
     if value.isdigit():
         return _digit_secret(m.group(2), value)
@@ -1413,6 +1430,8 @@ def _fish_value(data: bytes, m: Any) -> bool:
     ``--export``) or named in upper case (``set PASSWORD …``; ``set password hunter2`` may be prose), no option of
     it only erases, queries or lists (``set -e PASSWORD``), and the value is no reference, setting, number or path
     (``_docker_value``)."""
+    if m.group(1) is None:  # ``setx``, ``setenv``: the environment's
+        return not _placeholder(m.group(4)) and not _setting(m.group(4).decode(errors="replace"))
     options = m.group(1).split()
     if any(option.lstrip(b"-") in _FISH_QUERIES or option[1:2] != b"-" and set(option[1:]) & set(b"eqSn")
            for option in options):  # fmt: skip

@@ -140,7 +140,8 @@ CONFIG = st.one_of(
                                "echo {} | gpg --batch --passphrase-fd 0 -d f.gpg",
                                "password = os.getenv('P', '{}')", 'var password string = "{}"', ':password => "{}"',
                                "password = '''{}'''", '<add key="Password" value="{}"/>', "set -gx DB_PASSWORD {}",
-                               "set -x PASSWORD {}"]),
+                               "set -x PASSWORD {}", 'props.setProperty("password", "{}");', 'setx DB_PASSWORD "{}"',
+                               "setenv DB_PASSWORD {}", 'let password: &str = "{}";']),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(["headers: {{ Authorization: `Bearer ${{x}}{}` }}", '"Authorization": "Bearer <token>{}"']),
@@ -442,7 +443,7 @@ WORDS = st.sampled_from([
     "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
     "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"', "sshpass -p", "mysql -u x -p",
     "redis-cli -a ", "&sig=", "?X-Amz-Signature=", "\\u0026Signature=", "var password ", "set -gx ", "<add key=",
-    "'''", "${x}", "<token>", " => ", ":password", "getenv('P', ",
+    "'''", "${x}", "<token>", " => ", ":password", "getenv('P', ", "setx ", "setenv ", ".setProperty(", ": &str = ",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
@@ -4164,3 +4165,32 @@ def test_the_single_quotes_that_end_passwords_words_are_found_in_linear_time(
     counted = _counted_text(monkeypatch, text, 40)  # (before the redactor: it takes the counted patterns)
     out = Redactor(environ={}, home="/home/ann").text(counted)
     assert "a b" not in out and "c d" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('props.setProperty("password", "{}");', 'props.setProperty("password", "[redacted key]");'),
+        ("cfg.put('api_key', '{}')", "cfg.put('api_key', '[redacted key]')"),
+        ('os.environ.setdefault("db_password", "{}")', 'os.environ.setdefault("db_password", "[redacted key]")'),
+        ('let password: &str = "{}";', 'let password: &str = "[redacted key]";'),
+        ("static TOKEN: &'static str = \"{}\";", "static TOKEN: &'static str = \"[redacted key]\";"),
+        ('setx DB_PASSWORD "{}"', 'setx DB_PASSWORD "[redacted key]"'),
+        ("setx /M API_TOKEN {}", "setx /M API_TOKEN [redacted key]"),
+        ("setenv DB_PASSWORD {}", "setenv DB_PASSWORD [redacted key]"),
+        ("launchctl setenv GITHUB_TOKEN {}", "launchctl setenv GITHUB_TOKEN [redacted key]"),
+    ],
+)  # fmt: skip
+def test_a_secret_a_setter_a_rust_type_or_setx_and_setenv_give_goes(text: str, out: str) -> None:
+    """Each kept its secret: a quoted value a setter gives a quoted lower-case name for a secret
+    (``props.setProperty("password", "…")``, ``put``, ``setdefault``: after a comma only a constant's name was
+    read as a name given a value, as ``s.replace("token", "…")`` is code), Rust's ``let password: &str = "…"`` (a
+    type's ``&``), and Windows' ``setx NAME …`` and csh's or launchctl's ``setenv NAME …`` (no sign between)."""
+    secret = "Sup3rSecret9"
+    _redacts(text.format(secret), out.format())
+    _in_json_text(text.format(secret), out.format())
+
+
+def test_near_misses_of_setters_and_setenv_stay() -> None:
+    _stays('s.replace("token", "Sup3rSecret9")\nd.get("password", "")\nsetenv DB_PASSWORD $PW\n'
+           "setx PATH C:\\\\bin\nparser.add(\"token\", \"IDENT\")\n")
