@@ -10,13 +10,14 @@ bug) is told in the words of ``unexpected``, wherever it is caught.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 from textual.dom import DOMNode
 
 from core.shared.errors import TapedeckError
-from core.shared.text import quoted
+from core.shared.text import quoted, quoted_path
 
 P = ParamSpec("P")
 N = TypeVar("N", bound=DOMNode)
@@ -29,6 +30,13 @@ def unexpected(exc: BaseException) -> str:
     """How a message names an error nobody foresaw (a bug): its type and its words, cut and with no control
     character (they may quote a log)."""
     return f"an unexpected error ({type(exc).__name__}: {quoted(exc, UNEXPECTED_TEXT)})"
+
+
+def system_failure(exc: OSError) -> str:
+    """How a message names a failure the system reported (a full disk, a directory one may not write in), which is
+    to be foreseen, unlike ``unexpected``'s: the file it names, if any, and the system's reason."""
+    why = exc.strerror or str(exc)
+    return f"{quoted_path(os.fsdecode(exc.filename))}: {why}" if isinstance(exc.filename, str | bytes) else why
 
 
 def report_log_failure(node: DOMNode, error: BaseException) -> None:

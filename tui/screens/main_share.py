@@ -16,16 +16,20 @@ from core.read.event_filter import EventFilter
 from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
 from core.shared.text import counted, printable, quoted_path
-from tui.failures import unexpected
+from tui.failures import system_failure, unexpected
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen
+from tui.screens.toasts import sentence
 
 
 def export_target(log: Path, session_id: str, at: int | None, directory: Path | None = None) -> Path:
     """Where ``X`` writes: the working directory (else the temp directory when it is not writable), named for the
     session and the moment."""
-    place = directory if directory is not None else Path.cwd()
-    if not os.access(place, os.W_OK):
+    try:
+        place: Path | None = directory if directory is not None else Path.cwd()
+    except OSError:  # the working directory was removed: it takes no file either
+        place = None
+    if place is None or not os.access(place, os.W_OK):
         place = Path(tempfile.gettempdir())
     return place / export_name(session_id, log.stem, at, "html")
 
@@ -181,6 +185,9 @@ class ShareActions:
             said = f"Exported {what.format(rows=rows, shown=doc['shown'])} to {quoted_path(target)} ({counted(redacted, 'redaction')})."
             severity = "information"
         except Exception as exc:  # noqa: BLE001 - any failure ends in a toast that names it, never in silence
-            cause = str(exc) if isinstance(exc, TapedeckError) else unexpected(exc)
-            said, severity = f"Export failed: {' '.join(cause.split())}", "error"
+            if isinstance(exc, TapedeckError):
+                cause = str(exc)
+            else:  # a full disk, a directory it may not write in: foreseen, and named; anything else is a bug
+                cause = system_failure(exc) if isinstance(exc, OSError) else unexpected(exc)
+            said, severity = sentence(f"Export failed: {' '.join(cause.split())}"), "error"
         self.app.call_from_thread(self.notify, said, severity=severity, timeout=8)  # type: ignore[attr-defined]
