@@ -449,7 +449,7 @@ _SQL_PASSWORD = re2.compile(
 # ``_named_value``)
 _NAMED = rb"(?:" + _KEY_WORDS + rb"|(?:AUTH|SECURE_AUTH|LOGGED_IN|NONCE)_(?:KEY|SALT))"  # and WordPress's keys and salts
 _NAMED_VALUE = re2.compile(
-    rb"(" + _QUOTE + rb")([A-Za-z0-9_.-]*?" + _NAMED + rb")" + _QUOTE + rb"([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(" + _QUOTE + rb")"
+    rb"(" + _QUOTE + rb")(#?[A-Za-z0-9_.-]*?" + _NAMED + rb")" + _QUOTE + rb"([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(" + _QUOTE + rb")"
     rb"((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
 # … or the value a .NET config's ``<add key="Password" value="…"/>`` gives a name for a secret, its groups as those
@@ -473,6 +473,12 @@ _FISH_SET = re2.compile(
     rb"(?:^|[\r\n;&|(\"'`]|\\[nrt])[ \t]*(?:(?:and|or|not|begin)[ \t]+)?(?:set((?:[ \t]+--?[A-Za-z]+)*)"
     rb"|setx(?:[ \t]+/[A-Za-z]+)*|(?:launchctl[ \t]+)?setenv)[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+("
     + _QUOTE + rb")?(" + _CLI_WORD + rb")"
+)
+# the password a login call takes after its user (group 2; group 1 its quote): smtplib's, ftplib's and imaplib's
+# ``server.login("bob", "…")``, requests' ``auth=("bob", "…")`` and ``HTTPBasicAuth("bob", "…")`` (``_login_value``)
+_LOGIN_CALL = re2.compile(
+    rb"(?:\.login|\bHTTP(?:Basic|Digest)Auth|\bauth[ \t]*=[ \t]*)[ \t]*\([ \t]*" + _QUOTE + rb"[^\"'\\\n]*" + _QUOTE
+    + rb"[ \t]*,[ \t]*(" + _QUOTE + rb")((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
 # the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
 # repeat: ``_xml_text``), without the blanks around it: Maven's ``<password>hunter2pw</password>``, ``<apiKey>``,
@@ -630,7 +636,7 @@ _SCREEN = (
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+" + _QUOTE
-    + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])|<add" + _JSON_SPACE
+    + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])|<add" + _JSON_SPACE + rb"|\.login" + _JSON_SPACE + rb"*\(|HTTP(?:Basic|Digest)Auth"
     + rb"|\b(?:var|const|setenv|set(?:" + _JSON_SPACE + rb"+--?[A-Za-z]+)*|setx(?:" + _JSON_SPACE + rb"+/[A-Za-z]+)*)"
     + _JSON_SPACE + rb"+[A-Za-z0-9_]*?(?:" + _KEY_WORDS
     + rb")" + _JSON_SPACE
@@ -1338,7 +1344,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # of them that take a command's word as a shell reads it (``_shell_end``), and those whose value ``echo`` gives
 # (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
-_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY)
+_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY, _LOGIN_CALL)
 _SHELL_WORDS = (
     _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
     _FISH_SET,
@@ -1387,8 +1393,11 @@ def _sql_password(data: bytes, m: Any) -> bool:
 
 
 # a setter's call, its name and bracket, just before its first argument (``props.setProperty(``, ``put(``,
-# ``setdefault(``, ``add(``): the quoted name it is given is given the value after it (``_named_value``)
-_SETTER = re.compile(rb"(?:^|[^\w$])(?:set(?:[A-Z_]\w*|default|env)?|put(?:[A-Z_]\w*|env)?|add(?:[A-Z_]\w*)?|append)[ \t]*\([ \t]*\Z")
+# ``setdefault(``, ``add(``, a browser test's ``page.fill(``): the quoted name it is given (a field's ``#password``
+# too) is given the value after it (``_named_value``)
+_SETTER = re.compile(
+    rb"(?:^|[^\w$])(?:set(?:[A-Z_]\w*|default|env)?|put(?:[A-Z_]\w*|env)?|add(?:[A-Z_]\w*)?|append|fill|type)[ \t]*\([ \t]*\Z"
+)
 
 
 def _named_value(data: bytes, m: Any) -> bool:
@@ -1404,6 +1413,13 @@ def _named_value(data: bytes, m: Any) -> bool:
     if value.isdigit():
         return _digit_secret(m.group(2), value)
     return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(2), value)
+
+
+def _login_value(data: bytes, m: Any) -> bool:
+    """True when the password a login call takes after its user (``_LOGIN_CALL``) is one: all of it, to its closing
+    quote, from three characters, and no placeholder (``"$PW"``) or setting."""
+    value = data[m.start(2) : _quoted_end(data, m, 2)]
+    return len(value) >= SHORTEST and _literal_secret(value)
 
 
 def _go_end(data: bytes, m: Any, group: int) -> int:
@@ -1969,6 +1985,7 @@ class Redactor:
             ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _ADD_KEY, 5, _named_value), ("key", _GO_VAR, 3, _go_value), ("key", _FISH_SET, 4, _fish_value),
+            ("key", _LOGIN_CALL, 2, _login_value),
             ("key", _XML_CDATA, 2, _xml_text),
             ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),

@@ -141,7 +141,8 @@ CONFIG = st.one_of(
                                "password = os.getenv('P', '{}')", 'var password string = "{}"', ':password => "{}"',
                                "password = '''{}'''", '<add key="Password" value="{}"/>', "set -gx DB_PASSWORD {}",
                                "set -x PASSWORD {}", 'props.setProperty("password", "{}");', 'setx DB_PASSWORD "{}"',
-                               "setenv DB_PASSWORD {}", 'let password: &str = "{}";']),
+                               "setenv DB_PASSWORD {}", 'let password: &str = "{}";', 'server.login("bob", "{}")',
+                               "requests.get(u, auth=('bob', '{}'))", 'page.fill("#password", "{}")']),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(["headers: {{ Authorization: `Bearer ${{x}}{}` }}", '"Authorization": "Bearer <token>{}"']),
@@ -444,6 +445,7 @@ WORDS = st.sampled_from([
     "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"', "sshpass -p", "mysql -u x -p",
     "redis-cli -a ", "&sig=", "?X-Amz-Signature=", "\\u0026Signature=", "var password ", "set -gx ", "<add key=",
     "'''", "${x}", "<token>", " => ", ":password", "getenv('P', ", "setx ", "setenv ", ".setProperty(", ": &str = ",
+    ".login(", "HTTPBasicAuth(", "auth=(", ".fill(",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
@@ -4194,3 +4196,28 @@ def test_a_secret_a_setter_a_rust_type_or_setx_and_setenv_give_goes(text: str, o
 def test_near_misses_of_setters_and_setenv_stay() -> None:
     _stays('s.replace("token", "Sup3rSecret9")\nd.get("password", "")\nsetenv DB_PASSWORD $PW\n'
            "setx PATH C:\\\\bin\nparser.add(\"token\", \"IDENT\")\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('server.login("bob@example.com", "{}")', 'server.login("[redacted email]", "[redacted key]")'),
+        ("ftp.login('anonymous', '{}')", "ftp.login('anonymous', '[redacted key]')"),
+        ('requests.get(url, auth=("bob", "{}"))', 'requests.get(url, auth=("bob", "[redacted key]"))'),
+        ("HTTPBasicAuth('bob', '{}')", "HTTPBasicAuth('bob', '[redacted key]')"),
+        ('await page.fill("#password", "{}")', 'await page.fill("#password", "[redacted key]")'),
+    ],
+)  # fmt: skip
+def test_a_password_a_login_call_takes_after_its_user_goes(text: str, out: str) -> None:
+    """Each kept its password: the second argument of a login call (smtplib's, ftplib's, imaplib's ``.login(user,
+    pw)``), of requests' ``auth=(user, pw)`` and ``HTTPBasicAuth(user, pw)``, and what a browser test types into a
+    field named for a password (``page.fill("#password", …)``) are no value after a key word."""
+    secret = "Sup3rSecret9"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text.format(secret)) == out.format(), r.text(text.format(secret))
+    _in_json_text(text.format(secret), out.format())
+
+
+def test_a_login_call_s_references_and_prose_stay() -> None:
+    _stays('server.login(user, password)\nserver.login("bob", os.environ["PW"])\nauth=("bob", "")\n'
+           'page.fill("#search", "Sup3rSecret9")\nlogin("bob", "$PW")\n')
