@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import re
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bridge.files import PLUGIN_FILE, newer_release, packaged_plugin, plugin_fingerprint, plugin_version
-from core.shared.beneath import LinkRefused, open_dir, open_file
+from core.shared.beneath import OPEN_DIR, LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import name_file_at, unnamed_file, write_all
 from core.shared.text import quoted, quoted_path
@@ -51,6 +52,7 @@ WAS_EMPTY = (
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _FOREIGN_ROW = re.compile(r"(^|[\s{,\[-])id\s*:\s*['\"]?" + re.escape(ROW_ID) + r"['\"]?\s*($|[,}#])")
 MAX_PATCH_BYTES = 4 << 20
+STAGED = ".tapedeck-new-"  # the name a directory install makes (profiles/, a profile's) has until it is whole
 
 
 class BridgeInstallError(TapedeckError):
@@ -180,10 +182,11 @@ def _check_profile(profile: str) -> None:
 
 
 @contextlib.contextmanager
-def _profile_dir(home: Path, profile: str, create: bool) -> Iterator[int | None]:
-    """A descriptor of ``home/profiles/<profile>`` opened without following links (None: it does not exist)."""
+def _profile_dir(home: Path, profile: str, create: bool, parts: list[str] | None = None) -> Iterator[int | None]:
+    """A descriptor of ``home/profiles/<profile>`` (or of ``home/<parts>``) opened without following links (None:
+    it does not exist)."""
     try:
-        fd = open_dir(home, ["profiles", profile], create=create)
+        fd = open_dir(home, ["profiles", profile] if parts is None else parts, create=create)
     except LinkRefused as exc:
         raise BridgeInstallError(
             f"{quoted_path(home)}/profiles/{profile}: a symbolic link is in the way ({quoted_path(exc.filename)}); "
@@ -203,6 +206,83 @@ def _profile_dir(home: Path, profile: str, create: bool) -> Iterator[int | None]
         yield fd
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[int]:
+    """A descriptor of ``home/profiles/<profile>`` to install into. The directories ``missing`` (``profiles``, the
+    profile's) are built under a name of their own (``STAGED``), locked while this install runs, and named only
+    once the body is done, so an install killed or failing meanwhile leaves none that a later one would take for
+    the user's; one a killed install left is removed here, by the next."""
+    if not missing:
+        with _profile_dir(home, profile, create=True) as fd:
+            assert fd is not None
+            yield fd
+        return
+    top, parent = missing[0], [] if missing[0] == "profiles" else ["profiles"]
+    where = quoted_path(home.joinpath(*parent, top))
+    with _profile_dir(home, profile, create=False, parts=parent) as parent_fd:
+        if parent_fd is None:
+            raise BridgeInstallError(f"{quoted_path(home.joinpath(*parent))} went away while install ran; run it again")
+        _sweep_staged(parent_fd)
+        staged = f"{STAGED}{top}.{os.getpid()}"
+        try:
+            os.mkdir(staged, dir_fd=parent_fd)
+            lock = os.open(staged, OPEN_DIR, dir_fd=parent_fd)
+        except OSError as exc:
+            raise BridgeInstallError(f"cannot make {where}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a directory whose lock can be taken is one a killed install left
+            if top == "profiles":
+                os.mkdir(profile, dir_fd=lock)
+            fd = os.open(profile, OPEN_DIR, dir_fd=lock) if top == "profiles" else os.dup(lock)
+            try:
+                yield fd
+            finally:
+                os.close(fd)
+            try:
+                os.rename(staged, top, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)
+            except OSError as exc:  # something took the name meanwhile (DSH made the profile)
+                raise BridgeInstallError(f"{where} was made while install ran ({exc.strerror or exc}); run it again") from None
+        except BaseException:
+            _remove_staged(parent_fd, staged)
+            raise
+        finally:
+            os.close(lock)
+
+
+def _sweep_staged(dir_fd: int) -> None:
+    """Remove the directories killed installs left being built in ``dir_fd`` (``STAGED``: none holds its lock)."""
+    for name in os.listdir(dir_fd):
+        if not name.startswith(STAGED):
+            continue
+        try:
+            fd = os.open(name, OPEN_DIR, dir_fd=dir_fd)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # an install still builds it
+        finally:
+            os.close(fd)
+        _remove_staged(dir_fd, name)
+
+
+def _remove_staged(dir_fd: int, name: str) -> None:
+    """Remove ``name`` in ``dir_fd``, a directory install built, and what it holds (its files, a profile's directory
+    and its files), never through a link."""
+    with contextlib.suppress(OSError):
+        fd = os.open(name, OPEN_DIR, dir_fd=dir_fd)
+        try:
+            for entry in os.listdir(fd):
+                try:
+                    os.unlink(entry, dir_fd=fd)
+                except IsADirectoryError:
+                    _remove_staged(fd, entry)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=dir_fd)
 
 
 def _read(dir_fd: int, name: str, where: str) -> bytes | None:
@@ -300,10 +380,10 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
     where_dir = home / "profiles" / profile
     patch_where = quoted_path(where_dir / PATCH_FILE)
     created = [d.name for d in (home / "profiles", where_dir) if not os.path.lexists(d)]
+    missing = list(created)  # what install makes (``created`` also names a profiles/ it shares: the notes')
     if created == [profile] and _profiles_made_by_install(home):
         created.insert(0, "profiles")  # whichever profile is removed last takes it with it
-    with _profile_dir(home, profile, create=True) as fd:
-        assert fd is not None
+    with _new_profile_dir(home, profile, missing) as fd:
         raw = _read(fd, PATCH_FILE, patch_where)
         text = _decode(raw, patch_where) if raw is not None else ""
         scan = scan_patch(text, patch_where)

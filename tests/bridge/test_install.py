@@ -474,3 +474,37 @@ def test_an_install_killed_while_it_writes_leaves_nothing_in_the_profile(tmp_pat
     assert done.returncode == -9, done.stderr
     left = {name: kind for name, kind in _tree(home).items() if name not in before and kind is not None}
     assert left == {}
+
+
+def test_an_install_killed_or_failing_in_a_new_profile_leaves_no_directory_for_good(tmp_path: Path, monkeypatch) -> None:
+    """install made profiles/ and profiles/<profile> before writing into them: killed meanwhile (or failing: a full
+    disk) it left them behind, and the next install, finding them there, took them for the user's, so remove left
+    them for good. They are built under a name of their own and named only once whole; one a killed install left is
+    removed by the next install, and one that fails removes its own."""
+    import subprocess
+    import sys
+
+    import core.bridge.install as module
+
+    home = tmp_path / "dsh"
+    home.mkdir()
+    done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_WRITING, str(home)], capture_output=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert done.returncode == -9, done.stderr
+    assert not (home / "profiles").exists()
+    install(home)
+    assert sorted(p.name for p in home.iterdir()) == ["profiles"]
+    remove(home)
+    assert _tree(home) == {}
+
+    def full(fd: int, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(module, "write_all", full)
+    with pytest.raises(BridgeInstallError, match="No space left on device"):
+        install(home)
+    assert _tree(home) == {}
+    (home / "profiles").mkdir()
+    with pytest.raises(BridgeInstallError, match="No space left on device"):
+        install(home)
+    assert _tree(home) == {"profiles": None}
