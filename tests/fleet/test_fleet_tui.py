@@ -38,6 +38,14 @@ def _hosts() -> Iterator[None]:
     release_hosts()
 
 
+@pytest.fixture(autouse=True)
+def _answers_awaited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After 10 s with no answer a row action toasts that it is late, titled as its answer is ('host', 'DSH
+    bridge'): on a loaded machine a test's answer came later than that, and the test took the late toast for it. The
+    window here outlasts any test (the app's exit ends the wait); the test of the late toast sets its own."""
+    monkeypatch.setattr("core.fleet.actions.ANSWER_SECONDS", 3600.0)
+
+
 def _session(root: Path, sid: str, title: str, *, failing: bool = False, hosted: str | None = None) -> Path:
     log = Log(start_ms=FUTURE_MS)
     log.header()
