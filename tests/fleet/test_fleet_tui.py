@@ -23,7 +23,7 @@ from core.fleet.row import COLUMNS
 from tests.alerts.crafted import HEADER, Log
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
-from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, raised_toasts, settle, until
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
 from tui.screens.help import HelpScreen
@@ -486,21 +486,22 @@ async def test_a_fleet_sums_up_its_sessions_past_alerts_in_one_quiet_toast_and_t
         logs[sid] = (log, path)
     config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 1}}})
     app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=[root], config=config)
+    told = raised_toasts(app)  # the toasts up when a loaded machine got to the asserts were fewer
     async with app.run_test(size=(120, 30)) as pilot:
         await _loaded(pilot, 3)
-        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(app._notifications))
+        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(told))
         await settle(pilot)
         assert sorted(a.cause for a in app.board.alerts) == ["error-streak"] * 3 + ["waiting"]
-        assert [(t.title, t.message, t.severity) for t in app._notifications] == [
+        assert [(t.title, t.message, t.severity) for t in told] == [
             ("Alerts", "3 alerts in the history of 3 sessions: A lists them", "information")]  # fmt: skip
-        app.clear_notifications()
+        told.clear()
         log, path = logs["old-b"]
         live = log.result(True)
         with open(path, "ab") as f:
             f.write(orjson.dumps(log.events[-1]) + b"\n")
         await until(pilot, lambda: len(app.board.alerts) == 5)
         await settle(pilot)
-        assert [(t.title, t.message) for t in app._notifications] == [
+        assert [(t.title, t.message) for t in told] == [
             ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, old-b)")]  # fmt: skip
 
 
@@ -867,11 +868,12 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
     live = root / "p" / "live-c" / "session.jsonl"
     reading = _host_read_held(monkeypatch)
     app = _app([root])
+    said = raised_toasts(app)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _on_row(pilot, live)
 
         def refused() -> int:
-            return sum("not sent twice" in str(n.message) for n in app._notifications)
+            return sum("not sent twice" in str(n.message) for n in said)
 
         await pilot.press("S", "S")  # the second while the host is read for the first
         await until(pilot, lambda: refused() == 1)

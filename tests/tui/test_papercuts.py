@@ -19,7 +19,16 @@ from textual.widgets._toast import Toast
 
 from core.control.host_state import write_state
 from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
-from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, open_filter, settle, settled_main_screen, until
+from tests.tui.pilot import (
+    NO_KEYMAP,
+    main_screen,
+    make_app,
+    open_filter,
+    raised_toasts,
+    settle,
+    settled_main_screen,
+    until,
+)
 from tui.app import TapedeckApp
 from tui.screens.control import first_run_hint
 from tui.screens.filter import FilterScreen
@@ -113,6 +122,7 @@ async def test_a_control_key_after_the_host_exited_says_when(
     monkeypatch.setattr(host_state, "read_regular", recorded)
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
+    toasts = raised_toasts(app)  # the first may go (8 s) before a loaded machine shows the fourth
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await until(pilot, lambda: "host running" in str(app.screen.query_one(SessionHeader).render()))
@@ -122,7 +132,7 @@ async def test_a_control_key_after_the_host_exited_says_when(
         for key in ("K", "P", "m", "S"):
             await pilot.press(key)
         await until(
-            pilot, lambda: sum("no live host (it exited at 2026" in n.message for n in app._notifications) == 4
+            pilot, lambda: sum("no live host (it exited at 2026" in n.message for n in toasts) == 4
         )
         assert on_ui == []
         assert isinstance(app.screen, MainScreen)
