@@ -41,7 +41,7 @@ def test_killing_the_demo_pane_stops_its_host(tmp_path: Path) -> None:
         tmux.wait_for(lambda text: "tapedeck" in text, "the TUI")
         assert _alive(state.pid)
         tmux.kill()  # closing the terminal
-        _wait(lambda: not _alive(state.pid), "the host to end", timeout=20)
+        _wait(lambda: not _alive(state.pid), "the host to end", timeout=60)
         assert read_host_state(log).state == "exited"
         leftovers = subprocess.run(["pgrep", "-f", log.parent.name], capture_output=True, text=True).stdout.split()
         assert [p for p in leftovers if int(p) != os.getpid()] == []
@@ -105,7 +105,7 @@ def test_a_demo_told_to_end_gives_the_terminal_back_stops_its_host_and_cleans_up
         screen = tmux.screen()
         assert "DEMO-EXITED-143" in screen and "removed" in screen, screen
         assert tmux._run("display-message", "-p", "-t", tmux.name, "#{alternate_on}").strip() == "0"
-        _wait(lambda: not _alive(state.pid), "the host to end", timeout=20)
+        _wait(lambda: not _alive(state.pid), "the host to end", timeout=60)
         assert read_host_state(log).state == "exited" and not workspace.exists()
     finally:
         tmux.kill()

@@ -144,7 +144,7 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
     else:
         os.kill(demo.pid, sig)
     code = demo.wait(30)
-    _wait_for(lambda: process_gone(host), timeout=15)
+    _wait_for(lambda: process_gone(host))  # 60 s: its close (a tool stopped, the log let go) is slow under load
     if sig != signal.SIGKILL:
         assert code == 128 + sig
         assert _recorded_state(log) == "exited"
