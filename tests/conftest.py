@@ -171,6 +171,17 @@ def no_access_path() -> Path:
     pytest.skip("this process may look at /proc/1/cwd")
 
 
+def no_read_file() -> Path | None:
+    """A regular file this process may stat but not open, even as root: another process's environment (ptrace
+    rules); None where this process may read it."""
+    target = Path("/proc/1/environ")
+    try:
+        target.open("rb").close()
+    except PermissionError:
+        return target
+    return None
+
+
 @pytest.fixture
 def processes() -> Iterator[Processes]:
     """Start a test's processes (``processes.start(args, …)``); any still running when it ends, whether it passed or

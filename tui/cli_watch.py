@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 
 from core.cli.args import add_interval, check_seconds, path_argument, remote_path
-from core.cli.common import guarded
+from core.cli.common import guarded, warn
 from core.log.layout import (
     default_sessions_root,
     missing_path,
@@ -27,7 +27,10 @@ def watch_target(path: str | None) -> Path:
     """What ``watch`` opens: PATH checked for readability, or the newest session under the default root."""
     if path is None:
         root = default_sessions_root()
-        refs = discover_sessions(root)
+        skipped: list[str] = []
+        refs = discover_sessions(root, skipped)
+        for note in skipped:  # what the listing left out (a newer session among them), as `sessions` names it
+            warn(note)
         if not refs:
             raise TapedeckError(f"{sessions_under(0, [root])}; pass a log file, a session directory or a sessions root")
         return refs[0].path

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -89,13 +89,14 @@ def _key(alert: Alert) -> tuple[str, str, int]:
     return alert.session, alert.cause, alert.seq
 
 
-def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The session logs the targets name: each log file or session directory, and every session under a root."""
+def logs_of(targets: Sequence[str | os.PathLike[str]], skipped: list[str] | None = None) -> list[Path]:
+    """The session logs the targets name: each log file or session directory, and every session under a root (what
+    a root holds that cannot be read is noted in ``skipped`` when given: ``discover_sessions``)."""
     found: list[Path] = []
     for target in targets:
         path = Path(target).expanduser()
         if is_sessions_root(path):
-            found.extend(ref.path for ref in discover_sessions(path))
+            found.extend(ref.path for ref in discover_sessions(path, skipped))
         else:
             found.append(resolve_log_path(path))
     return list(dict.fromkeys(found))
@@ -865,18 +866,23 @@ class AlertFollower:
         self.unread: list[str] = []  # why each log a one-off read could not read through (``poll_one``)
         self.alongside = False  # other logs are read with these (``core.fleet.alerts.AlertSources``' remote ones)
         self._scanned = 0.0
-        for log in logs_of(self.targets):
+        self.skipped: list[str] = []  # what the last listing of the roots could not read, and why (warned once)
+        skipped: list[str] = []
+        for log in logs_of(self.targets, skipped):
             self.watches[log] = AlertWatch(log, config, pace=pace)
+        self.skipped = warn_new(skipped, self.skipped, warn)
 
     def rescan(self) -> None:
         """Start watching the sessions that appeared under the roots (since the first listing: from their birth)."""
         self._scanned = time.monotonic()
+        skipped: list[str] = []
         for root in self.targets:
             if is_sessions_root(root):
-                for ref in discover_sessions(root):
+                for ref in discover_sessions(root, skipped):
                     if ref.path not in self.watches:
                         self.watches[ref.path] = watch = AlertWatch(ref.path, self.config, pace=self.pace)
                         watch.born_watched()  # not there when the roots were first listed
+        self.skipped = warn_new(skipped, self.skipped, self.warn)
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:
         """The alerts every log raised since the last poll."""
@@ -948,6 +954,15 @@ class Recall:
             return None
         self._held = {}
         return [alert for watch, alerts in held for alert in watch.recalled(alerts)]
+
+
+def warn_new(notes: list[str], before: Collection[str], warn: Callable[[str], None]) -> list[str]:
+    """Warn each of a listing's ``notes`` (what it could not read) that the listing ``before`` it did not note: each is
+    told once while it lasts, again should it come back. Returns ``notes``."""
+    for note in notes:
+        if note not in before:
+            warn(note)
+    return notes
 
 
 def poll_one(watch: AlertWatch, now: int, final: bool, several: bool, unread: list[str]) -> list[Alert] | None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, FedWatch, now_ms
+from core.alerts.follow import AlertFollower, FedWatch, now_ms, warn_new
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState
 from core.fleet.follow import Fleet, send_remote_action
@@ -49,10 +49,8 @@ class AlertSources(AlertFollower):
         if self.remote is not None:
             raised: list[Alert] = []
             self.remote.poll(now, final, raised=raised)
-            for note in self.remote.skipped:
-                if note not in self._noted:
-                    self.warn(note)
-            self._noted, self.unreached = list(self.remote.skipped), list(self.remote.unreached)
+            self._noted = warn_new(list(self.remote.skipped), self._noted, self.warn)
+            self.unreached = list(self.remote.unreached)
             for note in self.remote.unread:
                 self.warn(note)
             self.unread += self.remote.unread

@@ -102,25 +102,29 @@ def sessions_root_of(log: Path) -> Path:
     return Path(log).parent.parent.parent
 
 
-def children_of(parent_id: str, root: Path) -> list[SessionRef]:
-    """The sessions under ``root`` whose header names ``parent_id`` as parent, oldest first."""
-    kids = [ref for ref in discover_sessions(root) if ref.parent == parent_id and ref.id != parent_id]
+def children_of(parent_id: str, root: Path, skipped: list[str] | None = None) -> list[SessionRef]:
+    """The sessions under ``root`` whose header names ``parent_id`` as parent, oldest first (what could not be read
+    there is noted in ``skipped`` when given: ``discover_sessions``)."""
+    kids = [ref for ref in discover_sessions(root, skipped) if ref.parent == parent_id and ref.id != parent_id]
     return sorted(kids, key=lambda r: (r.created_at, str(r.path)))
 
 
-def child_log(parent_log: Path, parent_id: str, spawn_list: Sequence[tuple[int, str | None]], seq: int) -> Path | None:
-    """The log of the child started by spawn ``seq`` (one of ``spawn_list``, from ``spawns``), None if not found."""
+def child_log(parent_log: Path, parent_id: str, spawn_list: Sequence[tuple[int, str | None]], seq: int,
+              skipped: list[str] | None = None) -> Path | None:  # fmt: skip
+    """The log of the child started by spawn ``seq`` (one of ``spawn_list``, from ``spawns``), None if not found
+    (what the sessions root holds that could not be read is noted in ``skipped`` when given)."""
     at = next((i for i, (s, _) in enumerate(spawn_list) if s == seq), None)
     if at is None:
         return None
-    kids = children_of(parent_id, sessions_root_of(parent_log))
+    kids = children_of(parent_id, sessions_root_of(parent_log), skipped)
     matched = match_spawns([label for _, label in spawn_list], [descriptor_label(k.path) for k in kids])[at]
     return None if matched is None else kids[matched].path
 
 
-def parent_log(child_log_path: Path, parent_id: str) -> Path | None:
-    """The log of session ``parent_id`` under the sessions root holding the child, None if not found."""
-    for ref in discover_sessions(sessions_root_of(child_log_path)):
+def parent_log(child_log_path: Path, parent_id: str, skipped: list[str] | None = None) -> Path | None:
+    """The log of session ``parent_id`` under the sessions root holding the child, None if not found (what that
+    root holds that could not be read is noted in ``skipped`` when given)."""
+    for ref in discover_sessions(sessions_root_of(child_log_path), skipped):
         if ref.id == parent_id:
             return ref.path
     return None

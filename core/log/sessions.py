@@ -39,10 +39,10 @@ class SessionRef:
 def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[SessionRef]:
     """Every session log under ``root`` in the DSH layout (children included), newest first.
 
-    A project or session directory that cannot be listed, or whose log is no regular file, is left out; ``skipped``
-    (when given) receives one note per one left out, naming it and why.
+    A project or session directory that cannot be listed, or whose log is no regular file or cannot be read, is left
+    out; ``skipped`` (when given) receives one note per one left out, naming it and why.
     """
-    refs = [ref for log in session_logs(root, skipped) if (ref := session_ref(log)) is not None]
+    refs = [ref for log in session_logs(root, skipped) if (ref := session_ref(log, skipped)) is not None]
     refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
     return refs
 

@@ -22,7 +22,7 @@ from core.remote.link import RemoteStat, SshLink
 from core.remote.sessions import remote_logs
 from core.remote.target import RemoteTarget
 from core.shared.text import printable
-from tests.conftest import no_access_path
+from tests.conftest import no_access_path, no_read_file
 from tests.tui.logs import Log
 
 
@@ -92,6 +92,38 @@ def test_a_link_into_a_place_not_to_be_looked_at_is_skipped_with_a_note(
     out = capsys.readouterr()
     assert "3 sessions under" in out.out
     assert out.err == f"tapedeck: skipped {root / where}: Permission denied\n", out.err
+
+
+def test_a_log_that_cannot_be_read_is_named_by_alerts_watch_and_lineage_as_by_sessions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sessions`` names a log under a root that it cannot read (``skipped PATH: cannot read (…)``), but
+    ``discover_sessions`` took no note of one: ``alerts ROOT``, ``watch`` with no path (which then opened an older
+    session) and the subagent links (``parent_log``, ``child_log``) left it out without a word. They name it now, in
+    the listing's words."""
+    from core.log.lineage import parent_log
+    from core.log.sessions import discover_sessions
+    from tui.cli_watch import watch_target
+
+    unreadable = no_read_file()
+    if unreadable is None:
+        pytest.skip("this process may read /proc/1/environ")
+    root = sessions_root(tmp_path)
+    log = root / "--w--" / "parent-1" / "session.jsonl"
+    log.unlink()
+    log.symlink_to(unreadable)  # a regular file by its stat, refused when opened
+    note = f"skipped {log}: cannot read (Permission denied)"
+    assert main(["sessions", str(root)]) == 0
+    assert capsys.readouterr().err == f"tapedeck: {note}\n"
+    skipped: list[str] = []
+    assert [ref.id for ref in discover_sessions(root, skipped)] == ["other-2", "child-1"] and skipped == [note]
+    assert main(["alerts", str(root)]) in (0, 1)
+    assert capsys.readouterr().err == f"tapedeck: {note}\n"
+    skipped = []
+    assert parent_log(root / "--w--" / "child-1" / "session.jsonl", "parent-1", skipped) is None and skipped == [note]
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path))
+    assert watch_target(None) == root / "--w--" / "other-2" / "session.jsonl"
+    assert capsys.readouterr().err == f"tapedeck: {note}\n"
 
 
 def test_a_root_holding_only_such_a_link_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.log.lineage import is_spawn
+from tests.conftest import no_read_file
 from tests.core.test_lineage import CHILD_ID, PARENT_ID, lay_out
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.main import MainScreen
@@ -42,6 +43,16 @@ async def test_spawn_row_opens_child_and_child_goes_back_to_parent(fixtures_dir:
         await settle(pilot)
         assert "child of" not in header_text(app)
         assert app.live.session.id == PARENT_ID
+        if (unreadable := no_read_file()) is not None:  # a child's log it cannot read is named, in the listing's words
+            child.unlink()
+            child.symlink_to(unreadable)
+            screen = main_screen(app)
+            assert screen is not None and screen.events.go_seq(spawn)
+            await pilot.press("J")
+            note = f"skipped {child}: cannot read (Permission denied)"
+            await until(pilot, lambda: any(note in str(n.message) for n in app._notifications))
+            assert [str(n.message) for n in app._notifications if note in str(n.message)] == [
+                f"No child session for this spawn under this sessions root; {note}."]
 
 
 async def test_open_child_on_an_ordinary_row_says_so(fixtures_dir: Path, tmp_path: Path) -> None:

@@ -57,10 +57,11 @@ class SubagentLinks(Screen[None]):
         if spawn is None:
             self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
             return
-        path = child_log(live.path, live.session.id, found, spawn)
+        skipped: list[str] = []
+        path = child_log(live.path, live.session.id, found, spawn, skipped)
         if path is None:
             self.app.call_from_thread(
-                self.notify, "No child session for this spawn under this sessions root.", timeout=5
+                self.notify, _with("No child session for this spawn under this sessions root", skipped), timeout=5
             )
             return
         self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
@@ -75,10 +76,16 @@ class SubagentLinks(Screen[None]):
 
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def _find_parent(self, parent: str) -> None:
-        path = parent_log(self.live.path, parent)
+        skipped: list[str] = []
+        path = parent_log(self.live.path, parent, skipped)
         if path is None:
             self.app.call_from_thread(
-                self.notify, f"Parent session {parent} is not under this sessions root.", timeout=5
+                self.notify, _with(f"Parent session {parent} is not under this sessions root", skipped), timeout=5
             )
             return
         self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
+
+
+def _with(sentence: str, skipped: list[str]) -> str:
+    """``sentence`` and what the sessions root holds that could not be read (its listing's notes), one sentence."""
+    return "; ".join([sentence, *skipped]) + "."
