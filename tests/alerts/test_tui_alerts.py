@@ -580,3 +580,12 @@ def test_an_alert_is_filed_under_the_log_its_path_names_when_it_is_raised(tmp_pa
     assert [(m.alert.seq, m.key) for m in posted if isinstance(m, AlertRaised)] == [
         (1, log_key(first)), (2, log_key(second))
     ]
+
+
+def test_the_alerts_heading_fits_the_narrowest_screen() -> None:
+    """The alerts screen's heading (71 characters) was cut at 60 columns, the width every screen is laid out for,
+    in the middle of its key hint ('enter: go to the ev'). It fits in the 58 cells a heading line leaves there."""
+    from rich.cells import cell_len
+
+    assert cell_len(AlertsScreen.HEADING) <= 60 - 2, AlertsScreen.HEADING
+    assert "enter" in AlertsScreen.HEADING

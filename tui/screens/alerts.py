@@ -42,7 +42,7 @@ class AlertsScreen(Screen[None]):
 
     CSS_PATH = "policy.tcss"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back", id="alerts.close")]
-    HEADING = "Alerts — what needed the operator, newest last; enter: go to the event"
+    HEADING = "Alerts — newest last; enter goes to the alert's event"
 
     def __init__(self, board: AlertBoard) -> None:
         super().__init__(classes="policy-screen")
