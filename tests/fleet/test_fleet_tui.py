@@ -116,7 +116,7 @@ async def _answer(pilot: Pilot[None], live: Path, outcome: str, error: str | Non
     answer = {**outcome_event(request, outcome, error), "seq": seq, "time": FUTURE_MS + 60_000}
     with live.open("ab") as f:
         f.write(orjson.dumps(answer) + b"\n")
-    await until(pilot, lambda: any(n.title == "host" for n in pilot.app._notifications), timeout=15)
+    await until(pilot, lambda: any(n.title == "host" for n in pilot.app._notifications))
 
 
 def _host_read_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
@@ -686,7 +686,7 @@ async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host
 
         assert "no live host" not in said()
         release_hosts()
-        await until(pilot, lambda: "no live host" in said(), timeout=10)
+        await until(pilot, lambda: "no live host" in said())
         assert "nothing is sent" in said() and app.screen is dialog, said()
 
 
@@ -758,7 +758,7 @@ async def test_a_row_action_from_a_row_with_no_host_reading_is_answered_by_the_d
             request = orjson.loads(inbox_path(log).read_bytes().splitlines()[-1])
             append_outcome(log.parent, {"requestId": request["id"], "op": "pause", "outcome": "applied"})
             answered = lambda: [n for n in app._notifications if n.title in ("host", "DSH bridge")]  # noqa: E731
-            await until(pilot, lambda: bool(answered()), timeout=15)
+            await until(pilot, lambda: bool(answered()))
             (toast,) = answered()
             assert toast.message.startswith("Applied: pause to") and toast.title == "DSH bridge", toast
     finally:

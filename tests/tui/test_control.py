@@ -202,9 +202,9 @@ async def test_the_fleet_of_a_root_shows_each_host_state_and_follows_it(tmp_path
         table = app.screen.query_one("DataTable")
         assert str(table.get_row(str(live))[1]) == "running"
         write_state(live, "paused", os.getpid(), 1)
-        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "paused", timeout=5)
+        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "paused")
         release_hosts()
-        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "exited", timeout=5)
+        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "exited")
 
 
 @pytest.mark.parametrize(("key", "dialog_type"), [("m", AskScreen), ("S", ConfirmScreen)])
