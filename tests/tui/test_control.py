@@ -113,6 +113,7 @@ async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Pa
 async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
+    toasts = raised_toasts(app)
     async with app.run_test(size=SIZE) as pilot:
         await _running(pilot, app)
         await pilot.press("P")
@@ -122,8 +123,8 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
         request, withdrawal = _inbox(path)
         assert withdrawal["withdraw"] == request["id"]
         await until(pilot, lambda: "host exited" in _header(app))
-        cancelled = [n for n in app._notifications if n.title == "cancelled"]
-        assert cancelled and "no live host (" in cancelled[0].message and "withdrawn" in cancelled[0].message
+        cancelled = [t.message for t in toasts if t.title == "cancelled"]
+        assert cancelled and "no live host (" in cancelled[0] and "withdrawn" in cancelled[0]
         await pilot.press("P")  # control keys are off while no host runs
         await pilot.pause(0.2)
         assert len(_inbox(path)) == 2
@@ -137,14 +138,15 @@ async def test_a_request_the_host_answered_just_before_it_exited_shows_its_outco
     # follower (here slow, or not following at all) has read the outcome. The request was applied, not cancelled.
     path = policy_log().write(tmp_path / "session.jsonl")
     app = TapedeckApp(path, follow=follow, interval=30, use_watchfiles=False, keymap_file=NO_KEYMAP, config=QUIET)
+    toasts = raised_toasts(app)
     async with app.run_test(size=SIZE) as pilot:
         pause = await _pause_requested(pilot, app, path)
         _append(path, outcome_event(pause, "applied"), {"type": "tapedeck/state", "data": {"state": "exited"}})
         write_state(path, "exited", os.getpid(), 1)
         release_hosts()
         await until(pilot, lambda: "host exited" in _header(app))
-        await until(pilot, lambda: any(n.title in ("applied", "cancelled") for n in app._notifications))
-        assert [n.title for n in app._notifications if n.title in ("applied", "cancelled")] == ["applied"]
+        await until(pilot, lambda: any(t.title in ("applied", "cancelled") for t in toasts))
+        assert [t.title for t in toasts if t.title in ("applied", "cancelled")] == ["applied"]
         assert _inbox(path) == [pause]  # nothing was withdrawn
 
 
@@ -313,13 +315,14 @@ async def test_a_failing_host_watch_is_reported_once_and_the_watch_goes_on(
     monkeypatch.setattr(RequestLog, "poll", poll)
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
+    toasts = raised_toasts(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         said = "failed on an unexpected error (ValueError: a bug in the poll)"  # as every worker words it
-        await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        await until(pilot, lambda: any(said in t.message for t in toasts))
         write_state(path, "paused", os.getpid(), 1)
         await until(pilot, lambda: "host paused" in _header(app))
-        assert len([n for n in app._notifications if "a bug in the poll" in str(n.message)]) == 1
+        assert len([t for t in toasts if "a bug in the poll" in t.message]) == 1
 
 
 async def test_a_send_that_fails_on_an_unexpected_error_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
