@@ -69,7 +69,7 @@ async def test_n_says_what_to_do_when_the_view_shows_no_match(tmp_path: Path) ->
         await settle(pilot)
         assert screen.events.current_seq == at
         said = [n.message for n in app._notifications]
-        assert said == ["3 matches, none shown with the filter: x clears it"], said
+        assert said == ["3 matches, none shown with the filter: x clears it."], said  # a sentence, as every toast
 
 
 def _pane_text(pane: DetailPane, column: str) -> str:
@@ -293,7 +293,7 @@ async def test_enter_on_a_diagnostic_says_what_hides_its_event(tmp_path: Path) -
             await pilot.press("enter")
             await until(pilot, lambda: app.screen is screen)
             await settle(pilot)
-            assert [n.message for n in app._notifications] == [f"seq {bad} is not shown {hidden}"]
+            assert [n.message for n in app._notifications] == [f"The event at seq {bad} is not shown {hidden}."]
 
 
 async def test_n_under_a_filter_of_few_rows_steps_row_by_row(tmp_path: Path) -> None:

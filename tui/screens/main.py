@@ -514,7 +514,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             return
         if not self.events.go_match(scanner.seqs, direction > 0):
             count = len(scanner.seqs)
-            self.notify(f"{count} match{'es' if count > 1 else ''}, none shown {self._hiding()}", timeout=5)
+            self.notify(f"{count} match{'es' if count > 1 else ''}, none shown {self._hiding()}.", timeout=5)
         self._search_changed()
 
     def show_seq(self, seq: int) -> None:
@@ -523,7 +523,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         while self.app.screen is not self and self in self.app.screen_stack:
             self.app.pop_screen()
         if not self.events.go_seq(seq) or self.events.current_seq != seq:
-            self.notify(f"seq {seq} is not shown {self._hiding()}", timeout=4)
+            self.notify(f"The event at seq {seq} is not shown {self._hiding()}.", timeout=4)
 
     def _hiding(self) -> str:
         """What keeps search matches out of the list, and the key that shows them."""
