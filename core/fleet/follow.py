@@ -39,6 +39,7 @@ from core.remote.sessions import remote_host_state, remote_host_states, remote_l
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
+from core.shared.text import quoted_path
 from core.shared.values import int_or_none
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
@@ -416,6 +417,8 @@ class Fleet:
             watch.born_watched()
         self.watches[key] = watch
         self._pending.discard(log)
+        named = f"skipped {quoted_path(key)}: "  # a note that it could not be read goes now, not at the next listing
+        self.skipped = [note for note in self.skipped if not note.startswith(named)]
 
     def poll(self, now: int | None = None, final: bool = False, clock: bool | Collection[str] = True,
              raised: list[Alert] | None = None, sweep: bool = True) -> int:  # fmt: skip

@@ -261,8 +261,8 @@ def test_a_local_log_the_fleet_cannot_read_is_noted_as_a_remote_one_is(tmp_path:
     """A remote log the server will not let the fleet read is noted in ``skipped`` (``remote_refs``) and tried again
     at each poll; a local one (its permissions taken away) stayed pending without a word, as if it were still being
     born: ``session_ref`` read its header with ``read_header``, which takes every failure for 'no header yet'. It
-    is noted in the same words now (until the next listing, as a remote one's), and watched once it can be read.
-    (Root reads any file: the refusal is made.)"""
+    is noted in the same words now, and watched once it can be read, its note gone then (it lingered until the next
+    listing, up to 5 s). (Root reads any file: the refusal is made.)"""
     from core.log import reader
 
     root = _root(tmp_path)
@@ -280,5 +280,7 @@ def test_a_local_log_the_fleet_cannot_read_is_noted_as_a_remote_one_is(tmp_path:
     assert [r.ref.id for r in fleet.rows(NOW)] == ["failing", "calm"]
     assert fleet.skipped == [f"skipped {locked}: cannot read (Permission denied)"]
     monkeypatch.setattr(reader, "open_regular", opened)
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 3600.0)  # no listing in between, however slow the poll
     fleet.poll(NOW, final=True)
     assert [r.ref.id for r in fleet.rows(NOW)] == ["failing", "calm", "kid"]
+    assert fleet.skipped == []

@@ -284,3 +284,7 @@ def test_one_remote_log_the_server_will_not_stat_leaves_the_rest_of_the_fleet_po
     late.poll(now=1_700_000_002_000)
     assert sorted(late.watches) == [f"box:{fine}"]
     assert late.skipped == [f"skipped box:{denied}: cannot stat (Permission denied)"]
+    machine.refusing = False  # it may be read: watched at the next poll, its note gone then, not at the next listing
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 3600.0)
+    late.poll(now=1_700_000_003_000)
+    assert sorted(late.watches) == [f"box:{denied}", f"box:{fine}"] and late.skipped == []
