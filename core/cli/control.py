@@ -46,7 +46,7 @@ from core.log.reader import read_header
 from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
-from core.shared.errors import LogFormatError
+from core.shared.errors import LogFormatError, TapedeckError
 from core.shared.text import quoted, quoted_path, shown
 
 DEFAULT_TIMEOUT = 30.0
@@ -328,9 +328,8 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
                                             queued=args.queue, expires_in=args.expires, kind=state.kind)  # fmt: skip
         except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
             raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None
-        if not args.queue and not remote_host_state(link, log, hosted).live:
-            withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
-            raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
+        if not args.queue:
+            _live_after(link, log, hosted, request, session_id)
         if not args.wait:
             verb = "sent" if state.live else "queued"
             host = _who(state)
@@ -351,6 +350,29 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
                                "and could not be withdrawn: it may still be applied") from None  # fmt: skip
     emit(event, args.json, _render_outcome)
     return _exit_code(event)
+
+
+def _live_after(link: Any, log: RemoteTarget, hosted: bool, request: dict[str, Any], session_id: str) -> None:
+    """Look again at the host of the remote session ``log`` once ``request`` was written for it: the request is
+    withdrawn, saying what is known of the host, when it is not live now (it exited between the check and the
+    write, or its ``host.json`` can no longer be read); a host that cannot be looked at leaves it as it is."""
+    from core.remote.inbox import withdraw_remote_request
+    from core.remote.sessions import remote_host_state
+
+    sent = f"request {request['id']} ({request['op']})"
+    try:
+        state = remote_host_state(link, log, hosted)
+    except TapedeckError as exc:
+        raise ControlError(f"{exc}; {sent} was sent to session {session_id}, whose host could not be looked at again: "
+                           "it may be applied") from None  # fmt: skip
+    if state.live:
+        return
+    withdraw_remote_request(link, log, request["id"])
+    if state.state == UNKNOWN_STATE:  # its host may run, and may have taken the request already
+        raise ControlError(f"session {session_id}: whether a host runs it became unknown once {sent} was written: "
+                           f"{state.problem}; the request was withdrawn, so a host that runs it cancels it unless it "
+                           "has applied it already")  # fmt: skip
+    raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
 
 
 def _ops_help() -> str:

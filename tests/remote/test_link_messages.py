@@ -431,3 +431,48 @@ def test_a_remote_log_removed_between_its_stat_and_its_read_is_not_found_as_here
     link._sftp = Sftp()
     with pytest.raises(LogNotFoundError, match=r"^me@box:/s/session\.jsonl: no such file$"):
         remote_header(link, RemoteTarget("me", "box", "/s/session.jsonl"))
+
+
+@pytest.mark.parametrize("after", ["unknown", "unreachable", "exited"])
+def test_a_remote_control_says_what_is_known_of_the_host_after_the_request_was_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], after: str
+) -> None:
+    """``control host:PATH`` looks at the host again once its request is written (a host that exited in between
+    would never read it) and withdraws it when the host is not live. A host whose ``host.json`` could not be read
+    then (``unknown``: it may well run, and may have applied the request already) was said to have 'exited just
+    now' (exit 3); one whose machine stopped answering then gave only 'unreachable', not that a request was sent.
+    Each now says what is known."""
+    import time
+
+    from core.cli import main
+    from core.control.host_state import UNKNOWN, HostState
+    from core.remote import live, sessions
+
+    log = RemoteTarget("me", "box", "/s/session.jsonl")
+    since = int(time.time() * 1000)
+    withdrawn: list[str] = []
+
+    def state_after(*_: Any) -> HostState:
+        if after == "unreachable":
+            raise Unreachable("box: unreachable since 2026-12-07 08:00:00 UTC (Connection lost)", since)
+        return HostState(UNKNOWN, problem="its host.json cannot be read (Permission denied)") if after == "unknown" \
+            else HostState("exited", 42, since)  # fmt: skip
+
+    monkeypatch.setattr("core.remote.link.link_for", lambda target: object())
+    monkeypatch.setattr(live, "resolve_remote_log", lambda link, target: log)
+    monkeypatch.setattr(sessions, "remote_header", lambda link, target: {"type": "session", "id": "x"})
+    monkeypatch.setattr(sessions, "remote_state_now", lambda link, target: (HostState("running", 42, since), True))
+    monkeypatch.setattr(inbox, "append_remote_request", lambda *a, **k: {"id": "r1", "op": "pause"})
+    monkeypatch.setattr(inbox, "withdraw_remote_request", lambda link, target, request_id: withdrawn.append(request_id))
+    monkeypatch.setattr(sessions, "remote_host_state", state_after)
+    code = main(["control", str(log), "pause"])
+    err = capsys.readouterr().err
+    assert "exited just now" not in err or after == "exited", err
+    assert (code, withdrawn, err) == {
+        "unknown": (2, ["r1"], 'tapedeck: session x: whether a host runs it became unknown once request r1 (pause) '
+                    "was written: its host.json cannot be read (Permission denied); the request was withdrawn, so a "
+                    "host that runs it cancels it unless it has applied it already\n"),
+        "unreachable": (2, [], "tapedeck: box: unreachable since 2026-12-07 08:00:00 UTC (Connection lost); request r1 "
+                        '(pause) was sent to session x, whose host could not be looked at again: it may be applied\n'),
+        "exited": (3, ["r1"], 'tapedeck: session x: its host exited just now; the request was withdrawn\n'),
+    }[after]
