@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from textual.command import CommandPalette
 from textual.notifications import Notification
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -184,6 +185,14 @@ def _stood(app: object) -> str:
             where = " < ".join(f"{Path(f.f_code.co_filename).name}:{n} {f.f_code.co_name}" for f, n in traceback.walk_stack(frame))
             lines.append(f"{names.get(ident, ident)}: {where[:600]}")
     return "\n".join(lines)
+
+
+def palette_searched(app: Any) -> bool:
+    """Whether the command palette is on top with its search done: it searches in a worker of its own, so what it
+    lists comes later than the keys, and a search left running as the app shuts down looks for the palette's list
+    after the list is gone (NoMatches, a WorkerFailed in ci32)."""
+    screen = app.screen
+    return isinstance(screen, CommandPalette) and not any(w.node is screen and not w.is_finished for w in app.workers)
 
 
 async def opened(pilot: Pilot[None], key: str, kind: type[ScreenT]) -> ScreenT:

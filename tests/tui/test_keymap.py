@@ -14,7 +14,7 @@ from core.alerts.engine import Alert
 from core.read.event_filter import EventFilter
 from core.shared.text import quoted_path
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle
+from tests.tui.pilot import main_screen, make_app, palette_searched, quiet, settle, until
 from tui.alerts import HistoryRecalled
 from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import binding_owners, keymap_path, load_keymap
@@ -355,9 +355,9 @@ async def test_a_key_that_reads_as_markup_shows_as_written_in_the_palette(tmp_pa
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p", *"Sear")
-        await pilot.pause(0.5)
-        await settle(pilot)
-        assert app.screen.__class__.__name__ == "CommandPalette"
+        # the palette lists what its search found (its own worker) later than the keys: 0.5 s was a guess
+        await until(pilot, lambda: palette_searched(app) and app.screen.query_one("CommandList").option_count > 0)
+        await quiet(pilot)  # and draws it
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
         assert f"key {keys}" in drawn, drawn
 

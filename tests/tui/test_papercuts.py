@@ -24,6 +24,7 @@ from tests.tui.pilot import (
     main_screen,
     make_app,
     open_filter,
+    palette_searched,
     raised_toasts,
     settle,
     settled_main_screen,
@@ -80,7 +81,8 @@ async def test_the_palette_names_each_command_once(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("ctrl+p")
         await until(pilot, lambda: len(app.screen.query("CommandList")) == 1)
-        await until(pilot, lambda: app.screen.query_one("CommandList").option_count > 20)
+        # the palette lists its commands from a worker of its own, a batch at a time: read once it is done
+        await until(pilot, lambda: palette_searched(app) and app.screen.query_one("CommandList").option_count > 20)
         options = app.screen.query_one("CommandList")
         prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         entries = [p.split("\n", 1) for p in prompts]
