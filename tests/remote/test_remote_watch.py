@@ -73,6 +73,9 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         live = app.live
         assert live is not None and live.remote is not None and live.count == 2 and live.error is None
         assert " on testbox" in _header(pilot)
+        remote = live.remote
+        # the load's one look at its bytes once settled (``SETTLE_SECONDS``) is made before the count, not during it
+        await until(pilot, lambda: remote.tail is not None and remote.tail._verify_at is None, timeout=30)
         before, size = live.remote.link.bytes_read, path.stat().st_size
         _append(path, ["one", "two", "three", "four"], compressed)  # whole new frames
         await until(pilot, lambda: live.count == 4)
