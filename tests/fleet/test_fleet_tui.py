@@ -124,7 +124,14 @@ def _host_read_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     import tui.screens.fleet
 
     real, reading = tui.screens.fleet.row_refusal, threading.Event()
-    monkeypatch.setattr(tui.screens.fleet, "row_refusal", lambda log: reading.wait(10) and real(log))
+
+    def held(log: Path) -> str | None:
+        # it gave 'False' as the reason the row was refused ('stop …: False', no dialog) when the test set the event
+        # more than 10 s after the key, which a loaded machine can take; past its wait the read is the real one
+        reading.wait(60)
+        return real(log)
+
+    monkeypatch.setattr(tui.screens.fleet, "row_refusal", held)
     return reading
 
 
