@@ -213,7 +213,7 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
     """A descriptor of ``home/profiles/<profile>`` to install into. The directories ``missing`` (``profiles``, the
     profile's) are built under a name of their own (``STAGED``), locked while this install runs, and named only
     once the body is done, so an install killed or failing meanwhile leaves none that a later one would take for
-    the user's; one a killed install left is removed here, by the next."""
+    the user's; one a killed install left is removed by the next install or remove (``_sweep_staged``)."""
     if not missing:
         with _profile_dir(home, profile, create=True) as fd:
             assert fd is not None
@@ -224,7 +224,6 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
     with _profile_dir(home, profile, create=False, parts=parent) as parent_fd:
         if parent_fd is None:
             raise BridgeInstallError(f"{quoted_path(home.joinpath(*parent))} went away while install ran; run it again")
-        _sweep_staged(parent_fd)
         staged = f"{STAGED}{top}.{os.getpid()}"
         try:
             os.mkdir(staged, dir_fd=parent_fd)
@@ -251,8 +250,17 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
             os.close(lock)
 
 
-def _sweep_staged(dir_fd: int) -> None:
-    """Remove the directories killed installs left being built in ``dir_fd`` (``STAGED``: none holds its lock)."""
+def _sweep_staged(home: Path) -> None:
+    """Remove the directories killed installs left being built in ``home`` or its ``profiles`` (``STAGED``: none
+    holds its lock)."""
+    for parts in ([], ["profiles"]):
+        with contextlib.suppress(OSError, BridgeInstallError), _profile_dir(home, "", False, parts) as fd:
+            if fd is not None:
+                _sweep_staged_in(fd)
+
+
+def _sweep_staged_in(dir_fd: int) -> None:
+    """``_sweep_staged`` in one directory."""
     for name in os.listdir(dir_fd):
         if not name.startswith(STAGED):
             continue
@@ -376,6 +384,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
     of a newer version there (a newer tapedeck installed it) is refused, the home left untouched, unless ``force``."""
     _check_profile(profile)
     home = _home(dsh_home)
+    _sweep_staged(home)
     source = packaged_plugin().read_bytes()
     where_dir = home / "profiles" / profile
     patch_where = quoted_path(where_dir / PATCH_FILE)
@@ -444,6 +453,7 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
     """Take out what ``install`` added: its row (and the patch file if install created it) and the plugin copy."""
     _check_profile(profile)
     home = _home(dsh_home)
+    _sweep_staged(home)
     where_dir = home / "profiles" / profile
     patch_where = quoted_path(where_dir / PATCH_FILE)
     with _profile_dir(home, profile, create=False) as fd:

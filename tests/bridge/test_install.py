@@ -508,3 +508,27 @@ def test_an_install_killed_or_failing_in_a_new_profile_leaves_no_directory_for_g
     with pytest.raises(BridgeInstallError, match="No space left on device"):
         install(home)
     assert _tree(home) == {"profiles": None}
+
+
+def test_what_a_killed_install_left_is_removed_by_the_next_install_or_remove_wherever_it_is(tmp_path: Path) -> None:
+    """A killed install's directory being built (under profiles/, for a new profile) was removed only by an install
+    that itself built one there: remove, or an install into a profile already there, left it."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "dsh"
+    (home / "profiles" / "web").mkdir(parents=True)
+
+    def killed() -> None:
+        done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_WRITING.replace("install.install(sys.argv[1])",
+                               "install.install(sys.argv[1], 'other')"), str(home)],
+                              capture_output=True, cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+        assert done.returncode == -9, done.stderr
+        assert [p.name for p in (home / "profiles").iterdir() if p.name.startswith(".")]  # being built when killed
+
+    killed()
+    install(home)  # into profiles/web, which is there
+    assert sorted(p.name for p in (home / "profiles").iterdir()) == ["web"]
+    killed()
+    remove(home)
+    assert sorted(p.name for p in (home / "profiles").iterdir()) == ["web"]
