@@ -19,8 +19,9 @@ of its metadata and a checksum of its body catch damage; every field is type-che
 Layout: ``MAGIC``, format and metadata length (big-endian u32 each), the metadata (JSON), its 32-byte BLAKE2b
 digest, then the body: the ``state`` section (the projection's state as JSON) as it is, its length and CRC-32 in
 the metadata, then one zstd frame of the other sections, the columns (u32 count; per section a u16 name length,
-the name, a u64 length and the bytes), with zstd's content checksum (XXH64), which decompressing it checks. The
-frame is compressed at zstd's fast level ``LEVEL``: zstd was most of what writing an index cost a first read, and
+the name, a u64 length and the bytes), with zstd's content checksum (XXH64), which decompressing it checks (a
+header that no longer asks for that checksum, or sets the bit zstd leaves unused, is damage too). The frame is
+compressed at zstd's fast level ``LEVEL``: zstd was most of what writing an index cost a first read, and
 the checksum of its content costs a quarter of a BLAKE2b digest of the compressed bytes; JSON text, which that
 level hardly shrinks, is left out of it. When that leaves the index too big (a zstd log's), the frame holds the
 state too, compressed at ``DENSE_LEVEL``, and the metadata's ``state`` is null.
@@ -59,6 +60,7 @@ from core.shared.regular import open_regular
 
 FORMAT = 2  # 1: BLAKE2b of metadata and body, the body at zstd level 1 without a checksum
 MAGIC = b"tapedeck-index\n\x00"
+_UNUSED_BIT = 0x10  # of a zstd frame's header descriptor (byte 4, after the magic): zstd never sets it, nor reads it
 HASH_BYTES = 1 << 16  # bytes hashed at the head of the indexed bytes and at their end
 MAX_SHARE = 0.05  # an index is written only when it takes at most this share of the log's size …
 MAX_SMALL = 32 << 10  # … or this many bytes (for logs under 640 KiB, indexed only when asked for)
@@ -414,6 +416,8 @@ def _body(meta: Meta, body: bytes) -> tuple[memoryview, dict[str, memoryview]]:
 def _sections(body: bytes | memoryview) -> dict[str, memoryview]:
     """The named sections of a body, as views of the decompressed bytes (ValueError/ZstdError when it is not
     one, or its content does not match its checksum)."""
+    if not zstandard.get_frame_parameters(body).has_checksum or body[4] & _UNUSED_BIT:
+        raise ValueError("the frame's header is not the one written")  # without the flag zstd checks nothing
     data = memoryview(zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024))
     try:  # a count or a section's header cut short (struct.error is no ValueError)
         (count,) = struct.unpack_from(">I", data, 0)

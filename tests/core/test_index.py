@@ -345,6 +345,28 @@ def test_damaged_index_bytes_are_ignored(
     assert _restored(log) is None
 
 
+@pytest.mark.parametrize(
+    ("flips", "why"),
+    [({4: 0x04}, "the checksum flag cleared"), ({4: 0x10}, "the unused bit set"),
+     ({4: 0x04, -12: 0x01}, "the checksum flag cleared and a compressed byte changed")],
+)  # fmt: skip
+def test_a_frame_whose_header_was_changed_is_ignored_even_where_zstd_reads_it(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, flips: dict[int, int], why: str
+) -> None:
+    """The fuzzer above found an index restored after a byte flip: in the frame's header descriptor, the flag that
+    asks for the content checksum, or the bit decoders skip. Without the flag, zstd checks nothing, so a second flip
+    in the compressed bytes went through as a different body."""
+    log, cache, good = fuzz_log
+    _install(cache, log, good, monkeypatch)
+    meta, start = index.read_meta(index.index_path(log))
+    frame = start + index._DIGEST + (meta.state[0] if meta.state else 0)
+    data = bytearray(good)
+    for at, bits in flips.items():
+        data[frame + at if at >= 0 else len(data) + at] ^= bits
+    _install(cache, log, bytes(data), monkeypatch)
+    assert _restored(log) is None, why
+
+
 @_FUZZ
 @given(
     cut=st.integers(min_value=0), tail=st.binary(max_size=16),
