@@ -72,12 +72,14 @@ class ChannelRefused(TapedeckError):
 @dataclass(frozen=True, slots=True)
 class RemoteStat:
     """A remote file's size, last change (epoch ms), whether it is a regular file, a directory or a link, and its file
-    type (``stat.S_IFMT`` of its mode: a FIFO, a socket … among the others)."""
+    type (``stat.S_IFMT`` of its mode: a FIFO, a socket … among the others); for a stat through links, whether the
+    path itself was one (``linked``; None: not known)."""
 
     size: int
     mtime_ms: int
     kind: str  # "file", "dir", "link" or "other"
     fmt: int = 0
+    linked: bool | None = None
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
@@ -261,13 +263,16 @@ class SshLink:
 
         return self.call(go) if paths else []
 
-    def read(self, path: str, offset: int, length: int) -> bytes:
-        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end)."""
-        return self.read_ranges(path, [(offset, length)])[0]
+    def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
+        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end; ``unlinked`` as ``read_ranges``)."""
+        return self.read_ranges(path, [(offset, length)], unlinked)[0]
 
-    def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
         """The bytes of each ``(offset, length)`` range of the file (fewer at its end), read through one open
-        handle with every request in flight at once: one round trip for them all."""
+        handle with every request in flight at once: one round trip for them all. With ``unlinked`` (the path was no
+        symbolic link when its stat was taken) none are returned (empty) when the path is a link once it is open:
+        SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's than
+        the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``)."""
 
         async def one(f: Any, offset: int, length: int) -> bytes:
             parts = []
@@ -287,9 +292,12 @@ class SshLink:
 
             try:
                 async with sftp.open(path, "rb") as f:
-                    return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
+                    looked = [sftp.lstat(path)] if unlinked else []  # after the open, in the reads' round trip
+                    *now, data = await asyncio.gather(*looked, asyncio.gather(*(one(f, offset, length)
+                                                                                 for offset, length in ranges)))  # fmt: skip
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
+            return [b"" for _ in ranges] if now and _kind(now[0]) == "link" else list(data)
 
         data = self.call(go)
         self.bytes_read += sum(map(len, data))
@@ -340,8 +348,10 @@ class SshLink:
         import asyncssh
 
         async def one(sftp: Any, path: str) -> RemoteStat | None:
-            try:
-                attrs = await (sftp.stat(path) if follow else sftp.lstat(path))
+            import asyncio
+
+            try:  # through links, the path's own kind too (asked first: a read compares it, ``read_ranges``)
+                own, attrs = await asyncio.gather(sftp.lstat(path), sftp.stat(path)) if follow else (None, await sftp.lstat(path))
             except asyncssh.SFTPNoSuchFile:
                 return None
             except asyncssh.SFTPError as exc:
@@ -349,7 +359,8 @@ class SshLink:
                     raise self._file_failed(exc, path, "stat") from None
                 refused[path] = exc.reason
                 return None
-            return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs))
+            linked = _kind(own) == "link" if own is not None else None
+            return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs), linked)
 
         return self._each(paths, one)
 

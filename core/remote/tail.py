@@ -10,7 +10,8 @@ fetches ``OVERLAP`` consumed bytes and the head's in the same round trip; a file
 has them compared at once; and since a rewrite within the second of the last write leaves size and mtime alone,
 a log read from the start has them compared once more after it was quiet for ``SETTLE_SECONDS``. A mismatch
 resets the log with ``log-reset``. Left unseen: a rewrite to exactly the size just appended within the second of
-that append, with the head and those last bytes unchanged.
+that append, with the head and those last bytes unchanged. A log that was no link at its stat is read only while it
+is none (``SshLink.read_ranges``' ``unlinked``): a link swapped in between gives no bytes, and the next poll stats it.
 
 A dropped connection ends the poll with what was read before it (``unreachable`` says why) and leaves the offset
 and decoder after the last byte decoded, so the next successful poll goes on from there: nothing is lost or read
@@ -71,6 +72,7 @@ class RemoteTailer(Tailer):
         # one under way waits for a link that stopped answering
         self.answered_at: int | None = None
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
+        self._unlinked = False  # the path was no symbolic link at the last stat: one swapped in since is not read
 
     @property
     def compressed(self) -> bool:
@@ -79,7 +81,7 @@ class RemoteTailer(Tailer):
 
     def _read_at(self, offset: int, size: int) -> bytes:
         with _refused_read():
-            return self.link.read(self.target.path, offset, min(size, READ_CHUNK))
+            return self.link.read(self.target.path, offset, min(size, READ_CHUNK), self._unlinked)
 
     def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
         self.resume(decoder, offset)
@@ -90,7 +92,8 @@ class RemoteTailer(Tailer):
         ``offset``) are read in one round trip, so that a log followed from a point is not taken for rewritten."""
         kept = min(offset, TAIL_CHECK)
         with _refused_read():
-            head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)])
+            head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)],
+                                               self._unlinked)  # fmt: skip
         self._decoder, self._offset, self._head, self._tail = decoder, offset, head, tail
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
@@ -119,6 +122,7 @@ class RemoteTailer(Tailer):
         if st is None:
             return None
         self.last_write = st.mtime_ms
+        self._unlinked = st.linked is False
         return file_state(st)
 
     def _restart(self) -> None:
@@ -142,7 +146,7 @@ class RemoteTailer(Tailer):
         k = min(k, len(self._tail))
         a, b = self._head_window()
         try:
-            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)])
+            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)], self._unlinked)
         except Unreachable:
             raise
         except TapedeckError:  # the server refused the read: the read that follows reports it, as a local one's
@@ -171,7 +175,7 @@ class RemoteTailer(Tailer):
         while self._offset < end:
             try:
                 with _refused_read():
-                    data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
+                    data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset), self._unlinked)
             except Unreachable as exc:
                 self._lost = exc
                 return

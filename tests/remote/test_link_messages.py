@@ -305,6 +305,8 @@ def test_a_remote_log_the_server_will_not_let_us_read_is_noted_not_taken_for_abs
         async def stat(self, path: str) -> Any:
             return asyncssh.SFTPAttrs(size=10, mtime=1, permissions=0o100600)
 
+        lstat = stat  # a stat through links asks for the path's own kind too
+
         def open(self, path: str, mode: str) -> Any:
             if path.endswith("/denied/session.jsonl"):
                 raise asyncssh.SFTPPermissionDenied("Permission denied")
@@ -423,6 +425,8 @@ def test_a_remote_log_removed_between_its_stat_and_its_read_is_not_found_as_here
     class Sftp:
         async def stat(self, path: str) -> Any:
             return asyncssh.SFTPAttrs(size=60, mtime=1_700_000_000, permissions=0o100600)
+
+        lstat = stat  # a stat through links asks for the path's own kind too
 
         def open(self, path: str, mode: str) -> Any:
             raise asyncssh.SFTPNoSuchFile("No such file")

@@ -170,10 +170,10 @@ class _Machine:
         st = os.stat(path)
         return RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "file")
 
-    def read(self, path: str, offset: int, length: int) -> bytes:
+    def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
         return self.read_ranges(path, [(offset, length)])[0]
 
-    def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
         self.reads += 1
         if self.reads in self.lost:
             raise Unreachable("testbox: the connection was lost", 0)
@@ -198,7 +198,7 @@ class _Refusing(_Machine):
 
     refused: set[int] = set()
 
-    def read_ranges(self, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
         if self.reads + 1 in self.refused:
             self.reads += 1
             raise TapedeckError(f"testbox:{path}: cannot read (Permission denied)")
@@ -302,3 +302,34 @@ def test_a_refused_read_where_a_follow_from_the_end_starts_is_a_read_error_not_a
         assert not update.events and [d.code for d in update.diagnostics] == ["read-error"], update
         assert "cannot read (Permission denied)" in update.diagnostics[0].message
     assert _texts(tailer.poll().events) == ["three"]
+
+
+def test_a_link_swapped_in_for_a_remote_log_after_its_stat_is_not_read_through(sshd: Sshd, tmp_path: Path) -> None:
+    """A poll stats the log, then reads the bytes that stat measured; SFTP opens through links and gives no inode, so
+    a log replaced by a link to another file between the two was read through it: the other file's first bytes,
+    cut at the old log's size, decoded as the log (a local read opens the file and checks it with ``fstat``). The
+    path is looked at again once open, in the reads' round trip: a link that was not there at the stat gives no
+    bytes, and the next poll, which stats the link, reads the file it names whole, as a replaced log."""
+    sshd.trust()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_log("a", ["one"]))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(_log("b", [f"b{n}" for n in range(40)]))
+    tailer = _tailer(path)
+    assert _texts(tailer.poll().events) == ["one"]
+    with path.open("ab") as f:
+        f.write(_log("a", ["one", "two"])[len(_log("a", ["one"])):])
+    stat = tailer._stat
+
+    def swapped_after_the_stat() -> object:
+        st = stat()
+        (tmp_path / "link").symlink_to(other)
+        (tmp_path / "link").rename(path)
+        tailer._stat = stat  # type: ignore[method-assign]
+        return st
+
+    tailer._stat = swapped_after_the_stat  # type: ignore[method-assign]
+    update = tailer.poll()
+    assert not any(text.startswith("b") for text in _texts(update.events)), _texts(update.events)
+    update = tailer.poll()  # the link is stat'ed: the file it names is read whole
+    assert _texts(update.events) == [f"b{n}" for n in range(40)], _texts(update.events)
