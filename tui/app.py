@@ -42,7 +42,7 @@ from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.control import CONTROL_ACTIONS, CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
-from tui.screens.toasts import toast_seconds
+from tui.screens.toasts import sentence, toast_seconds
 from tui.settings import load_theme, save_theme, settings_path
 
 # key, screen module, class, description, binding id
@@ -605,4 +605,4 @@ class TapedeckApp(ControlActions, App[None]):
     def _tmux_copy(self, text: str) -> None:
         problem = tmux_load_buffer(text)
         if problem:
-            self.call_from_thread(self.notify, f"tmux did not take the copy: {problem}", severity="warning")
+            self.call_from_thread(self.notify, sentence(f"the copy did not reach tmux: {problem}"), severity="warning")

@@ -118,7 +118,7 @@ def test_a_request_whose_host_exited_shows_cancelled_with_the_reason(
         app.clear_notifications()
         write_state(path, "exited", os.getpid(), EXITED)
         release_hosts()  # the host is gone before it answered
-        await until(pilot, lambda: any(n.title == "cancelled" for n in app._notifications))
+        await until(pilot, lambda: any(n.title == "Cancelled" for n in app._notifications))
         await until(pilot, lambda: inbox.read_bytes().count(b"\n") == 2)  # the withdrawal
         await settle(pilot)
 

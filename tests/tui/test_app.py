@@ -98,6 +98,12 @@ async def test_copy_inside_tmux_reaches_tmux_and_its_clipboard(
         app.copy_to_clipboard("copied · ünïcode")
         await settle(pilot)
         assert app.clipboard == "copied · ünïcode"
+        # a tmux that does not take it says so in a sentence, as every toast does (it was lowercase, without a stop)
+        monkeypatch.setenv("TMUX", f"{tmp_path / 'no-server.sock'},1,0")  # no server listens there
+        app.copy_to_clipboard("lost")
+        await until(pilot, lambda: any(n.severity == "warning" for n in app._notifications))
+        (said,) = [n.message for n in app._notifications if n.severity == "warning"]
+        assert said.startswith("The copy did not reach tmux: ") and "no-server.sock" in said and said.endswith("."), said
     assert _tmux_buffer(tmux_server) == "copied · ünïcode"
 
 

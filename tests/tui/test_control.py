@@ -81,9 +81,9 @@ async def test_an_applied_request_without_a_reason_is_toasted_without_an_empty_o
     async with app.run_test(size=SIZE) as pilot:
         pause = await _pause_requested(pilot, app, path)
         _append(path, outcome_event(pause, "applied"))
-        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
-        assert [n.message for n in app._notifications if n.title == "applied"] == ["Pause."]
-        assert [n.timeout for n in app._notifications if n.title == "applied"] == [INFO_SECONDS]  # news, soon gone
+        await until(pilot, lambda: any(n.title == "Applied" for n in app._notifications))
+        assert [n.message for n in app._notifications if n.title == "Applied"] == ["Pause."]
+        assert [n.timeout for n in app._notifications if n.title == "Applied"] == [INFO_SECONDS]  # news, soon gone
 
 
 async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
         request, withdrawal = _inbox(path)
         assert withdrawal["withdraw"] == request["id"]
         await until(pilot, lambda: "host exited" in _header(app))
-        cancelled = [t.message for t in toasts if t.title == "cancelled"]
+        cancelled = [t.message for t in toasts if t.title == "Cancelled"]
         assert cancelled and "no live host (" in cancelled[0] and "withdrawn" in cancelled[0]
         await pilot.press("P")  # control keys are off while no host runs
         await pilot.pause(0.2)
@@ -145,8 +145,8 @@ async def test_a_request_the_host_answered_just_before_it_exited_shows_its_outco
         write_state(path, "exited", os.getpid(), 1)
         release_hosts()
         await until(pilot, lambda: "host exited" in _header(app))
-        await until(pilot, lambda: any(t.title in ("applied", "cancelled") for t in toasts))
-        assert [t.title for t in toasts if t.title in ("applied", "cancelled")] == ["applied"]
+        await until(pilot, lambda: any(t.title in ("Applied", "Cancelled") for t in toasts))
+        assert [t.title for t in toasts if t.title in ("Applied", "Cancelled")] == ["Applied"]
         assert _inbox(path) == [pause]  # nothing was withdrawn
 
 
@@ -254,8 +254,8 @@ async def test_a_request_whose_append_may_have_been_written_is_not_called_unsent
         (unsure,) = list(app._notifications)
         assert unsure.title == "May have been sent" and "may have been written" in unsure.message, unsure
         _append(path, outcome_event(pause, "applied"))
-        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
-        assert [n.message for n in app._notifications if n.title == "applied"] == ["Pause."]
+        await until(pilot, lambda: any(n.title == "Applied" for n in app._notifications))
+        assert [n.message for n in app._notifications if n.title == "Applied"] == ["Pause."]
 
 
 async def test_p_never_sends_a_second_pause_and_the_header_says_what_the_toast_says(tmp_path: Path) -> None:
@@ -271,7 +271,7 @@ async def test_p_never_sends_a_second_pause_and_the_header_says_what_the_toast_s
         assert [r["op"] for r in _inbox(path)] == ["pause"]
         # the host's side, as it writes it; its host.json not read yet (the poll's half second, a slow file system)
         _append(path, {"type": "tapedeck/state", "data": {"state": "pausing"}}, outcome_event(pause, "applied"))
-        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
+        await until(pilot, lambda: any(n.title == "Applied" for n in app._notifications))
         assert "host pausing" in _header(app)
         await pilot.press("P")
         await until(pilot, lambda: len(_inbox(path)) == 2)

@@ -39,7 +39,7 @@ def shown(toasts: list[Toast]) -> list[Toast]:
 async def two_toasts(pilot: Pilot[None], screen: Screen[None]) -> list[Toast]:
     """An answer's toast, then an alert's, raised on ``screen``: the ones drawn once they settled (the alert's
     last)."""
-    pilot.app.notify("checkpoint find the bug", title="applied", timeout=60)
+    pilot.app.notify("Checkpoint: find the bug.", title="Applied", timeout=60)
     pilot.app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
                      timeout=60)  # fmt: skip
     await until(pilot, lambda: len(screen.query(Toast)) == 2)

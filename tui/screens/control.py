@@ -288,7 +288,7 @@ class ControlActions:
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
             said = sentence(f"{item.label}: {item.reason}" if item.reason else item.label)
-            self.notify(said, title=item.state, severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
+            self.notify(said, title=item.state.capitalize(), severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
         if items is not None:
             self._show_outcomes(items)
         if changed:
