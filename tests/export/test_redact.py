@@ -4221,3 +4221,21 @@ def test_a_password_a_login_call_takes_after_its_user_goes(text: str, out: str) 
 def test_a_login_call_s_references_and_prose_stay() -> None:
     _stays('server.login(user, password)\nserver.login("bob", os.environ["PW"])\nauth=("bob", "")\n'
            'page.fill("#search", "Sup3rSecret9")\nlogin("bob", "$PW")\n')
+
+
+@pytest.mark.parametrize(
+    "name", ["GITHUB_PAT", "GH_PAT", "GITLAB_PAT", "AZURE_DEVOPS_PAT", "MY_GITHUB_PAT", "AWS_SECRET_KEY", "OPENAI_API_KEY",
+             "AWS_ACCESS_KEY", "STRIPE_SECRET_KEY"],
+)  # fmt: skip
+def test_a_personal_access_token_s_name_gives_its_value_away(name: str) -> None:
+    """``GITHUB_PAT=…`` (GitHub's, GitLab's and Azure DevOps' personal access tokens) kept its token: ``PAT`` was
+    no key word. It is one now as the last word of those hosts' names only (``FILE_PAT=*.py`` is a pattern);
+    ``*_SECRET_KEY``, ``*_API_KEY`` and ``*_ACCESS_KEY`` went already and still do."""
+    secret = "ghx1234567890abcdefAB"
+    for text, out in ((f"{name}={secret}", f"{name}={R}"), (f'export {name}="{secret}"', f'export {name}="{R}"')):
+        _redacts(text, out)
+        _in_json_text(text, out)
+
+
+def test_names_that_only_end_like_a_token_s_stay() -> None:
+    _stays("SORT_KEY=name\nFILE_PAT=src/app.py\nGLOB_PAT=Sup3rSecret9\nGITHUB_PATH=/opt/gh\n")
