@@ -566,7 +566,8 @@ _CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
-    rb"(?i:(authorization)" + _MAYBE_QUOTE + rb"[ \t]*[:=][ \t]*(" + _QUOTE + rb")?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
+    rb"(?i:(authorization)(?:" + _MAYBE_QUOTE + rb"[ \t]*[:=]|" + _QUOTE + rb"(?:\][ \t]*=|[ \t]*,))[ \t]*(" + _QUOTE
+    + rb")?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")(?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb"){7,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
@@ -1574,6 +1575,13 @@ def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     return spans
 
 
+def _authorization_value(data: bytes, m: Any) -> bool:
+    """True when an Authorization header's value (``_AUTHORIZATION``) is one (``_secret_value``); one a call's
+    argument gives after the header's name (``setHeader('Authorization', …)``) only when quoted: a bare word there is
+    a variable."""
+    return (m.start(2) >= 0 or b"," not in data[m.end(1) : m.start(3)]) and _secret_value(data, m)
+
+
 def _bearer_value(data: bytes, m: Any) -> bool:
     """True when httpie's ``-a`` value is a bearer token: ``-A bearer`` (``--auth-type=bearer``) is given to the same
     command, before or after it, and the value is no reference (``$TOKEN``)."""
@@ -1974,7 +1982,7 @@ class Redactor:
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _SIGNED_URL, 1, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
-            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
+            ("key", _AUTHORIZATION, 3, _authorization_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 2, _netrc_entry),
             ("key", _NETRC_LINE, 1, _netrc_password), *(("key", p, 1, _cli_value) for p in _CLI_PASSWORDS),
             *(("key", p, 1, _positional_value) for p in _POSITIONAL_PASSWORDS),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),

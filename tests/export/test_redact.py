@@ -4239,3 +4239,26 @@ def test_a_personal_access_token_s_name_gives_its_value_away(name: str) -> None:
 
 def test_names_that_only_end_like_a_token_s_stay() -> None:
     _stays("SORT_KEY=name\nFILE_PAT=src/app.py\nGLOB_PAT=Sup3rSecret9\nGITHUB_PATH=/opt/gh\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('headers.set("Authorization", "{}");', 'headers.set("Authorization", "[redacted key]");'),
+        ("headers['Authorization'] = '{}'", "headers['Authorization'] = '[redacted key]'"),
+        ('req.headers["authorization"] = "{}"', 'req.headers["authorization"] = "[redacted key]"'),
+        ("res.setHeader('Authorization', '{}')", "res.setHeader('Authorization', '[redacted key]')"),
+        ("xhr.setRequestHeader('Authorization', 'Bearer {}')", "xhr.setRequestHeader('Authorization', 'Bearer [redacted key]')"),
+    ],
+)  # fmt: skip
+def test_an_authorization_header_a_setter_or_an_index_gives_goes(text: str, out: str) -> None:
+    """``headers.set("Authorization", "…")``, ``headers['Authorization'] = '…'`` and ``setHeader('Authorization',
+    …)`` kept a raw token: the header's value was looked for after ``:`` or ``=`` right after its name only."""
+    secret = "rawTok3n1234567890"
+    _redacts(text.format(secret), out.format())
+    _in_json_text(text.format(secret), out.format())
+
+
+def test_an_authorization_header_s_references_stay() -> None:
+    _stays('headers.set("Authorization", authHeaderValue);\nheaders["Authorization"] = token\n'
+           "setHeader('Authorization', `Bearer ${token}`)\nheaders.get(\"Authorization\", \"\")\n")
