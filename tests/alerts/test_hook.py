@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
@@ -35,6 +37,24 @@ def _ends(pids: Path) -> bool:
     return _gone(background)
 
 
+@pytest.fixture
+def pids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A file the command writes its background job's pid to; the command's time limit counts only from once it has
+    (up to 60 s): on a loaded machine a 0.5 s limit could kill ``sh`` before it had started the job the test checks."""
+    pids = tmp_path / "pids"
+    communicate = subprocess.Popen.communicate
+
+    def after_the_job_started(self: subprocess.Popen[bytes], *args: object, **kwargs: object) -> object:
+        deadline = time.monotonic() + 60
+        while not pids.read_text(errors="replace").endswith("\n") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return communicate(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    pids.touch()
+    monkeypatch.setattr(subprocess.Popen, "communicate", after_the_job_started)
+    return pids
+
+
 def _run(command: str, timeout: float, alert: Alert = ALERT) -> tuple[threading.Thread, list[str]]:
     said: list[str] = []
     runner = HookRunner(command, timeout, said.append)
@@ -45,8 +65,7 @@ def _run(command: str, timeout: float, alert: Alert = ALERT) -> tuple[threading.
     return worker, said
 
 
-def test_a_command_over_its_limit_is_stopped_with_the_processes_it_started(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
+def test_a_command_over_its_limit_is_stopped_with_the_processes_it_started(pids: Path) -> None:
     # a compound command: sh runs sleep as a child (no exec), and a background one holds the pipes too
     worker, said = _run(f"sleep 60 & echo $! >> {pids}; sleep 60; echo late", 0.5)
     assert not worker.is_alive(), "run_one waited for the command's children after its time limit"
@@ -54,8 +73,7 @@ def test_a_command_over_its_limit_is_stopped_with_the_processes_it_started(tmp_p
     assert _ends(pids), "a process the command started outlived its time limit"
 
 
-def test_a_command_that_exits_but_leaves_a_child_holding_its_output_does_not_stall_the_next(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
+def test_a_command_that_exits_but_leaves_a_child_holding_its_output_does_not_stall_the_next(pids: Path) -> None:
     worker, said = _run(f"sleep 60 & echo $! >> {pids}; exit 0", 0.5)
     assert not worker.is_alive(), "run_one waited for a child that kept the command's output open"
     assert said == ["--exec for the error-streak alert of s-1: stopped after the 0.5 s time limit"]
