@@ -87,11 +87,16 @@ def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(
 class _Process:
     """A real ``tapedeck run`` process whose output goes to a file, so a test can read it while it runs."""
 
-    def __init__(self, processes: Processes, tmp_path: Path, name: str, *args: str) -> None:
+    def __init__(self, processes: Processes, tmp_path: Path, name: str, *args: str, close_lock: float = 0) -> None:
+        """``close_lock``: the seconds its close waits for the inbox's lock, when not ``CLOSE_LOCK_SECONDS``."""
         self.out = tmp_path / f"{name}.out"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        start = ["-m", "core.cli"]
+        if close_lock:
+            start = ["-c", f"import core.host.loop, runpy; core.host.loop.CLOSE_LOCK_SECONDS = {close_lock}; "
+                           "runpy.run_module('core.cli', run_name='__main__')"]  # fmt: skip
         with self.out.open("wb") as sink:
-            self.proc = processes.start([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env,
+            self.proc = processes.start([sys.executable, *start, "run", *args], cwd=ROOT, env=env,
                                         stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
 
     def text(self) -> str:
@@ -111,7 +116,7 @@ class _Process:
 @pytest.fixture
 def spawn(tmp_path: Path, processes: Processes) -> Callable[..., _Process]:
     """Start ``tapedeck run`` processes; any still running when the test ends is killed (``processes``)."""
-    return lambda name, *args: _Process(processes, tmp_path, name, *args)
+    return lambda name, *args, **how: _Process(processes, tmp_path, name, *args, **how)
 
 
 def _state(log: Path) -> tuple[str, int | None]:
@@ -119,15 +124,15 @@ def _state(log: Path) -> tuple[str, int | None]:
     return recorded.get("state", ""), recorded.get("pid")
 
 
-def _idle_host(tmp_path: Path, spawn: Callable[..., _Process]) -> tuple[_Process, Path, list[str]]:
+def _idle_host(tmp_path: Path, spawn: Callable[..., _Process], close_lock: float = 0) -> tuple[_Process, Path, list[str]]:
     """A real host (session ``s1``, one scripted answer) idle after its task, lingering; its log, and the options a
-    resume of it repeats."""
+    resume of it repeats (``close_lock``: as ``_Process``'s)."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
-    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1", close_lock=close_lock)
     log = log_path(root, str(workspace), "s1", False)
     first.wait_for(lambda: _state(log)[0] == "idle")
     return first, log, common
@@ -372,10 +377,11 @@ def test_a_second_signal_while_the_run_closes_lets_it_close_and_exit_as_the_firs
 ) -> None:
     """A SIGTERM while ``run`` was closing after the first (a service manager that signals twice, an impatient
     ``kill``) took the default action: the process died mid-close (-15), host.json never said 'exited', no resume
-    command was named (a second Ctrl-C cut the close short too); it is now only noted, and the close finishes."""
-    first, log, _ = _idle_host(tmp_path, spawn)
+    command was named (a second Ctrl-C cut the close short too); it is now only noted, and the close finishes.
+    The close waits 600 s for the inbox here, not 2 s: a loaded machine let it give up before it was seen waiting."""
+    first, log, _ = _idle_host(tmp_path, spawn, close_lock=600)
     inbox = control.inbox_path(log)
-    with control.locked_inbox(inbox):  # the host's close waits for it (a sender holding it), up to 2 s
+    with control.locked_inbox(inbox):  # the host's close waits for it (a sender holding it)
         first.proc.send_signal(signals[0])
         first.wait_for(lambda: str(inbox) in _open_for_writing(first.proc.pid), timeout=30)
         first.proc.send_signal(signals[1])
