@@ -30,10 +30,11 @@ def _lines(events: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
 
 
-def _until(fleet: Fleet, done: Callable[[Fleet], bool], timeout: float = 30.0) -> None:
+def _until(fleet: Fleet, done: Callable[[Fleet], bool], timeout: float = 30.0, now: int | None = None) -> None:
+    """Poll ``fleet`` until ``done``; ``now``: the clock every poll is judged at (epoch ms), when not the real one."""
     deadline = time.monotonic() + timeout
     while True:
-        fleet.poll()
+        fleet.poll(now)
         if done(fleet):
             return
         assert time.monotonic() < deadline, [r.to_dict() for r in fleet.rows()]
@@ -259,10 +260,12 @@ def test_a_machine_that_cannot_be_reached_is_unreachable_not_also_stalled(sshd: 
                                                           "since": int(time.time() * 1000)}))  # fmt: skip
     fleet = Fleet([f"testbox:{tmp_path / 'root'}"], config({"stalled": {"seconds": 3}}))
     _until(fleet, lambda f: [r.turn for r in f.rows()] == [1] and f.rows()[0].host.get("state") == "running")
-    log.add("step/start", {"turn": 1, "step": 2}, at=int(time.time() * 1000))  # the log moves: not stalled
+    moved = int(time.time() * 1000)
+    log.add("step/start", {"turn": 1, "step": 2}, at=moved)  # the log moves: not stalled
     with open(path, "ab") as f:
         f.write(_lines(log.events[-1:]))
-    _until(fleet, lambda f: f.rows()[0].step == 2)
+    # judged as of the write: a loaded machine could take longer than the stalled limit to read it over SSH
+    _until(fleet, lambda f: f.rows()[0].step == 2, now=moved)
     assert not fleet.rows()[0].attention
     sshd.kill()
     _until(fleet, lambda f: [a.cause for a in f.rows()[0].attention] == ["unreachable"])
