@@ -38,6 +38,12 @@ class Sshd:
         self.user_key = ssh / "id_ed25519"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.user_key)], check=True)
         (base / "authorized_keys").write_text(self.user_key.with_suffix(".pub").read_text())
+        self._configure()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def _configure(self) -> None:
+        """Write the server's config and the client's for ``port`` (and known_hosts, once ``trust`` wrote it)."""
+        base, ssh = self.base, self.home / ".ssh"
         sftp = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server")
                      if Path(p).exists()), "internal-sftp")  # fmt: skip
         (base / "sshd_config").write_text(
@@ -50,7 +56,8 @@ class Sshd:
             f"Host testbox\n  HostName 127.0.0.1\n  Port {self.port}\n  User {getpass.getuser()}\n"
             f"  IdentityFile {self.user_key}\n"
         )
-        self.proc: subprocess.Popen[bytes] | None = None
+        if (ssh / "known_hosts").exists():
+            self.trust()
 
     def trust(self) -> None:
         """Record the server's host key in the client's known_hosts."""
@@ -58,21 +65,30 @@ class Sshd:
         (self.home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {key}\n")
 
     def start(self) -> None:
-        """Start the server and wait until it listens."""
+        """Start the server and wait until it listens (its log says so). The port ``_free_port`` found free may be
+        taken before sshd binds it (another test's server, any process's connection): sshd then exits, and the
+        server is started again on another free port, the configs rewritten for it."""
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # a root sshd's privilege separation directory
-        with open(self.base / "sshd.log", "ab") as errors:
-            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.base / "sshd_config")],
-                                         stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)  # fmt: skip
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                assert self.proc.poll() is None, (self.base / "sshd.log").read_text()
-                assert time.monotonic() < deadline, "sshd did not listen"
+        log = self.base / "sshd.log"
+        for _ in range(20):
+            said = log.stat().st_size if log.exists() else 0
+            with open(log, "ab") as errors:
+                self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.base / "sshd_config")],
+                                             stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)  # fmt: skip
+            listening = f"Server listening on 127.0.0.1 port {self.port}.".encode()
+            deadline = time.monotonic() + 60
+            while listening not in log.read_bytes()[said:]:
+                if self.proc.poll() is not None:
+                    break
+                assert time.monotonic() < deadline, "sshd did not listen: " + log.read_text()[said:]
                 time.sleep(0.05)
+            else:
+                return
+            assert b"Address already in use" in log.read_bytes()[said:], log.read_text()[said:]
+            self.port = _free_port()
+            self._configure()
+        raise AssertionError("sshd found no free port in 20 tries")
 
     def kill(self) -> None:
         """Kill the server and every session it serves."""
