@@ -5,6 +5,7 @@ recorded state."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import pytest
 
 from core.bridge.files import proc_start_time
 from core.control.host_state import describe_host, read_host_state
+from core.log.reader import read_log
 from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
@@ -106,8 +108,7 @@ def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(s
             assert time.monotonic() < deadline, "the far host never ran a turn"
             fleet.poll()
             time.sleep(0.05)
-        host.kill()  # no word said: host.json still reads running
-        host.wait()
+        _kill_mid_turn(host, root)  # no word said: host.json still reads running
         deadline = time.monotonic() + 30
         while fleet.rows()[0].host.get("state") != "exited":
             assert time.monotonic() < deadline, fleet.rows()[0].to_dict()
@@ -118,6 +119,23 @@ def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(s
         if host.poll() is None:
             host.kill()
             host.wait()
+
+
+def _kill_mid_turn(host: subprocess.Popen[bytes], root: Path) -> None:
+    """Kill ``host`` while a turn of its log is open: it is stopped (SIGSTOP) and killed once its log shows one, else
+    let run on and looked at again. Killed when the fleet had last seen it run, a host a loaded machine had let
+    finish its turn was killed idle, and no ``host-died`` came."""
+    deadline = time.monotonic() + 60
+    while True:
+        os.kill(host.pid, signal.SIGSTOP)
+        kinds = [e["type"] for log in root.rglob("session.jsonl") for e in read_log(log).events]
+        if kinds.count("turn/start") > kinds.count("turn/end"):
+            break
+        os.kill(host.pid, signal.SIGCONT)
+        assert time.monotonic() < deadline, "the far host ran no turn to kill it in"
+        time.sleep(0.05)
+    host.kill()
+    host.wait()
 
 
 def test_a_remote_host_or_bridge_killed_and_not_reaped_yet_is_exited(sshd: Sshd, tmp_path: Path,
