@@ -24,7 +24,7 @@ from tests.tui.logs import Log, append, policy_log
 from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll ``predicate`` until it holds (the test fails after ``timeout``; nothing asserts on time)."""
     deadline = time.monotonic() + timeout
     while not predicate():
