@@ -15,7 +15,7 @@ from textual.widgets import Input
 import core.control.host_state
 from core.control.host_state import write_state
 from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import make_app, quiet, settle, until
 from tests.tui.screens_policy.harness import PolicyHarness
 from tests.tui.screens_policy.harness import settle as settle_policy
 from tests.tui.screens_policy.scenarios import demo
@@ -33,7 +33,7 @@ def _keys(*keys: str) -> Callable[[Pilot[None]], object]:
         await settle(pilot)
         for key in keys:
             await pilot.press(key)
-        await pilot.pause(0.1)
+        await quiet(pilot)
 
     return run
 

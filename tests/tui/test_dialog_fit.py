@@ -13,7 +13,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, TextArea
 
 from tests.tui.logs import policy_log
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import make_app, quiet, settle, until
 from tests.tui.screens_policy.harness import PolicyHarness
 from tests.tui.screens_policy.harness import settle as settle_policy
 from tests.tui.screens_policy.scenarios import demo
@@ -77,7 +77,7 @@ async def test_every_dialog_fits_without_scrolling_and_leaves_a_footer_in_sight(
             await settle(pilot)
         await pilot.press(*keys)
         await until(pilot, lambda: isinstance(app.screen, ModalScreen))
-        await pilot.pause(0.1)
+        await quiet(pilot)
         dialog = app.screen
         assert [w for w in dialog.query("*") if isinstance(w, CONTROLS)] or name == "full-result"
         assert not hidden_controls(dialog), [(c, c.region) for c in hidden_controls(dialog)]
@@ -100,7 +100,7 @@ async def test_the_rewind_confirm_draws_each_node_on_one_line_at_80_columns(tmp_
         await settle_policy(pilot)
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.pause(0.1)
+        await quiet(pilot)
         body = app.screen.query_one(VerticalScroll).query_one(Static)
         width, height = body.size
         lines = ["".join(s.text for s in strip).rstrip() for strip in body.render_lines(Region(0, 0, width, height))]
@@ -127,7 +127,7 @@ async def test_the_help_screen_names_its_close_key_in_a_footer(tmp_path: Path, s
         await settle(pilot)
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        await pilot.pause(0.1)
+        await quiet(pilot)
         (footer,) = app.screen.query(Footer)
         assert footer.region.y == size[1] - 1
         assert app.screen.query_one("#help-dialog").region.bottom <= footer.region.y

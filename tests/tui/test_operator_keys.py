@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tests.tui.logs import Log, append, hold_host, policy_log
-from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tests.tui.pilot import make_app, quiet, settle, settled_main_screen, until
 from tests.tui.screens_policy.harness import panel
 from tui.app import TapedeckApp
 from tui.screens.main import MainScreen
@@ -196,7 +196,7 @@ async def test_the_filter_dialog_shows_why_it_refused_on_a_small_terminal(tmp_pa
         await settled_main_screen(pilot)
         await pilot.press("f", "tab", "tab", *"abc", "enter")
         await settle(pilot)
-        await pilot.pause(0.3)
+        await quiet(pilot)
         assert isinstance(app.screen, FilterScreen)
         label = app.screen.query_one("#filter-error", Label)
         assert "abc" in str(label.render())
@@ -482,7 +482,7 @@ async def test_home_end_g_and_G_go_to_a_tables_first_and_last_row(tmp_path: Path
         for keys, row in [("end", -1), ("home", 0), ("G", -1), ("g", 0)]:
             await pilot.press(keys)
             await settle(pilot)
-            await pilot.pause(0.1)
+            await quiet(pilot)
             assert table.cursor_row == row % table.row_count, (keys, table.cursor_row)
             assert table.scroll_x == 0, (keys, table.scroll_x)
             region = table._get_row_region(table.cursor_row)

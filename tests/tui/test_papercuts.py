@@ -25,6 +25,7 @@ from tests.tui.pilot import (
     make_app,
     open_filter,
     palette_searched,
+    quiet,
     raised_toasts,
     settle,
     settled_main_screen,
@@ -399,7 +400,7 @@ async def test_the_footer_shows_whole_keys_only_at_80_columns(
         await settle(pilot)
         await pilot.press(*keys)
         await settle(pilot)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         footer = app.screen.query_one(Footer)
         palette = footer.query_one(".-command-palette")
         shown = [k for k in footer.query(FooterKey) if k is not palette and k.display]

@@ -10,7 +10,7 @@ from rich.color import Color
 
 from core.read.event_filter import EventFilter
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, open_filter, settle, settled_main_screen, until
+from tests.tui.pilot import main_screen, make_app, open_filter, quiet, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.widgets.detail import TextView
 from tui.widgets.search_bar import SearchBar
@@ -154,7 +154,7 @@ async def test_the_errors_only_box_reads_off_without_colours(tmp_path: Path) -> 
         box.focus()
         await pilot.press("space")
         await until(pilot, lambda: box.value)
-        await pilot.pause(0.05)
+        await quiet(pilot)
         assert "X" in box.render_line(0).text, box.render_line(0).text
 
 
@@ -225,7 +225,7 @@ async def test_a_table_cursor_stands_out_without_colours(tmp_path: Path, monkeyp
         await until(pilot, lambda: app.screen.__class__.__name__ == "TapeScreen")
         table = app.screen.query(DataTable).first()
         await until(pilot, lambda: table.row_count > 0)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         lines = [table.render_line(y) for y in range(table.size.height)]
         assert [line.text for line in lines if any(seg.style and seg.style.reverse for seg in line)], lines
 

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tests.tui.logs import Log, append, policy_log, streaming_log
-from tests.tui.pilot import main_screen, make_app, opened, settle, until
+from tests.tui.pilot import main_screen, make_app, opened, quiet, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
 
@@ -328,7 +328,7 @@ async def test_a_long_model_name_leaves_the_request_views_messages_in_sight_at_6
         screen = await opened(pilot, "R", RequestScreen)
         table = screen.query_one(DataTable)
         await until(pilot, lambda: table.row_count == 4)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         assert table.region.bottom <= 19 and table.region.height >= 5, table.region  # its header and the 4 rows
         shown = screen.query_one("#request-heading")  # whole in its rows: the parts after the model in sight too
         rows = shown.get_content_height(shown.region.size, app.size, shown.content_region.width)

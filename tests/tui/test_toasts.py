@@ -15,7 +15,7 @@ from textual.widgets import DataTable
 from textual.widgets._toast import Toast
 
 from tests.tui.logs import policy_log
-from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tests.tui.pilot import make_app, quiet, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.screens.policy_screen import PolicyScreen
 from tui.screens.toasts import stack_toasts, toast_rack
@@ -44,7 +44,7 @@ async def two_toasts(pilot: Pilot[None], screen: Screen[None]) -> list[Toast]:
                      timeout=60)  # fmt: skip
     await until(pilot, lambda: len(screen.query(Toast)) == 2)
     await settle(pilot)
-    await pilot.pause(0.1)
+    await quiet(pilot)
     toasts = shown(list(screen.query(Toast)))
     assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
     return toasts
@@ -76,7 +76,7 @@ async def test_a_long_toast_is_shown_whole_and_leaves_the_newest_rows(tmp_path: 
         app.notify(EXPORTED, timeout=60)
         await until(pilot, lambda: len(screen.query(Toast)) == 1)
         await settle(pilot)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         [toast] = shown(list(screen.query(Toast)))
         assert toast.region.width >= min(60, size[0] * 3 // 4), toast.region
         assert screen.find_widget(toast).visible_region == toast.region, toast.region  # not cut by its rack
@@ -230,7 +230,7 @@ async def test_full_result_view_toasts_leave_the_result(tmp_path: Path, size: tu
         app.notify(EXPORTED, title="exported", timeout=60)  # a long one: several rows
         await until(pilot, lambda: len(screen.query(Toast)) == 2)
         await settle(pilot)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         box = screen.query_one(TextArea).parent.region  # type: ignore[union-attr]
         toasts = [t for s in app.screen_stack for t in shown(list(s.query(Toast)))]
         for toast in toasts:
@@ -265,7 +265,7 @@ async def test_the_history_toast_leaves_the_only_alert_on_the_alerts_screen(tmp_
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen) and len(app.screen.query(Toast)) == 1)
         screen = app.screen
         await settle(pilot)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         [toast] = shown(list(screen.query(Toast)))
         assert "in this log's history" in str(toast.render()), toast.render()
         table = screen.query_one(DataTable)
