@@ -23,7 +23,7 @@ from core.fleet.row import COLUMNS
 from tests.alerts.crafted import HEADER, Log
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
-from tests.tui.pilot import NO_KEYMAP, main_screen, raised_toasts, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, settle, until
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
 from tui.screens.help import HelpScreen
@@ -607,7 +607,7 @@ async def test_fleet_toasts_leave_the_status_line_the_labels_and_the_rows_needin
                    timeout=60)  # fmt: skip
         await until(pilot, lambda: len(screen.query(Toast)) >= 2)
         await settle(pilot)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         toasts = [t for t in screen.query(Toast) if t.display and t.parent is not None and t.parent.display]
         assert toasts and any("cache hit rate" in str(t.render()) for t in toasts)
         table = screen.query_one(DataTable).region
@@ -642,7 +642,7 @@ async def test_a_new_session_leaves_the_table_where_the_operator_scrolled_it(tmp
         _session(root, "s99", "A task that came late")
         await until(pilot, lambda: len(screen.rows) == 41)
         await settle(pilot)
-        await pilot.pause(0.2)
+        await quiet(pilot)
         assert screen.current_key == key
         assert table.cursor_row - table.scroll_y in (seen, seen + 1), (seen, table.cursor_row, table.scroll_y)
 
@@ -979,7 +979,7 @@ async def test_the_fleet_footer_keeps_open_and_the_row_actions_at_80_columns(tmp
         shown = []
         for size in [(80, 24), (50, 24), (200, 24), (80, 24)]:
             await pilot.resize_terminal(*size)
-            await settle(pilot)
+            await quiet(pilot)  # the footer laid out again at this width
             keys = [k for k in app.screen.query(FooterKey) if k.display and not k.has_class("-command-palette")]
             assert all(k.region.right <= size[0] for k in keys)
             shown.append([k.description for k in keys])
