@@ -55,13 +55,17 @@ def _text(content: Any) -> str:
 
 class FidelityModel(ScriptedModel):
     """The harness's scripted model, plus one directive: a prompt holding ``delegate=child`` makes the model call
-    the ``subagent`` tool once (the child's prompt holds no directive, so the child answers at once)."""
+    the ``subagent`` tool once (the child's prompt holds no directive, so the child answers at once).
+
+    The call waits for the child (``run_in_background: false``): DSH's default, a background child, lets the
+    parent's turn end at once, and headless DSH exits when the parent is idle, so on a busy machine it killed the
+    child between its request and its reply, leaving a log with no model output to rebuild the request from."""
 
     def _answer(self, request: Received) -> Reply:
         messages = request.body.get("messages") or []
         asked = any(m.get("role") == "user" and DELEGATE in _text(m.get("content")) for m in messages)
         if request.body.get("tools") and asked and not any(m.get("role") == "tool" for m in messages):
-            arguments = json.dumps({"description": "Child check", "prompt": CHILD_PROMPT})
+            arguments = json.dumps({"description": "Child check", "prompt": CHILD_PROMPT, "run_in_background": False})
             return Reply([
                 chunk({"role": "assistant", "content": None, "reasoning_content": "Delegate it."}),
                 chunk(tool_delta(0, arguments, call_id=f"call_{uuid.uuid4().hex[:12]}", name="subagent")),
