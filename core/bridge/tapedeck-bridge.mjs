@@ -1353,6 +1353,8 @@ export class SessionBridge {
       };
       this.holds.push(release);
       signal?.addEventListener("abort", release, { once: true });
+      // a reload that landed while the gate awaited its flush handed this instance's held steps over already
+      if (!this.plugin.answers()) this.handOver();
       this.writeBridge(Date.now(), true);
     });
   }
@@ -1381,6 +1383,9 @@ export class SessionBridge {
     }, HANDOVER_MS);
     timer.unref?.();
     map.set(this.agent.id, { holds, timer });
+    // a successor that attached the session already takes them now (it adopts at its attach otherwise)
+    const successor = current()?.sessions.get(this.agent.id);
+    if (successor !== undefined && successor !== this && successor.attached) successor.adoptHolds();
   }
 }
 
