@@ -483,7 +483,7 @@ class Fleet:
             due = [watch for watch in group if watch.host_due(now / 1000)]
             refused: dict[str, str] = {}
             try:
-                stats = link.stat_many([watch.target.path for watch in group], refused=refused)
+                stats = link.stat_many([watch.target.path for watch in group], refused=refused, own=True)
                 hosts = remote_host_states(link, [(watch.target, watch.engine.signals.hosted) for watch in due])
             except HostKeyRefused:
                 raise

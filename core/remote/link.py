@@ -248,9 +248,10 @@ class SshLink:
             await conn.wait_closed()
 
     # SFTP calls ---------------------------------------------------------------------------------------------
-    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
-        """The file's stat (``follow=False``: of a link itself), or None when it does not exist."""
-        return self.stat_many([path], follow)[0]
+    def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat | None:
+        """The file's stat (``follow=False``: of a link itself; ``own`` as ``stat_many``'s), or None when it does not
+        exist."""
+        return self.stat_many([path], follow, own=own)[0]
 
     def _each(self, paths: Sequence[str], one: Callable[[Any, str], Awaitable[T]]) -> list[T]:
         """``one(sftp, path)`` for every path, the requests all in flight at once: one round trip, not one per
@@ -339,19 +340,23 @@ class SshLink:
         self.bytes_read += sum(len(d) for d in data if d)
         return data, named
 
-    def stat_many(self, paths: Sequence[str], follow: bool = True,
-                  refused: dict[str, str] | None = None) -> list[RemoteStat | None]:  # fmt: skip
+    def stat_many(self, paths: Sequence[str], follow: bool = True, refused: dict[str, str] | None = None,
+                  own: bool = False) -> list[RemoteStat | None]:  # fmt: skip
         """``stat`` of every path (None where none exists), the requests all in flight at once: one round trip,
         not one per path. A stat the server refuses (not the link: a directory on the way it may not search) is
         raised, or, when ``refused`` is given, None with the server's reason in ``refused`` by path, so that one
-        path refused does not fail the others."""
+        path refused does not fail the others. With ``own`` (and ``follow``), whether each path is itself a link
+        is asked too (``linked``: one more request each, in the same round trip)."""
         import asyncssh
 
         async def one(sftp: Any, path: str) -> RemoteStat | None:
             import asyncio
 
-            try:  # through links, the path's own kind too (asked first: a read compares it, ``read_ranges``)
-                own, attrs = await asyncio.gather(sftp.lstat(path), sftp.stat(path)) if follow else (None, await sftp.lstat(path))
+            try:  # through links, the path's own kind when asked (first: a read compares it, ``read_ranges``)
+                if follow and own:
+                    itself, attrs = await asyncio.gather(sftp.lstat(path), sftp.stat(path))
+                else:
+                    itself, attrs = None, await (sftp.stat(path) if follow else sftp.lstat(path))
             except asyncssh.SFTPNoSuchFile:
                 return None
             except asyncssh.SFTPError as exc:
@@ -359,7 +364,7 @@ class SshLink:
                     raise self._file_failed(exc, path, "stat") from None
                 refused[path] = exc.reason
                 return None
-            linked = _kind(own) == "link" if own is not None else None
+            linked = _kind(itself) == "link" if itself is not None else None
             return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs), linked)
 
         return self._each(paths, one)

@@ -118,7 +118,7 @@ class RemoteTailer(Tailer):
         self._prefetched = []
 
     def _stat(self) -> FileState | None:
-        st = self._prefetched[0] if self._prefetched else self.link.stat(self.target.path)
+        st = self._prefetched[0] if self._prefetched else self.link.stat(self.target.path, own=True)
         if st is None:
             return None
         self.last_write = st.mtime_ms

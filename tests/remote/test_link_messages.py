@@ -104,7 +104,7 @@ def test_a_remote_path_a_refusal_names_is_quoted(monkeypatch: pytest.MonkeyPatch
         def stat_many(self, paths: list[str], follow: bool = True, refused: object = None) -> list[None]:
             return [None for _ in paths]
 
-        def stat(self, path: str, follow: bool = True) -> None:
+        def stat(self, path: str, follow: bool = True, own: bool = False) -> None:
             return None
 
         def run(self, command: str, stdin: bytes) -> tuple[int, str]:
@@ -203,7 +203,7 @@ def test_a_remote_log_that_is_no_regular_file_is_named_in_the_local_words(monkey
     from core.remote.sessions import remote_header
 
     class Machine:  # the log's name on a FIFO
-        def stat(self, path: str, follow: bool = True) -> RemoteStat:
+        def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat:
             return RemoteStat(0, 1_700_000_000_000, "other", stat.S_IFIFO)
 
     log = RemoteTarget("me", "box", f"{HOSTILE}/session.jsonl")

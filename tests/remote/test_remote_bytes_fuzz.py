@@ -36,11 +36,11 @@ class _Machine:
         self.stat_out = stat_out  # what a command run there writes (the directories' devices and inodes)
         self.per_connection: dict[str, object] = {}
 
-    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+    def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat | None:
         return self.stat_many([path], follow)[0]
 
     def stat_many(self, paths: list[str], follow: bool = True,
-                  refused: dict[str, str] | None = None) -> list[RemoteStat | None]:  # fmt: skip
+                  refused: dict[str, str] | None = None, own: bool = False) -> list[RemoteStat | None]:  # fmt: skip
         return [RemoteStat(len(self.files[p]), 1_700_000_000_000, "file") if p in self.files else
                 RemoteStat(0, 1_700_000_000_000, "dir") if p in self.dirs else None for p in paths]  # fmt: skip
 
@@ -252,8 +252,8 @@ def test_one_remote_log_the_server_will_not_stat_leaves_the_rest_of_the_fleet_po
     class Refusing(_Machine):  # serves both logs, but refuses a stat of s1's once the fleet watches it
         refusing = False
 
-        def stat_many(self, paths: list[str], follow: bool = True,
-                      refused: dict[str, str] | None = None) -> list[RemoteStat | None]:  # fmt: skip
+        def stat_many(self, paths: list[str], follow: bool = True, refused: dict[str, str] | None = None,
+                      own: bool = False) -> list[RemoteStat | None]:  # fmt: skip
             if self.refusing and denied in paths:  # as the link does: raised, or noted when the caller takes notes
                 if refused is None:
                     raise TapedeckError(f"box:{denied}: cannot stat (Permission denied)")

@@ -166,7 +166,7 @@ class _Machine:
         self.lost: set[int] = set()
         self.reads = 0
 
-    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+    def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat | None:
         st = os.stat(path)
         return RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "file")
 
@@ -240,7 +240,7 @@ def test_a_poll_with_no_answer_yet_never_lets_stalled_run_ahead_of_unreachable(t
     class Hung(_Machine):  # the second stat waits for ``go``, then fails as a link that gave up
         asked, go = threading.Event(), threading.Event()
 
-        def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+        def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat | None:
             if self.reads:
                 self.asked.set()
                 self.go.wait(10)
@@ -333,3 +333,32 @@ def test_a_link_swapped_in_for_a_remote_log_after_its_stat_is_not_read_through(s
     assert not any(text.startswith("b") for text in _texts(update.events)), _texts(update.events)
     update = tailer.poll()  # the link is stat'ed: the file it names is read whole
     assert _texts(update.events) == [f"b{n}" for n in range(40)], _texts(update.events)
+
+
+def test_only_a_stat_that_asks_whether_the_path_is_a_link_sends_an_lstat_beside_it(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """7d809da1 made every stat through links ask ``lstat`` beside ``stat``, for the tailer to know whether its log
+    was a link: the listings and host-state stats, which never look, doubled their SFTP requests at each poll. Only
+    a stat that asks (``own``) sends one; the tailer's and the fleet's prefetch for it do."""
+    import asyncssh
+
+    sshd.trust()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_log("a", ["one"]))
+    asked: list[object] = []
+    lstat = asyncssh.SFTPClient.lstat
+
+    async def counted(self: asyncssh.SFTPClient, *args: object, **kwargs: object) -> object:
+        asked.append(args[0])
+        return await lstat(self, *args, **kwargs)
+
+    monkeypatch.setattr(asyncssh.SFTPClient, "lstat", counted)
+    link = link_for(RemoteTarget(None, "testbox", str(path)))
+    [plain] = link.stat_many([str(path)])
+    assert (plain is not None and plain.linked is None, asked) == (True, [])
+    [own] = link.stat_many([str(path)], own=True)
+    assert (own is not None and own.linked is False, len(asked)) == (True, 1)
+    tailer = _tailer(path)
+    assert _texts(tailer.poll().events) == ["one"]
+    assert len(asked) == 3 and tailer._unlinked  # the tailer's stat asked, and its read looked again once open
