@@ -221,7 +221,7 @@ def _non_negative(name: str, value: object) -> int:
 
 def _flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise _fail(f"{name} must be true or false (got {quoted(js_string(value))})")
+        raise _fail(f"{name} must be true or false ({_given(value)})")
     return value
 
 
@@ -247,7 +247,9 @@ def validate_prune_budget(raw: Mapping[str, object]) -> PruneBudget:
     ):
         number = whole_number(values[key])
         if number is None or number < low:
-            raise ConfigError(f"ToolResultPruneConfig: {key} ({quoted(js_string(values[key]))}) must be {rule}")
+            raise ConfigError(
+                f"ToolResultPruneConfig: {key} ({quoted(js_string(values[key]))}) must be {rule}"
+            )
         numbers[key] = number
     emitted = numbers["headChars"] + len(PRUNE_MARKER) + numbers["tailChars"]
     if emitted > numbers["thresholdChars"]:
@@ -267,7 +269,9 @@ def _profiles(entries: list[Mapping[str, object]]) -> tuple[TaskProfile, ...]:
         _known(entry, PROFILE_KEYS, where)
         task_class = entry.get("taskClass", _ABSENT)
         if not isinstance(task_class, str) or task_class not in TASK_CLASSES:
-            raise _fail(f"{where}.taskClass is invalid ({_given(task_class)}; one of {', '.join(TASK_CLASSES)})")
+            raise _fail(
+                f"{where}.taskClass is invalid ({_given(task_class)}; one of {', '.join(TASK_CLASSES)})"
+            )
         if task_class in seen:
             raise _fail(f'duplicate task profile "{task_class}"')
         seen.add(task_class)
@@ -303,7 +307,7 @@ def _levels(entries: list[Mapping[str, object]]) -> tuple[PruneLevel, ...]:
         _known(entry, LEVEL_KEYS, where)
         name = entry.get("name", "")
         if not isinstance(name, str):
-            raise _fail(f"{where}.name must be a string (got {quoted(js_string(name))})")
+            raise _fail(f"{where}.name must be a string ({_given(name)})")
         if not name:
             raise _fail(f"{where}.name must not be empty")
         if name in names:

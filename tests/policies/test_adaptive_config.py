@@ -158,11 +158,15 @@ def test_pruner_budget_accepts_the_exact_limit() -> None:
         ({"taskProfiles": {}}, "adaptive-agent-policy: taskProfiles must be a list (got {})"),
         ({"pruneLevels": [3]}, "adaptive-agent-policy: pruneLevels[0] must be a table/object (got 3)"),
         ({"pruneLevels": [level(name=7)]}, "adaptive-agent-policy: pruneLevels[0].name must be a string (got 7)"),
+        ({"pruneLevels": [level(name=["a\x1b"])]}, 'adaptive-agent-policy: pruneLevels[0].name must be a string (got ["a\\u001b"])'),
+        ({"pruneLevels": [level(name={"n": 1})]}, 'adaptive-agent-policy: pruneLevels[0].name must be a string (got {"n":1})'),
         ({"pruneLevels": [level(atStepp=1)]}, 'adaptive-agent-policy: pruneLevels[0]: unknown key "atStepp" (allowed: '
          "name, atStep, atPressureRatio, thresholdChars, headChars, tailChars, protectRecentSteps, minimumCharsRemoved)"),
         ({"taskProfiles": [{**profiles()[0], "budget": 1}]}, 'adaptive-agent-policy: taskProfiles[0]: unknown key "budget" '
          "(allowed: taskClass, maxTokens, softStepBudget, hardStepBudget)"),
-        ({"riskRouter": {"enabled": "yes"}}, "adaptive-agent-policy: riskRouter.enabled must be true or false (got yes)"),
+        ({"riskRouter": {"enabled": "yes"}}, 'adaptive-agent-policy: riskRouter.enabled must be true or false (got "yes")'),
+        ({"riskRouter": {"enabled": {"on": 1}}}, 'adaptive-agent-policy: riskRouter.enabled must be true or false (got {"on":1})'),
+        ({"riskRouter": {"enabled": None}}, "adaptive-agent-policy: riskRouter.enabled must be true or false (got null)"),
         ({"riskRouter": {"skipCoverd": False}}, 'adaptive-agent-policy: riskRouter: unknown key "skipCoverd" (allowed: '
          "enabled, minimumScore, maxRequestChars, maxEvidenceChars, skipCovered)"),
         ({"riskRouter": 1}, "adaptive-agent-policy: riskRouter must be a table/object (got 1)"),
