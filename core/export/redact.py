@@ -112,11 +112,12 @@ _CLI_WORD = rb"(?:" + _SHELL_CHAR + rb"|" + _ESCAPED + rb")+"  # such a word, as
 # ``ansible_ssh_pass``, ``dbPass``, ``SmtpPw``; ``bypass``, ``auth: basic`` are none, and the judges take
 # ``first_pass`` for none: ``_no_password``), and a name ending in
 # ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``), and a personal access token named for its host
-# (``GITHUB_PAT``, ``GH_PAT``, ``GITLAB_PAT``, ``AZURE_DEVOPS_PAT``; ``FILE_PAT`` may be a pattern)
+# in any case (``GITHUB_PAT``, ``gh_pat``, ``GitLab-Pat``, ``githubPat``, ``AZURE_DEVOPS_PAT``; ``FILE_PAT`` may be
+# a pattern, and ``gh`` only starts a word or follows ``_``: ``high_pat`` is none)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
     rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9]_(?:pass|pwd?)|SSHPASS"
-    rb"|(?:GITHUB|GH|GITLAB|AZURE_DEVOPS)_PAT"
+    rb"|(?i:(?:github|gitlab|azure[_-]?devops|(?:\b|_)gh)[_-]?pat)"
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SETTING_MAX = 256  # bytes from which a value is no setting word, number or path (``_secret_value``)

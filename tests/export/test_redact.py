@@ -4262,3 +4262,24 @@ def test_an_authorization_header_a_setter_or_an_index_gives_goes(text: str, out:
 def test_an_authorization_header_s_references_stay() -> None:
     _stays('headers.set("Authorization", authHeaderValue);\nheaders["Authorization"] = token\n'
            "setHeader('Authorization', `Bearer ${token}`)\nheaders.get(\"Authorization\", \"\")\n")
+
+
+@pytest.mark.parametrize(
+    "name", ["gh_pat", "Gh_Pat", "github_pat", "GitHub_Pat", "gitlab_pat", "azure_devops_pat", "my_gh_pat", "ghPat",
+             "githubPat", "github-pat", "GH-PAT"],
+)  # fmt: skip
+def test_a_personal_access_token_s_name_in_lower_or_mixed_case_gives_its_value_away(name: str) -> None:
+    """``gh_pat=…``, ``GitHub_Pat=…`` and ``githubPat: …`` kept their token (``GITHUB_PAT`` went): ``PAT`` was a key
+    word only after an upper-case host's name. Lower-case ``GH_TOKEN`` went already (``token`` is one in any case)."""
+    secret = "ghx1234567890abcdefAB"
+    for text, out in ((f"{name}={secret}", f"{name}={R}"), (f'export {name}="{secret}"', f'export {name}="{R}"'),
+                      (f"{name}: {secret}", f"{name}: {R}")):  # fmt: skip
+        _redacts(text, out)
+        _in_json_text(text, out)
+    assert Redactor(environ={}, home="/home/ann").walk({name: secret}) == {name: R}
+
+
+def test_lower_case_names_that_only_end_like_a_token_s_stay() -> None:
+    _stays(
+        "high_pat=Sup3rSecret9\nfile_pat=src/app.py\nglob_pat=Sup3rSecret9\ngithub_path=/opt/gh\nsigh-pat: Sup3rSecret9\n"
+    )
