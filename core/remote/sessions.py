@@ -273,7 +273,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     while its process runs: a tapedeck host's pid started no later than its recorded ``since`` (a later start is
     another process that got the pid), a DSH bridge's pid with the start time it recorded. A host that died
     without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat; a ``host.json``
-    the server will not let us read is ``unknown``, its ``problem`` the server's reason (its host may run). Without a
+    the server will not let us read or stat (a directory it may not search) is ``unknown``, its ``problem`` the
+    server's reason (its host may run), and costs the others nothing. Without a
     ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
     ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one. A
     live bridge names a second DSH process on standby (``bridge.standby.json``) while that pid runs with the start
@@ -282,7 +283,9 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     """
     dirs = [posixpath.dirname(log.path) for log, _ in logs]
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE)]
-    stats = dict(zip(names, link.stat_many(names, follow=False), strict=True))
+    # a file whose stat the server refuses (its directory one it may not search) is noted as one it will not read
+    refused: dict[str, str] = {}
+    stats = dict(zip(names, link.stat_many(names, follow=False, refused=refused), strict=True))
     # a bridge.json of any size is read (one byte past the most a bridge writes says it is too large, as here); a
     # host.json past the most read here is no record, as here
     most = {STATE_FILE: MAX_HOST_BYTES, STANDBY_FILE: MAX_BRIDGE_BYTES}
@@ -291,7 +294,6 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
     bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
     asked = [*small, *MACHINE_ID_FILES, HOSTNAME_FILE] if bridged else small
-    refused: dict[str, str] = {}
     found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES + 1, refused), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:

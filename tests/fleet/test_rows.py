@@ -231,7 +231,7 @@ def test_a_remote_host_whose_first_reading_fails_is_unknown(tmp_path: Path) -> N
     class Lost:
         """A link whose machine stopped answering."""
 
-        def stat_many(self, paths: Any, follow: bool = True) -> Any:
+        def stat_many(self, paths: Any, follow: bool = True, refused: Any = None) -> Any:
             raise Unreachable("testbox: connection lost", NOW)
 
     target = parse_remote("testbox:/far/p/s/session.jsonl")

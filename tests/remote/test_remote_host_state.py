@@ -510,3 +510,28 @@ def test_a_large_host_json_reads_the_same_over_ssh_as_here(sshd: Sshd, tmp_path:
     local = [read_host_state(Path(log.path), True) for log in logs]
     assert states == local
     assert [s.since for s in local] == [5_000 if size <= MAX_HOST_BYTES else 1_700_000_000_000 for size in sizes]
+
+
+def test_a_session_whose_directory_the_server_refuses_reads_unknown_and_leaves_the_others_read(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """The host states of many sessions are read in one batch. A session directory the server will not search (a
+    link swapped in to a place it may not look into) failed the whole batch: no session of the machine had its
+    state read with the others, and the refused one was never said to be refused. Now it reads ``unknown`` with
+    the server's words, as a host.json the server will not read does, and the others are read as before."""
+    from core.control.host_state import UNKNOWN
+
+    denied = "/proc/1/cwd"  # refused to root as well, in a container
+    try:
+        os.stat(f"{denied}/x")
+    except PermissionError:
+        pass
+    else:
+        pytest.skip(f"this machine lets us stat {denied}/x")
+    sshd.trust()
+    alive = _session(tmp_path, "alive", {"host.json": {"state": "running", "pid": os.getpid(), "since": NOW}})
+    (tmp_path / "refused").symlink_to(denied)
+    refused = RemoteTarget(None, "testbox", str(tmp_path / "refused" / "session.jsonl"))
+    states = remote_host_states(link_for(alive), [(alive, True), (refused, True)])
+    assert [(s.state, s.since) for s in states] == [("running", NOW), (UNKNOWN, None)], states
+    assert states[1].problem == "its host.json cannot be read (Permission denied)", states[1]
