@@ -382,7 +382,7 @@ class Fleet:
                 raise
             except Unreachable:
                 continue
-            except TapedeckError:  # a file status the server refuses: each log alone, the one refused noted
+            except TapedeckError:  # a file the server fails otherwise than by a refusal: each log alone, that one noted
                 refs = [self._ref_alone(link, log) for log in logs]
             for log, ref in zip(logs, refs, strict=True):
                 if ref is not None:
@@ -397,7 +397,7 @@ class Fleet:
                 self._born.discard(str(log))
 
     def _ref_alone(self, link: SshLink, log: RemoteTarget) -> SessionRef | None:
-        """``remote_refs`` of one log (None when the server refuses its file status, noted in ``skipped``)."""
+        """``remote_refs`` of one log (None when the server fails its file, noted in ``skipped``)."""
         try:
             return remote_refs(link, [log], self.skipped)[0]
         except HostKeyRefused:

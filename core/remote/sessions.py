@@ -138,7 +138,7 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
     for sdir, names in held:
         if denied := [sdir.join(name) for name in names if sdir.join(name).path in refused]:
             assert skipped is not None
-            skipped.append(_cannot_read(denied[0], refused[denied[0].path]))
+            skipped.append(_cannot(denied[0], "read", refused[denied[0].path]))
             continue
         found: dict[str, tuple[int, int]] = {}
         for name in names:
@@ -228,13 +228,16 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
 
 def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] | None = None) -> list[SessionRef | None]:
     """The ``SessionRef`` of each remote log of one machine (its ``path`` reads ``user@host:PATH``; None until its
-    header can be read), in two round trips: their stats, then their heads. A log the server will not let us read
-    is noted in ``skipped`` when given (once), not taken for one that is not there."""
-    stats = link.stat_many([log.path for log in logs])
+    header can be read), in two round trips: their stats, then their heads. A log the server will not let us stat
+    or read is noted in ``skipped`` when given (once), not taken for one that is not there, and costs the others
+    nothing (raised when ``skipped`` is None)."""
+    unstated: dict[str, str] = {}
+    stats = link.stat_many([log.path for log in logs], refused=unstated if skipped is not None else None)
     files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
     refused: dict[str, str] = {}
     heads = link.read_files([log.path for log, _ in files], HEADER_BYTES, refused)
-    notes = [_cannot_read(log, refused[log.path]) for log, _ in files if log.path in refused]
+    notes = [_cannot(log, "stat", unstated[log.path]) for log in logs if log.path in unstated]
+    notes += [_cannot(log, "read", refused[log.path]) for log, _ in files if log.path in refused]
     if skipped is not None:
         skipped += [note for note in notes if note not in skipped]
     found: dict[str, SessionRef | None] = {}
@@ -244,9 +247,10 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] 
     return [found.get(log.path) for log in logs]
 
 
-def _cannot_read(log: RemoteTarget, reason: str) -> str:
-    """The note of a remote log the server will not let us read (``reason``: its words), as a local one's."""
-    return f"skipped {quoted_path(str(log))}: cannot read ({quoted(reason)})"
+def _cannot(log: RemoteTarget, doing: str, reason: str) -> str:
+    """The note of a remote log the server will not let us ``doing`` (stat, read; ``reason``: its words), as a local
+    one's."""
+    return f"skipped {quoted_path(str(log))}: cannot {doing} ({quoted(reason)})"
 
 
 def remote_state_now(link: SshLink, log: RemoteTarget) -> tuple[HostState, bool]:

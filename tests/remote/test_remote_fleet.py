@@ -473,3 +473,39 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
     assert asked and all(paths != ["s2/session.jsonl"] and paths != ["s3/session.jsonl"] for paths in asked), asked
     [row] = [r for r in fleet.rows() if r.attention]
     assert row.ref.id == "s1" and "cannot stat (Permission denied)" in row.attention[0].reason, row.attention
+
+
+def test_a_remote_log_whose_stat_is_refused_leaves_the_others_adopted_in_one_batch(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fleet reads the headers of a machine's new logs in one batch (their stats in one round trip). One log whose
+    stat the server refused (its directory a link to a place it may not search) failed that batch, and every log
+    was then stat'ed alone, one round trip each. Now the batch goes on: the refused log is noted, with the server's
+    words, and the others are watched."""
+    from core.remote.link import SshLink
+
+    denied = "/proc/1/cwd"  # refused to root as well, in a container
+    with contextlib.suppress(PermissionError):
+        os.stat(f"{denied}/x")
+        pytest.skip(f"this machine lets us stat {denied}/x")
+    sshd.trust()
+    logs = []
+    for sid in ("s1", "s2"):
+        (tmp_path / sid).mkdir()
+        (tmp_path / sid / "session.jsonl").write_bytes(_lines([{**HEADER, "id": sid}]))
+        logs.append(tmp_path / sid / "session.jsonl")
+    (tmp_path / "s3").symlink_to(denied)
+    logs.append(tmp_path / "s3" / "session.jsonl")
+    asked: list[list[str]] = []
+    stat_many = SshLink.stat_many
+
+    def spy(link: SshLink, paths: list[str], *args: Any, **kwargs: Any) -> Any:
+        asked.append([Path(p).parent.name for p in paths if p.endswith("session.jsonl")])
+        return stat_many(link, paths, *args, **kwargs)
+
+    monkeypatch.setattr(SshLink, "stat_many", spy)
+    fleet = Fleet([f"testbox:{log}" for log in logs], config())
+    fleet.rescan()
+    assert sorted(r.ref.id for r in fleet.rows()) == ["s1", "s2"]
+    assert [sorted(paths) for paths in asked if paths] == [["s1", "s2", "s3"]], asked
+    assert fleet.skipped == [f"skipped testbox:{logs[2]}: cannot stat (Permission denied)"], fleet.skipped
