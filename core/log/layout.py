@@ -176,9 +176,14 @@ def stat_or_none(p: Path) -> os.stat_result | None:
         raise LogFormatError(f"{quoted_path(p)}: cannot read ({exc.strerror or exc})") from exc
 
 
+def special_file(fmt: int) -> str:
+    """What a file of the type ``fmt`` (``stat.S_IFMT``), no regular file, is: ``a FIFO``, ``a directory`` …"""
+    return _SPECIAL.get(fmt, "a special file")
+
+
 def not_a_log(path: str, fmt: int) -> str:
     """Why ``path``, of the file type ``fmt`` (``stat.S_IFMT``) and no regular file, is no log."""
-    return f"{quoted_path(path)}: is {_SPECIAL.get(fmt, 'a special file')}, not a session log file"
+    return f"{quoted_path(path)}: is {special_file(fmt)}, not a session log file"
 
 
 def link_to_nothing(path: str, target: str) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from core.log.layout import special_file
 from core.remote.target import RemoteTarget
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
@@ -62,6 +63,16 @@ class LostUnderWay(Unreachable):
 
 class FileGone(TapedeckError):
     """The server says the file is not there: it went since it was looked at (a read after its stat)."""
+
+
+class NotRegular(TapedeckError):
+    """The path is no regular file (a FIFO, a device, a directory …): it was not opened, since the server's open of
+    a FIFO waits for a writer, and every call on the connection behind it waits too; ``why`` says so in a few words
+    (of ``fmt``, its file type)."""
+
+    def __init__(self, where: RemoteTarget, fmt: int) -> None:
+        self.why = f"{special_file(fmt)}, not a regular file: not opened, as a read of it would hold up the connection"
+        super().__init__(f"{quoted_path(str(where))}: cannot read ({self.why})")
 
 
 class ChannelRefused(TapedeckError):
@@ -228,6 +239,14 @@ class SshLink:
         said = f"{quoted_path(str(self.target.at(path)))}: cannot {doing} ({quoted(exc.reason)})"
         return FileGone(said) if isinstance(exc, asyncssh.SFTPNoSuchFile) else TapedeckError(said)
 
+    async def _regular(self, sftp: Any, path: str) -> None:
+        """Raise ``NotRegular`` when ``path`` (through links, as an open goes) is no regular file: asked before it
+        is opened, since the server's open of a FIFO waits for a writer, and the whole connection with it (until
+        ``CALL_TIMEOUT``)."""
+        attrs = await sftp.stat(path)
+        if _kind(attrs) != "file":
+            raise NotRegular(self.target.at(path), _fmt(attrs))
+
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None
         if conn is not None:
@@ -270,7 +289,8 @@ class SshLink:
 
     def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
         """The bytes of each ``(offset, length)`` range of the file (fewer at its end), read through one open
-        handle with every request in flight at once: one round trip for them all. With ``unlinked`` (the path was no
+        handle with every request in flight at once: one round trip for them all, after the stat that makes sure it
+        is a regular file (``NotRegular`` when it is not: it is never opened). With ``unlinked`` (the path was no
         symbolic link when its stat was taken) none are returned (empty) when the path is a link once it is open:
         SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's than
         the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``)."""
@@ -292,6 +312,7 @@ class SshLink:
             import asyncssh
 
             try:
+                await self._regular(sftp, path)
                 async with sftp.open(path, "rb") as f:
                     looked = [sftp.lstat(path)] if unlinked else []  # after the open, in the reads' round trip
                     *now, data = await asyncio.gather(*looked, asyncio.gather(*(one(f, offset, length)
@@ -306,8 +327,9 @@ class SshLink:
 
     def read_files(self, paths: Sequence[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
         """The first ``limit`` bytes of each file (None where it cannot be opened: it is not there, or the server
-        refuses it, whose reason goes in ``refused`` by path when given), every request in flight at once. Reads to
-        the end of file whatever its stat says (``/proc`` files show size 0)."""
+        refuses it, or it is no regular file and is not opened, whose reason goes in ``refused`` by path when given),
+        every request in flight at once, after their stats. Reads to the end of file whatever its stat says
+        (``/proc`` files show size 0)."""
         return self.read_files_and_links(paths, limit, [], refused)[0]
 
     def read_files_and_links(
@@ -320,13 +342,14 @@ class SshLink:
 
         async def one(sftp: Any, path: str) -> bytes | None:
             try:
+                await self._regular(sftp, path)
                 async with sftp.open(path, "rb") as f:
                     return bytes(await f.read(limit, 0))
             except asyncssh.SFTPNoSuchFile:
                 return None
-            except asyncssh.SFTPPermissionDenied as exc:
+            except (asyncssh.SFTPPermissionDenied, NotRegular) as exc:
                 if refused is not None:
-                    refused[path] = exc.reason
+                    refused[path] = exc.reason if isinstance(exc, asyncssh.SFTPError) else exc.why
                 return None
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None

@@ -400,6 +400,8 @@ def test_a_remote_outcomes_file_removed_after_its_stat_reads_as_none_yet_as_here
         async def lstat(self, path: str) -> Any:
             return asyncssh.SFTPAttrs(size=60, mtime=1_700_000_000, permissions=0o100600)
 
+        stat = lstat  # the link makes sure a file is a regular one before it opens it
+
         def open(self, path: str, mode: str) -> Any:
             raise self.refusal
 
