@@ -19,7 +19,7 @@ from core.log.tail import Tailer
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, link_for
 from core.remote.live import RemoteOutcomes
-from core.remote.sessions import remote_header, remote_state_now
+from core.remote.sessions import RemoteStateCheck, remote_header, remote_state_now
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 
@@ -93,9 +93,12 @@ class RowAnswer:
     answer is not missed, nor the log read whole, here or over SSH)."""
 
     def __init__(self, log: Path) -> None:
-        self.log, self.kind = log, _host(log)[0].kind
-        self.gone: str | None = None  # why the last wait ended without an answer: its host exited first
+        self.log = log
         self.remote = parse_remote(str(log))
+        # a remote host's state, looked at every second while a wait lasts, is read only when its files changed
+        self._check = RemoteStateCheck(link_for(self.remote), self.remote) if self.remote is not None else None
+        self.kind = self._host().kind
+        self.gone: str | None = None  # why the last wait ended without an answer: its host exited first
         self.tailer: Tailer | None = None
         if self.kind != KIND_DSH and self.remote is not None:
             link = link_for(self.remote)
@@ -129,7 +132,7 @@ class RowAnswer:
 
         def gone() -> str | None:
             nonlocal cut
-            host = _host(self.log)[0]
+            host = self._host()
             cut = interrupted(host, request_id, None) if self.kind == KIND_DSH else None
             return str(cut["error"]) if cut is not None else state_refusal(host)
 
@@ -142,3 +145,7 @@ class RowAnswer:
             self.gone = None if cut is not None else str(exc)
             event = watch.wait(0)  # it may have answered just before it exited (our host answers its inbox then)
         return cut if event is None else event["data"]
+
+    def _host(self) -> HostState:
+        """The host state of the session now: read here each time (cheap), over SSH when its files changed."""
+        return read_host_state(self.log) if self._check is None else self._check.state()

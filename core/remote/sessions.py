@@ -7,6 +7,7 @@ import posixpath
 import re
 import shlex
 import stat
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,35 @@ def remote_state_now(link: SshLink, log: RemoteTarget) -> tuple[HostState, bool]
         return state, False
     hosted = hosted_in(link.read(log.path, 0, SCAN_BYTES), log.compressed)
     return (remote_host_state(link, log, True), True) if hosted else (state, False)
+
+
+STATE_RECHECK_SECONDS = 5.0  # ``RemoteStateCheck`` reads a state again this often when no file of it changed
+
+
+class RemoteStateCheck:
+    """``remote_state_now`` of one remote session for a caller that asks it again and again (a row action's wait for
+    its answer looks every second): the stats of its log and of the files its state is read from are asked first,
+    in one round trip, and the state is read again only when one of them changed since the last read, or
+    ``STATE_RECHECK_SECONDS`` after it (a host that dies without a word changes no file: its process is looked at
+    then; so is a file rewritten at its size within the second of its last stat, which SFTP's whole-second mtimes
+    hide)."""
+
+    def __init__(self, link: SshLink, log: RemoteTarget) -> None:
+        self.link, self.log = link, log
+        where = posixpath.dirname(log.path)
+        self._paths = [log.path, *(posixpath.join(where, name) for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE))]
+        self._seen: list[tuple[int, int, int] | None] | None = None
+        self._state: HostState | None = None
+        self._read_at = float("-inf")
+
+    def state(self) -> HostState:
+        """The session's host state now (the one last read while its files are as they were then)."""
+        stats = self.link.stat_many(self._paths, follow=False, refused={})  # a refusal: the read says it
+        seen = [(st.size, st.mtime_ms, st.fmt) if st is not None else None for st in stats]
+        now = time.monotonic()
+        if self._state is None or seen != self._seen or now - self._read_at >= STATE_RECHECK_SECONDS:
+            self._state, self._seen, self._read_at = remote_state_now(self.link, self.log)[0], seen, now
+        return self._state
 
 
 def remote_host_state(link: SshLink, log: RemoteTarget, hosted: bool) -> HostState:
