@@ -90,6 +90,9 @@ def inspect_report(session: Session) -> dict[str, Any]:
     }
 
 
+BATCH_EVENTS = 4096  # events ``events --json`` holds at most before it prints them (a run of small deltas)
+
+
 def _indexed(args: argparse.Namespace) -> bool:
     """Whether the command reads ``args.path`` through its persistent index (not a remote log's local copy)."""
     return not getattr(args, "local_copy", False)
@@ -286,8 +289,21 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         """The events the index holds of the types asked for, read back (found from the line table)."""
         lines = session.events
         assert isinstance(lines, LineStore) and types is not None
-        for seq in lines.seqs_of_types([name for name in lines.type_names if name in types]):
-            take(session, lines.raw(seq), turn_at(session, seq))
+        picked = [name for name in lines.type_names if name in types]
+        if out is None:
+            for seq in lines.seqs_of_types(picked):
+                take(session, lines.raw(seq), turn_at(session, seq))
+            return
+        batch: list[dict[str, Any]] = []  # JSON: a batch (``BATCH`` bytes of lines, or ``BATCH_EVENTS``) in one dump
+        size = 0
+        for seqs, length in lines.lines_of_types(picked):
+            wanted = seqs if args.turn is None else [seq for seq in seqs if turn_at(session, seq) == args.turn]
+            batch += map(lines.raw, wanted)
+            size += length
+            if size >= BATCH or len(batch) >= BATCH_EVENTS:
+                out.extend(batch)
+                batch, size = [], 0
+        out.extend(batch)
 
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
     from core.read.type_select import TypeSelection  # only the commands that take --type import it

@@ -357,15 +357,21 @@ class LineStore(KeepingEvents):
 
     def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
         """Every seq from ``start`` on whose event type is in ``names``, from the line table alone."""
+        for seqs, _ in self.lines_of_types(names, start):
+            yield from seqs
+
+    def lines_of_types(self, names: Collection[str], start: int = 0) -> Iterator[tuple[range, int]]:
+        """The seqs from ``start`` on of each line whose event type is in ``names`` (a packed row's members, one
+        event's seq) and the line's bytes (a run of deltas: its first line's), from the line table alone."""
         self.take_notes()
         ids = {i for i, name in enumerate(self.type_names) if name in names}
         if not ids:
             return
-        seq0, types, lines = self._seq0, self._type, self._lines_seen
+        seq0, types, lengths, lines = self._seq0, self._type, self._length, self._lines_seen
         for k in range(max(0, bisect.bisect_right(seq0, start, 0, lines) - 1), lines):
             if types[k] in ids:
                 stop = seq0[k + 1] if k + 1 < lines else self._end
-                yield from range(max(seq0[k], start), stop)
+                yield range(max(seq0[k], start), stop), lengths[k]
 
     def close(self) -> None:
         """Close the file handle look-ups opened (the next look-up opens it again)."""
