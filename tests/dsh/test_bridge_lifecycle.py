@@ -152,6 +152,12 @@ def test_restart_resumes_the_session_and_replays_nothing(
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
 
 
+def _answering_since(d: Path, edited: float) -> dict[str, Any] | None:
+    """``bridge.json`` once a bridge that answers (not one that exited) wrote it after ``edited`` (ms), else None."""
+    written = bridge_json(d) or {}
+    return written if written.get("since", 0) > edited and written.get("state") != "exited" else None
+
+
 def _steps_before_run(events: list[dict[str, Any]], request_id: str) -> int:
     """How many steps DSH started before the ``td`` command that ran ``request_id``."""
     [at] = [run["seq"] for run, _ in td_runs(events) if run["request"]["id"] == request_id]
@@ -182,9 +188,10 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(text.replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
-        time.sleep(0.5)
-        assert bridge_json(d)["state"] == "paused"  # the new instance answers; the old one wrote no exit
+        # DSH disposes the old instance first, and it says exited (since the edit too): the verdict waits for the new
+        # instance's own first word, whenever it attaches, and that word is the pause it took over
+        reloaded = wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")
+        assert reloaded["state"] == "paused"
         resume = send(d, "resume")
         sent.append(resume)
         assert final_outcome(d, resume["id"])["outcome"] == "applied"
@@ -344,7 +351,7 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
+        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's exit
         assert outcomes(d) == []
         hold.unlink()
         assert final_outcome(d, sent[0]["id"])["detail"]["objective"] == "read before the reload"
@@ -488,7 +495,7 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
+        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's exit
         assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
