@@ -10,13 +10,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
 from core.cli import main
 from tests.alerts.crafted import HEADER, Log
 from tests.conftest import FIXTURES, Processes
+from tests.lines import Lines
 
 
 def _line(event: dict[str, Any]) -> str:
@@ -104,14 +105,11 @@ def test_a_directory_with_no_session_says_so(tmp_path: Path, capsys: pytest.Capt
     assert capsys.readouterr().out == "[]\n"
 
 
-def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    while len(out) < count and time.monotonic() < deadline:
-        line = stream.readline()
-        if line:
-            out.append(json.loads(line))
-    return out
+def _read_lines(lines: Lines, count: int) -> list[dict[str, Any]]:
+    """The next ``count`` alerts the follower printed, each waited for up to 60 s."""
+    read = [lines.next() for _ in range(count)]
+    assert all(read), f"the follower's output ended: {read}"
+    return [json.loads(line) for line in read]
 
 
 @pytest.fixture
@@ -130,7 +128,7 @@ def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_roo
     first = root / "--w--" / "s1" / "session.jsonl"
     first.parent.mkdir(parents=True)
     first.write_text(_line(HEADER))
-    proc = follower(str(root), "--set", "alerts.errorStreak.count=2")
+    out = Lines(follower(str(root), "--set", "alerts.errorStreak.count=2").stdout)
     log = _failing_log()
     with open(first, "a") as f:
         for event in log.events[:2]:
@@ -141,12 +139,12 @@ def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_roo
         f.flush()
         time.sleep(0.3)
         f.write(_line(log.events[2])[20:])
-    (alert,) = _read_lines(proc.stdout, 1)
+    (alert,) = _read_lines(out, 1)
     assert (alert["cause"], alert["seq"], alert["path"]) == ("error-streak", 2, str(first))
     second = root / "--w--" / "s2" / "session.jsonl"
     second.parent.mkdir()
     shutil.copy(first, second)
-    (alert,) = _read_lines(proc.stdout, 1)
+    (alert,) = _read_lines(out, 1)
     assert (alert["cause"], alert["path"]) == ("error-streak", str(second))
 
 
@@ -158,7 +156,7 @@ def test_follow_prints_the_alert_of_a_session_under_a_directory_that_is_not_utf8
     log.parent.mkdir(parents=True)
     log.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
     proc = follower(str(tmp_path / "root"))
-    (alert,) = _read_lines(proc.stdout, 1)
+    (alert,) = _read_lines(Lines(proc.stdout), 1)
     assert (alert["cause"], alert["path"]) == ("error-streak", f"{tmp_path}/root/proj\\xff/s1/session.jsonl")
 
 
@@ -186,7 +184,7 @@ def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_
     # a limit no hook here comes near, however loaded the machine (the limit itself: the test after this one)
     proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", hook, "--exec-timeout", "60")
     _error_alerts(path, 3)
-    streamed = _read_lines(proc.stdout, 3)
+    streamed = _read_lines(Lines(proc.stdout), 3)
     assert [a["seq"] for a in streamed] == [1, 3, 5]
     deadline = time.monotonic() + 60
     while (not seen.exists() or len(seen.read_text().splitlines()) < 3) and time.monotonic() < deadline:
@@ -206,9 +204,10 @@ def test_exec_stops_a_hook_that_never_ends_at_its_time_limit_and_runs_the_next(t
     proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", "exec sleep 3600",
                     "--exec-timeout", "0.5")  # fmt: skip
     _error_alerts(path, 2)
-    assert [a["seq"] for a in _read_lines(proc.stdout, 2)] == [1, 3]
+    assert [a["seq"] for a in _read_lines(Lines(proc.stdout), 2)] == [1, 3]
     stopped = "tapedeck: --exec for the error-streak alert of crafted-1: stopped after the 0.5 s time limit\n"
-    said = [proc.stderr.readline() for _ in range(2)]  # each written as its hook is stopped
+    errors = Lines(proc.stderr)
+    said = [errors.next(), errors.next()]  # each written as its hook is stopped
     assert said == [stopped, stopped]
     proc.terminate()
     proc.communicate(timeout=60)
