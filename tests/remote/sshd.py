@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.conftest import Processes
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 MISSING = None if Path(SSHD).exists() and shutil.which("ssh-keygen") else "needs the OpenSSH server (sshd) and ssh-keygen"
 
@@ -115,9 +117,10 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def demo_host(tmp_path: Path, root: Path) -> subprocess.Popen[bytes]:
+def demo_host(processes: Processes, tmp_path: Path, root: Path) -> subprocess.Popen[bytes]:
     """A real tapedeck host (the scripted demo, paced, lingering when done) writing session ``far-1`` under
-    ``root``: the live host on the far side (the caller kills it)."""
+    ``root``: the live host on the far side, started through ``processes``, so it is killed with its process group
+    and reaped when the test ends, whether it passed or failed."""
     import sys
 
     from core.host.demo_scenario import TASKS, write_script
@@ -127,5 +130,5 @@ def demo_host(tmp_path: Path, root: Path) -> subprocess.Popen[bytes]:
             f"scripted:{write_script(tmp_path / 'script.json')}", "--workspace",
             str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root), "--session-id", "far-1",
             "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
-    return subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    return processes.start(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

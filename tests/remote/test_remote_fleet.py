@@ -21,6 +21,7 @@ from core.fleet.follow import Fleet
 from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
+from tests.conftest import Processes
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -30,7 +31,7 @@ def _lines(events: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
 
 
-def _until(fleet: Fleet, done: Callable[[Fleet], bool], timeout: float = 30.0, now: int | None = None) -> None:
+def _until(fleet: Fleet, done: Callable[[Fleet], bool], timeout: float = 60.0, now: int | None = None) -> None:
     """Poll ``fleet`` until ``done``; ``now``: the clock every poll is judged at (epoch ms), when not the real one."""
     deadline = time.monotonic() + timeout
     while True:
@@ -94,41 +95,36 @@ def test_an_unknown_host_key_is_refused_with_the_line_to_run(sshd: Sshd, tmp_pat
     assert not (sshd.home / ".ssh" / "known_hosts").exists()  # nothing was recorded silently
 
 
-def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path,
+def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path, processes: Processes,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
 
     sshd.trust()
     root = tmp_path / "root"
-    host = demo_host(tmp_path, root)
-    try:
-        fleet = Fleet([f"testbox:{root}"], config())
-        _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")
-        log = Path(str(fleet.rows()[0].ref.path).partition(":")[2])
-        answer = RowAnswer(fleet.rows()[0].ref.path)  # the log followed from its end, as the table does
-        request = send_row_action(fleet.rows()[0].ref.path, "pause", {})
-        assert request["origin"] == "fleet"
-        assert answer.wait(request["id"], timeout=30) == {"requestId": request["id"], "op": "pause",
-                                                          "outcome": "applied", "origin": "fleet"}  # fmt: skip
-        deadline = time.monotonic() + 30
-        while read_host_state(log).state != "paused":
-            assert time.monotonic() < deadline, "the far host never paused"
-            time.sleep(0.05)
-        _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
-        link = fleet.watches[str(fleet.rows()[0].ref.path)].link  # type: ignore[attr-defined]
-        before, size = link.bytes_read, log.stat().st_size
-        assert main(["control", f"testbox:{log.parent}", "resume", "--wait", "--json"]) == 0  # the CLI, remotely
-        outcome = orjson.loads(capsys.readouterr().out)
-        assert (outcome["type"], outcome["data"]["outcome"]) == ("tapedeck/control", "applied")
-        assert [e["seq"] for e in read_log(log).events if e["data"].get("requestId") == outcome["data"]["requestId"]
-                and e["data"].get("outcome") == "applied"] == [outcome["seq"]]  # fmt: skip
-        assert link.bytes_read - before < size  # the wait followed the log from its end, not from its start
-        assert read_host_state(log).state != "paused"
-        send_row_action(fleet.rows()[0].ref.path, "stop", {})
-        assert host.wait(timeout=30) in (0, 4)
-    finally:
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+    host = demo_host(processes, tmp_path, root)
+    fleet = Fleet([f"testbox:{root}"], config())
+    _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")
+    log = Path(str(fleet.rows()[0].ref.path).partition(":")[2])
+    answer = RowAnswer(fleet.rows()[0].ref.path)  # the log followed from its end, as the table does
+    request = send_row_action(fleet.rows()[0].ref.path, "pause", {})
+    assert request["origin"] == "fleet"
+    assert answer.wait(request["id"], timeout=60) == {"requestId": request["id"], "op": "pause",
+                                                      "outcome": "applied", "origin": "fleet"}  # fmt: skip
+    deadline = time.monotonic() + 60
+    while read_host_state(log).state != "paused":
+        assert time.monotonic() < deadline, "the far host never paused"
+        time.sleep(0.05)
+    _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
+    link = fleet.watches[str(fleet.rows()[0].ref.path)].link  # type: ignore[attr-defined]
+    before, size = link.bytes_read, log.stat().st_size
+    assert main(["control", f"testbox:{log.parent}", "resume", "--wait", "--json"]) == 0  # the CLI, remotely
+    outcome = orjson.loads(capsys.readouterr().out)
+    assert (outcome["type"], outcome["data"]["outcome"]) == ("tapedeck/control", "applied")
+    assert [e["seq"] for e in read_log(log).events if e["data"].get("requestId") == outcome["data"]["requestId"]
+            and e["data"].get("outcome") == "applied"] == [outcome["seq"]]  # fmt: skip
+    assert link.bytes_read - before < size  # the wait followed the log from its end, not from its start
+    assert read_host_state(log).state != "paused"
+    send_row_action(fleet.rows()[0].ref.path, "stop", {})
+    assert host.wait(timeout=60) in (0, 4)
 
 
 @pytest.mark.anyio

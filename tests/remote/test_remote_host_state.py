@@ -23,6 +23,7 @@ from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
 from tests.bridge.conftest import BOOT_ID, kill_unreaped, sleeper  # noqa: F401 (a fixture)
+from tests.conftest import Processes
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -94,31 +95,28 @@ def test_a_remote_dsh_bridge_is_live_while_its_process_runs(sshd: Sshd, tmp_path
     assert (state.state, state.since, state.kind) == ("exited", stale, "dsh")
 
 
-def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(sshd: Sshd, tmp_path: Path) -> None:
+def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(
+    sshd: Sshd, tmp_path: Path, processes: Processes
+) -> None:
     from core.fleet.follow import Fleet
     from tests.alerts.crafted import config
 
     sshd.trust()
     root = tmp_path / "root"
-    host = demo_host(tmp_path, root)
-    try:
-        fleet = Fleet([f"testbox:{root}"], config())
-        deadline = time.monotonic() + 30
-        while not (fleet.rows() and fleet.rows()[0].host.get("state") == "running" and fleet.rows()[0].turn):
-            assert time.monotonic() < deadline, "the far host never ran a turn"
-            fleet.poll()
-            time.sleep(0.05)
-        _kill_mid_turn(host, root)  # no word said: host.json still reads running
-        deadline = time.monotonic() + 30
-        while fleet.rows()[0].host.get("state") != "exited":
-            assert time.monotonic() < deadline, fleet.rows()[0].to_dict()
-            fleet.poll()
-            time.sleep(0.05)
-        assert "host-died" in [a.cause for a in fleet.rows()[0].attention]
-    finally:
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+    host = demo_host(processes, tmp_path, root)
+    fleet = Fleet([f"testbox:{root}"], config())
+    deadline = time.monotonic() + 60
+    while not (fleet.rows() and fleet.rows()[0].host.get("state") == "running" and fleet.rows()[0].turn):
+        assert time.monotonic() < deadline, "the far host never ran a turn"
+        fleet.poll()
+        time.sleep(0.05)
+    _kill_mid_turn(host, root)  # no word said: host.json still reads running
+    deadline = time.monotonic() + 60
+    while fleet.rows()[0].host.get("state") != "exited":
+        assert time.monotonic() < deadline, fleet.rows()[0].to_dict()
+        fleet.poll()
+        time.sleep(0.05)
+    assert "host-died" in [a.cause for a in fleet.rows()[0].attention]
 
 
 def _kill_mid_turn(host: subprocess.Popen[bytes], root: Path) -> None:

@@ -24,6 +24,7 @@ from core.log.reader import read_log
 from core.remote import tail as remote_tail
 from tests.alerts.crafted import HEADER as CRAFTED
 from tests.alerts.crafted import Log
+from tests.conftest import Processes
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
 from tests.remote.sshd import MISSING, Sshd, demo_host
 from tests.tui.pilot import NO_KEYMAP, make_app, raised_toasts, settle, until
@@ -97,30 +98,28 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
 
 
 @pytest.mark.anyio
-async def test_the_operator_keys_reach_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path) -> None:
+async def test_the_operator_keys_reach_a_live_host_on_the_far_side(
+    sshd: Sshd, tmp_path: Path, processes: Processes
+) -> None:
 
     sshd.trust()
     root = tmp_path / "root"
-    host = demo_host(tmp_path, root)
-    try:
-        deadline = time.monotonic() + 30
-        while not list(root.glob("*/*/session.jsonl")) or read_host_state(next(root.glob("*/*/session.jsonl"))).state != "running":
-            assert time.monotonic() < deadline, "the host never ran"
-            time.sleep(0.05)
-        log = next(root.glob("*/*/session.jsonl"))
-        app = make_app(watch_target(f"testbox:{log}"), follow=True)
-        async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: app.live is not None and app.live.ready and app.live.host.live)
-            await until(pilot, lambda: re.search(r"host \w+ on testbox", _header(pilot)) is not None)  # redrawn
-            await pilot.press("P")  # pause, through the remote inbox
-            await until(pilot, lambda: read_host_state(log).state == "paused", timeout=30)
-            await until(pilot, lambda: app.live is not None and app.live.host.state == "paused", timeout=30)
-            await pilot.press("P")  # resume
-            await until(pilot, lambda: read_host_state(log).state != "paused", timeout=30)
-        assert any(e["type"] == "tapedeck/control" for e in read_log(log).events)
-    finally:
-        host.kill()
-        host.wait()
+    demo_host(processes, tmp_path, root)
+    deadline = time.monotonic() + 60
+    while not list(root.glob("*/*/session.jsonl")) or read_host_state(next(root.glob("*/*/session.jsonl"))).state != "running":
+        assert time.monotonic() < deadline, "the host never ran"
+        time.sleep(0.05)
+    log = next(root.glob("*/*/session.jsonl"))
+    app = make_app(watch_target(f"testbox:{log}"), follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.live is not None and app.live.ready and app.live.host.live)
+        await until(pilot, lambda: re.search(r"host \w+ on testbox", _header(pilot)) is not None)  # redrawn
+        await pilot.press("P")  # pause, through the remote inbox
+        await until(pilot, lambda: read_host_state(log).state == "paused")
+        await until(pilot, lambda: app.live is not None and app.live.host.state == "paused")
+        await pilot.press("P")  # resume
+        await until(pilot, lambda: read_host_state(log).state != "paused")
+    assert any(e["type"] == "tapedeck/control" for e in read_log(log).events)
 
 
 def test_the_remote_header(snap_compare: Snap, sshd: Sshd, tmp_path: Path) -> None:
