@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -1971,12 +1972,30 @@ class _Found:
         return None if start < 0 else self._data[start:end]
 
 
+# one replacement of each kind, in ``KINDS`` order (``Redactor._replacement`` counts it)
+_ONE = {kind: tuple(int(other == kind) for other in KINDS) for kind in KINDS}
+
+
+class _Mine(threading.local):
+    """What one thread's calls of a ``Redactor`` keep from the other threads': what it counted (``tally``: its
+    replacements, ``add`` and ``uncount``, in ``KINDS`` order), whether it counts into ``Redactor.counts`` now (not
+    inside ``aside`` or ``again``) and where its walk notes each string it redacts (``walk(seen=...)``)."""
+
+    def __init__(self) -> None:
+        self.tally = [0] * len(KINDS)
+        self.counting = True
+        self.seen: Seen | None = None
+
+
 class Redactor:
-    """Replaces secrets in strings and counts the replacements by kind."""
+    """Replaces secrets in strings and counts the replacements by kind. One may serve several threads at once:
+    ``counts`` takes every thread's replacements (under a lock), and what a call says it replaced (``walk_found``,
+    ``aside``, ``pieces``, ``tally_since``) is its own thread's alone."""
 
     def __init__(self, environ: Mapping[str, str] | None = None, home: str | None = None) -> None:
-        self.counts: Counter[str] = Counter({kind: 0 for kind in KINDS})
-        self._seen: Seen | None = None  # where a walk notes each string it redacts (``walk(seen=...)``)
+        self.counts: Counter[str] = Counter({kind: 0 for kind in KINDS})  # every thread's, under ``_lock``
+        self._lock = threading.Lock()
+        self._mine = _Mine()
         secrets = written_forms(env_secrets(environ))
         home = os.path.expanduser("~") if home is None else home
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
@@ -2131,7 +2150,7 @@ class Redactor:
         replaced percent-encoded, ``%5Bredacted%20key%5D``, as a URL writes ``[`` and a blank there, and the URL's
         scheme, user and host stay: it still parses."""
         kind = next(k for k in KINDS if k in kinds)
-        self.counts[kind] += 1
+        self._count(_ONE[kind], 1)
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
         head = ""
@@ -2161,17 +2180,18 @@ class Redactor:
 
     def _walked(self, value: Any, seen: Seen | None) -> Any:
         """``walk`` below its first screen."""
-        self._seen = seen
+        mine = self._mine
+        outer, mine.seen = mine.seen, seen
         try:
             return self._walk(value)
         finally:
-            self._seen = None
+            mine.seen = outer
 
     def _walk(self, value: Any) -> Any:
         """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""
         kind = type(value)
         if kind is str:
-            return self.text(value) if self._seen is None else self._noted(value, self.text)
+            return self.text(value) if self._mine.seen is None else self._noted(value, self.text)
         if kind is dict:
             walk, keyed, key = self._walk, self._keyed, self._key
             pairs = [(key(k), v if type(v) is str and v in WORDS else keyed(k, v) if _secret_key(k) and type(v) is str
@@ -2202,8 +2222,9 @@ class Redactor:
         if type(key) is not str or key in WORDS:
             return key
         out = self.text(key, name=True)
-        if out is not key and self._seen is not None:
-            self._seen[KEY_REDACTED] = (key, out, None)
+        seen = self._mine.seen
+        if out is not key and seen is not None:
+            seen[KEY_REDACTED] = (key, out, None)
         return out
 
     def _keyed(self, key: str, value: str) -> str:
@@ -2221,11 +2242,12 @@ class Redactor:
 
     def _noted(self, value: str, redact: Callable[[str], str]) -> str:
         """``redact(value)``, noted in the walk's ``seen`` when it has one."""
-        if self._seen is None:
+        seen = self._mine.seen
+        if seen is None:
             return redact(value)
         before = self.tally()
         out = redact(value)
-        self._seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
+        seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
         return out
 
     def _clean(self, value: Any, dump: bytes | None = None) -> bool:
@@ -2243,8 +2265,21 @@ class Redactor:
         return self._line_screen(self._unanchored, line, 0, len(line))[0][0] < 0
 
     def tally(self) -> tuple[int, ...]:
-        """Replacements so far by kind, in ``KINDS`` order."""
-        return tuple(map(self.counts.__getitem__, KINDS))  # every kind is a key from the start
+        """What this thread counted so far by kind, in ``KINDS`` order (its replacements, ``add`` and ``uncount``):
+        two of them apart (``tally_since``) tell what its calls between replaced, whatever other threads did."""
+        return tuple(self._mine.tally)
+
+    def _count(self, found: Counts, sign: int) -> None:
+        """Count ``found`` (by kind, in ``KINDS`` order) ``sign`` times: in this thread's tally, and in ``counts``
+        unless the thread counts nothing now (``aside``, ``again``)."""
+        mine = self._mine
+        tally = mine.tally
+        for i, n in enumerate(found):
+            tally[i] += sign * n
+        if mine.counting:
+            with self._lock:
+                for kind, n in zip(KINDS, found, strict=True):
+                    self.counts[kind] += sign * n
 
     def tally_since(self, before: tuple[int, ...]) -> tuple[int, ...] | None:
         """What was replaced since ``tally`` gave ``before`` (None: nothing)."""
@@ -2260,13 +2295,11 @@ class Redactor:
 
     def uncount(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) no more: its caller counts it where the export shows it."""
-        for kind, n in zip(KINDS, found, strict=True):
-            self.counts[kind] -= n
+        self._count(found, -1)
 
     def add(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) again: what redacting the same value once more replaces."""
-        for kind, n in zip(KINDS, found, strict=True):
-            self.counts[kind] += n
+        self._count(found, 1)
 
     def aside(
         self, values: list[Any], dump: bytes | None = None, seen: Seen | None = None
@@ -2281,12 +2314,13 @@ class Redactor:
             return known
         if self._clean(values, dump):
             return values, None
-        counts = self.counts
-        self.counts = Counter({kind: 0 for kind in KINDS})
+        mine = self._mine
+        outer = mine.tally, mine.counting
+        mine.tally, mine.counting = [0] * len(KINDS), False  # (this thread's alone: the others count on)
         try:
             return [self.walk(value) for value in values], self.tally_since((0,) * len(KINDS))
         finally:
-            self.counts = counts
+            mine.tally, mine.counting = outer
 
     def seen_clean(self, value: Any, seen: Seen) -> None:
         """Note in ``seen`` every string of ``value`` as redaction leaves it: as it is, replacing nothing. Only
@@ -2305,15 +2339,18 @@ class Redactor:
 
     def again(self, value: Any) -> Any:
         """``walk`` of a value whose replacements were counted already (with ``add``): nothing is counted."""
-        counts = self.counts.copy()
+        mine = self._mine
+        outer = mine.tally, mine.counting
+        mine.tally, mine.counting = list(mine.tally), False  # (this thread's alone: the others count on)
         try:
             return self.walk(value)
         finally:
-            self.counts = counts
+            mine.tally, mine.counting = outer
 
     def summary(self) -> dict[str, int]:
-        """Replacements so far by kind, every kind listed."""
-        return {kind: self.counts[kind] for kind in KINDS}
+        """Replacements so far by kind, every kind listed: every thread's."""
+        with self._lock:
+            return {kind: self.counts[kind] for kind in KINDS}
 
 
 def _apart(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:

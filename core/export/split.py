@@ -30,7 +30,6 @@ from typing import Any, BinaryIO
 import orjson
 
 from core.export.build import ExportOptions, ExportPass, result_call
-from core.export.redact import KINDS
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, Spool, waiting
 from core.log.layout import resolve_log_path
 from core.read.notes import readable_notes
@@ -212,8 +211,7 @@ class _Projector(ExportPass):
         self._anchors.update(made["anchors"])
         redactor = self.options.redactor
         if redactor is not None:
-            for kind, n in zip(KINDS, made["counts"], strict=True):
-                redactor.counts[kind] += n
+            redactor.add(made["counts"])
         if self.nodes is not None:
             self.nodes.where, self.nodes.found = made["where"], made["nodes_found"]
             self.nodes.rows.size, self.nodes.messages.size = made["sizes"]
