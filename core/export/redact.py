@@ -971,20 +971,50 @@ def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     return close >= 0 and not data[close + 1 : close + 2].isalnum()  # ``Ab{}00``: no code goes on so
 
 
-# ``_quotes_before``'s last answer: the text, where it counted to and how many ``"`` it found before there
-_last_quotes: tuple[bytes, int, int] = (b"", 0, 0)
+class _Kept(threading.local):
+    """The answers the judges keep for the next question about the same text (each asked in order, so that a line
+    of many values is searched once, not again for each: ``bench/redact.py``), the text with them. Each thread keeps
+    its own, and a text's redaction forgets them as it ends (``_forget``): they would keep the text, a secret, alive
+    until the next redaction."""
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Forget every answer and the text it was for."""
+        # ``_quotes_before``'s: the text, where it counted to and how many ``"`` it found before there
+        self.quotes: tuple[bytes, int, int] = (b"", 0, 0)
+        # ``_joined``'s: the text, the pattern, where it was asked from and where the token it followed ends
+        self.joined: tuple[bytes, Any, int, int] = (b"", None, 0, -1)
+        # ``_closing_quote``'s: the text, where it was asked, and what it found (None: nothing to the text's end)
+        self.closing: tuple[bytes, int, Any] = (b"", 0, None)
+        # ``_rest_of_line``'s: the text, where it was asked from, the line's end and marks, and where it was to stop
+        self.line: tuple[bytes, int, int, tuple[int, ...], int | None] = (b"", 0, -1, (), None)
+        # ``_piped_group``'s: the text, the reader's pattern, where the group's rest was read from and to
+        self.group: tuple[bytes, Any, int, int, bool] = (b"", None, 0, -1, False)
+        # ``_last_before``'s for each pattern: the text, where it was asked, the last match's span before there
+        self.before: dict[Any, tuple[bytes, int, int, int]] = {}
+        # ``_in_command``'s for each pattern: the text, how far it searched, and the first match it found
+        self.in_command: dict[Any, tuple[bytes, int, Any]] = {}
+        # ``_search_argument``'s count: the text, where its tool's name ended, how far ``"`` and ``'`` were counted
+        # from there, and how many
+        self.quotes_after: tuple[bytes, int, int, int, int] = (b"", -1, 0, 0, 0)
+        # ``_about_netrc``'s: the text and its answer
+        self.netrc: tuple[bytes, bool] = (b"", False)
+
+
+_kept = _Kept()
 
 
 def _quotes_before(data: bytes, at: int) -> int:
     """How many ``"`` ``data`` holds before ``at``, counted on from the last answer's place when it is in the same text
     and not past ``at`` (the values of a text are judged in order): a line of many values is counted once, not from
     its start for each of them."""
-    global _last_quotes
-    text, counted, found = _last_quotes
+    text, counted, found = _kept.quotes
     if text is not data or counted > at:
         counted, found = 0, 0
     found += data.count(b'"', counted, at)
-    _last_quotes = (data, at, found)
+    _kept.quotes = (data, at, found)
     return found
 
 
@@ -1102,8 +1132,6 @@ _JOINED = re.compile(rb"[,;)\]}]+" + _VALUE)
 _NEXT_KEY = re.compile(rb"[,;)\]}]+[A-Za-z_][\w.-]*[ \t]*[=:]")
 # … and in a command's option's value (``--password=a,b``), a shell's word, which ``;`` and ``)`` end (``_OPTION``'s)
 _OPTION_JOINED = re.compile(rb"[,\]}]+" + _OPTION_CHAR + rb"+")
-# ``_joined``'s last answer: the text, the pattern, where it was asked from and where the token it followed ends
-_last_joined: tuple[bytes, Any, int, int] = (b"", None, 0, -1)
 
 
 def _joined(data: bytes, at: int, joined: Any = _JOINED) -> int:
@@ -1112,14 +1140,13 @@ def _joined(data: bytes, at: int, joined: Any = _JOINED) -> int:
     ``at`` when none is there. The last answer is kept, with where it was asked from: a value's end inside a token
     followed already ends the same token (each step starts where a value's characters end), so a token of many
     key words (``token=a,1token=a,…``) is followed once, not from each of them."""
-    global _last_joined
-    last = _last_joined
+    last = _kept.joined
     if last[0] is data and last[1] is joined and last[2] <= at <= last[3]:
         return last[3]
     end = at
     while (part := joined.match(data, end)) is not None and _NEXT_KEY.match(data, end) is None:
         end = part.end()
-    _last_joined = (data, joined, at, end)
+    _kept.joined = (data, joined, at, end)
     return end
 
 
@@ -1236,8 +1263,6 @@ _QUOTE_OR_BREAK = re.compile(rb"['\"\r\n]|\\[nr]")
 # the first single quote that closes a string after a value's first word (after a character of it, before a blank,
 # punctuation or the line's end), or the line's end, a ``"`` or either as JSON text escapes it, whichever is first
 _CLOSING_QUOTE = re.compile(rb"(?<=[^\s\\'])'(?=[\s.,;:!?)\]}|&<>+]|\Z|\\+[nr\"])|[\"\r\n]|\\+[nr\"]")
-# ``_closing_quote``'s last answer: the text, where it was asked, and what it found (None: nothing to the text's end)
-_last_closing: tuple[bytes, int, Any] = (b"", 0, None)
 
 
 def _closing_quote(data: bytes, m: Any, at: int) -> int | None:
@@ -1247,17 +1272,16 @@ def _closing_quote(data: bytes, m: Any, at: int) -> int | None:
     …``; not ``Bob's password: …``), and one closes it after a word's last character before the line ends
     (``rock'n'roll`` goes on). None otherwise. The first such quote or line end past a place is kept: the values of a
     line are asked in order."""
-    global _last_closing
     quote, _ = _last_before(_QUOTE_OR_BREAK, data, m.start(1), COMMAND_REACH)
     if quote < 0 or data[quote] != 0x27 or data[quote + 1 : quote + 2].isspace():
         return None
     before = data[quote - 1 : quote] if quote else b"\n"
     if before[0] not in _OPENS_AFTER and not (before == b"n" and data[quote - 2 : quote - 1] == b"\\"):
         return None
-    text, asked, found = _last_closing
+    text, asked, found = _kept.closing
     if text is not data or asked > at or found is not None and found.start() < at:
         found = _CLOSING_QUOTE.search(data, at)
-    _last_closing = (data, at, found)
+    _kept.closing = (data, at, found)
     return found.start() if found is not None and data[found.start()] == 0x27 else None
 
 
@@ -1300,8 +1324,6 @@ _RUN_WITH = re.compile(
 )
 # what ``_line_end`` looks for in the rest of a line: code, a condition's word, a command's option
 _LINE_MARKS = (_CODE_AFTER, _CODE_WORDS, re.compile(rb"[ \t]--?[A-Za-z]"))
-# ``_rest_of_line``'s last answer, where it was asked from, and where it was to stop
-_last_line: tuple[bytes, int, int, tuple[int, ...], int | None] = (b"", 0, -1, (), None)
 
 
 def _rest_of_line(data: bytes, at: int, stop: int | None = None) -> tuple[int, tuple[int, ...]]:
@@ -1310,14 +1332,13 @@ def _rest_of_line(data: bytes, at: int, stop: int | None = None) -> tuple[int, t
     or later. The line is scanned once for all the values on it (the last line's answer is kept): each value of a
     line of many (``password: a b`` again and again) scanning the rest of it took time growing as the square of
     the line. ``stop``: where the line ends at the latest (``_closing_quote``)."""
-    global _last_line
-    last = _last_line
+    last = _kept.line
     if last[0] is data and last[1] <= at <= last[2] and last[4] == stop:
         return last[2], last[3]
     end = _LINE_REST.match(data, at, len(data) if stop is None else stop).end()  # type: ignore[union-attr]  # (the
     stripped = len(data[at:end].rstrip(b" \t")) + at  # empty string matches)
     marks = tuple(max((found.start() for found in mark.finditer(data, at, end)), default=-1) for mark in _LINE_MARKS)
-    _last_line = (data, at, stripped, marks, stop)
+    _kept.line = (data, at, stripped, marks, stop)
     return stripped, marks
 
 
@@ -1361,6 +1382,13 @@ def _secret_key(key: Any) -> bool:
     """True when ``key`` of a JSON object names a secret (``password``, ``api_key``, ``x-auth-token``, ``DB_PASS``,
     ``auth``): ``_PAIR`` would take the value after it quoted."""
     return type(key) is str and _SECRET_KEY.search(key) is not None and not _no_password(key)
+
+
+def _forget_names() -> None:
+    """Forget the names ``_secret_key``, ``_number_key`` and ``_no_password`` remember (a log's keys, asked again
+    and again): after a redaction that replaced something, one of them may be what it replaced, or hold it."""
+    for remembered in (_secret_key, _number_key, _no_password):
+        remembered.cache_clear()
 
 
 def _secret_number(key: Any, value: Any) -> bool:
@@ -1507,10 +1535,6 @@ def _positional_value(data: bytes, m: Any) -> bool:
     return quoted or not _SENTENCE_WORD.fullmatch(value) or _AFTER_POSITIONAL.match(data, m.end(1)) is not None
 
 
-# ``_piped_group``'s last answer: the text, the reader's pattern, where the group's rest was read from and to
-_last_group: tuple[bytes, Any, int, int, bool] = (b"", None, 0, -1, False)
-
-
 def _grouped(data: bytes, m: Any) -> bool:
     """True when an ``echo`` after the first of a group (``_STDIN_AGAIN``, ``_CHPASSWD_AGAIN``) gives a password: the
     group is piped whole into that pattern's reader (``(echo A; echo B; echo C) | passwd``), and the value is no
@@ -1522,13 +1546,12 @@ def _piped_group(data: bytes, at: int, into: Any) -> bool:
     """True when the commands from ``at`` on end a group whose closing bracket ``into`` matches (with the pipe after
     it, into a reader). The last answer is kept, with where the group's rest was read from and to: each ``echo`` of
     a group of many reading on to its end took time growing as the square of their number."""
-    global _last_group
-    last = _last_group
+    last = _kept.group
     if last[0] is data and last[1] is into and last[2] <= at <= last[3]:
         return last[4]
     stop = _GROUP_REST.match(data, at).end()  # type: ignore[union-attr]  # it matches the empty string
     found = into.match(data, stop) is not None
-    _last_group = (data, into, at, stop, found)
+    _kept.group = (data, into, at, stop, found)
     return found
 
 
@@ -1596,22 +1619,19 @@ def _admin_value(data: bytes, m: Any) -> bool:
     return _in_command(data, m.start(), _ADMIN, ADMIN_MAX) is not None and _cli_value(data, m)
 
 
-# ``_last_before``'s last answer for each pattern: the text, where it was asked, the last match's span before there
-_last_before_at: dict[Any, tuple[bytes, int, int, int]] = {}
-
-
 def _last_before(pattern: Any, data: bytes, at: int, reach: int) -> tuple[int, int]:
     """The span of the last match of ``pattern`` (one or two bytes long) wholly in the ``reach`` bytes before
     ``at``, (-1, -1) when none. The last answer is kept for each pattern: asked again further on in the same text (a
     pattern's matches are judged in order), only what lies between the two places is searched, so a line of many
     key words is searched once, not ``reach`` bytes back from each of them."""
     lo = max(0, at - reach)
-    text, asked, start, end = _last_before_at.get(pattern, (b"", 0, -1, -1))
+    kept = _kept.before
+    text, asked, start, end = kept.get(pattern, (b"", 0, -1, -1))
     if text is not data or asked > at:
         asked, start, end = lo, -1, -1
     for found in pattern.finditer(data, max(asked - 1, lo), at):  # (one of two bytes may have begun just before)
         start, end = found.span()
-    _last_before_at[pattern] = (data, at, start, end)
+    kept[pattern] = (data, at, start, end)
     return (start, end) if start >= lo else (-1, -1)
 
 
@@ -1629,22 +1649,19 @@ def _command(data: bytes, at: int) -> bytes:
     return data[_command_start(data, at) : at]
 
 
-# ``_in_command``'s last answer for each pattern: the text, how far it searched, and the first match it found
-_last_in_command: dict[Any, tuple[bytes, int, Any]] = {}
-
-
 def _in_command(data: bytes, at: int, pattern: Any, longest: int) -> Any:
     """The first match of ``pattern`` (none longer than ``longest`` bytes) in the command ``at`` is in, before ``at``
     (``_command_start``); None when there is none. Asked again further on in the same command, or in its part in
     reach, the search goes on from where it stopped (less ``longest``: a match it may have cut), or, a match found
     still in reach, is not made again: each byte of a command is searched about once, however many questions."""
     start = _command_start(data, at)
-    text, searched, found = _last_in_command.get(pattern, (b"", 0, None))
+    kept = _kept.in_command
+    text, searched, found = kept.get(pattern, (b"", 0, None))
     if text is not data or searched > at or start >= searched or found is not None and found.start() < start:
         found = pattern.search(data, start, at)  # a new command, or its first match out of reach: from its start
     elif found is None or found.start() > searched - longest:  # (one starting before it may end past ``searched``)
         found = pattern.search(data, max(start, searched - longest), at) or found
-    _last_in_command[pattern] = (data, at, found)
+    kept[pattern] = (data, at, found)
     return found
 
 
@@ -1664,20 +1681,14 @@ def _search_argument(data: bytes, at: int) -> bool:
     tool = _in_command(data, at, _SEARCH_TOOL, SEARCH_TOOL_MAX)
     if tool is None:
         return False
-    global _last_quotes_after
-    text, after, counted, double, single = _last_quotes_after
+    text, after, counted, double, single = _kept.quotes_after
     if text is not data or not after <= tool.end() <= counted <= at:  # (else counted on from the last question's)
         after, counted, double, single = tool.end(), tool.end(), 0, 0
     # less what lies before the tool's name, which moved on (a tool's out of reach), more what lies past the count
     double += data.count(b'"', counted, at) - data.count(b'"', after, tool.end())
     single += data.count(b"'", counted, at) - data.count(b"'", after, tool.end())
-    _last_quotes_after = (data, tool.end(), at, double, single)
+    _kept.quotes_after = (data, tool.end(), at, double, single)
     return double % 2 == 0 and single % 2 == 0
-
-
-# ``_search_argument``'s last count: the text, where its tool's name ended, how far ``"`` and ``'`` were counted
-# from there, and how many
-_last_quotes_after: tuple[bytes, int, int, int, int] = (b"", -1, 0, 0, 0)
 
 
 def _netrc_entry(data: bytes, m: Any) -> bool:
@@ -1702,16 +1713,12 @@ def _netrc_value(data: bytes, value: bytes) -> bool:
     return not _PROSE_WORD.fullmatch(value) or _about_netrc(data)
 
 
-_last_text: tuple[bytes, bool] = (b"", False)  # ``_about_netrc``'s last answer, and the text it was for
-
-
 def _about_netrc(data: bytes) -> bool:
     """True when the text names a netrc file (``cat ~/.netrc``). The last text's answer is kept: each password line of
     prose in a text of many looking through the whole text took time growing as the square of their number."""
-    global _last_text
-    if _last_text[0] is not data:
-        _last_text = (data, _NETRC_NAME.search(data) is not None)
-    return _last_text[1]
+    if _kept.netrc[0] is not data:
+        _kept.netrc = (data, _NETRC_NAME.search(data) is not None)
+    return _kept.netrc[1]
 
 
 def _closes(data: bytes, at: int, escapes: int) -> bool:
@@ -2099,6 +2106,35 @@ class Redactor:
         which = self._which.Match(data)
         if which is None:
             return []
+        try:
+            spans = self._matched(data, which)
+        finally:
+            _kept.forget()
+        if name:
+            spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
+        if b"[redacted" in data or b"%5Bredacted" in data:  # what an export replaced already (an export of one, a
+            # log quoting one) stays, also a URL's password replaced (the match is the URL's, from its scheme)
+            marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
+            spans = [span for span in spans if not _replaced_already(data, span[0], span[1], marks)]
+        if not spans:
+            return []
+        _forget_names()  # (a name a judge asked about may hold what is replaced)
+        if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
+            spans = _code_points(data, spans)
+        spans.sort()
+        merged: list[tuple[int, int, set[str]]] = []
+        start, end, kinds = spans[0][0], spans[0][1], {spans[0][2]}
+        for s_start, s_end, kind in [*spans[1:], (len(text) + 1, 0, "")]:
+            if s_start < end:  # overlaps the open span: one replacement
+                end = max(end, s_end)
+                kinds.add(kind)
+                continue
+            merged.append((start, end, kinds))
+            start, end, kinds = s_start, s_end, {kind}
+        return merged
+
+    def _matched(self, data: bytes, which: Any) -> list[tuple[int, int, str]]:
+        """The spans of ``data`` the patterns ``which`` names match and their judges keep, by kind, in no order."""
         spans: list[tuple[int, int, str]] = []
         patterns = self._patterns
         for i in sorted(which):
@@ -2122,27 +2158,7 @@ class Redactor:
                             if pattern is _PAIR and (line := _LINE_BREAK_AT.match(data, stop)) is not None:
                                 at = line.end()  # (``_LINE_BREAK_AT``)
                                 break
-        if name:
-            spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
-        if b"[redacted" in data or b"%5Bredacted" in data:  # what an export replaced already (an export of one, a
-            # log quoting one) stays, also a URL's password replaced (the match is the URL's, from its scheme)
-            marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
-            spans = [span for span in spans if not _replaced_already(data, span[0], span[1], marks)]
-        if not spans:
-            return []
-        if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
-            spans = _code_points(data, spans)
-        spans.sort()
-        merged: list[tuple[int, int, set[str]]] = []
-        start, end, kinds = spans[0][0], spans[0][1], {spans[0][2]}
-        for s_start, s_end, kind in [*spans[1:], (len(text) + 1, 0, "")]:
-            if s_start < end:  # overlaps the open span: one replacement
-                end = max(end, s_end)
-                kinds.add(kind)
-                continue
-            merged.append((start, end, kinds))
-            start, end, kinds = s_start, s_end, {kind}
-        return merged
+        return spans
 
     def _replacement(self, found: str, kinds: set[str], host: int | None = None) -> str:
         """What replaces one merged match (counted once, as its first kind in ``KINDS`` order). A URL's password,
@@ -2182,10 +2198,13 @@ class Redactor:
         """``walk`` below its first screen."""
         mine = self._mine
         outer, mine.seen = mine.seen, seen
+        before = sum(mine.tally)
         try:
             return self._walk(value)
         finally:
             mine.seen = outer
+            if sum(mine.tally) != before:  # a key it replaced may be among the names remembered
+                _forget_names()
 
     def _walk(self, value: Any) -> Any:
         """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""

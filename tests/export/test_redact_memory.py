@@ -1,0 +1,63 @@
+"""Redaction keeps no secret once a call ends: nothing the module holds on to between calls (the answers its judges
+keep for the next question about the same text, the names it remembers) reaches a text or a key it redacted."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import types
+from typing import Any
+
+from core.export import redact
+from core.export.redact import Redactor
+
+MARK = "Zq7xWv9Kp"  # in every secret below, and nowhere in the module's own text
+# a text whose redaction asks every kept question: the command a match is in (``ssh-keygen -N``, a search tool's
+# pattern, ``mysqladmin … password``), a line's rest and its closing single quote, a token of many values, a
+# bracket's close, a group piped into a reader, a password line of prose
+TEXT = (
+    f"ssh-keygen -N {MARK}1 -f k api_key: {MARK}2 mysqladmin -u root password {MARK}3 x\n"
+    f"grep -rn password: config/ && echo 'password: Eat the {MARK}4 apple' done\n"
+    f'x = "password: ab{{cd{MARK}5"\nDB_PASSWORD={MARK}6,1DB_PASSWORD=a,b\n'
+    f"(echo {MARK}7; echo {MARK}8) | passwd\npassword required\n"
+)
+
+
+def _reachable(root: Any) -> list[Any]:
+    """Every string and bytes object reachable from ``root`` through containers and objects, not through a
+    function, a class or a module (another module's state is not this module's)."""
+    found, seen, stack = [], set(), [root]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, (str, bytes, bytearray)):
+            found.append(item)
+        elif isinstance(item, threading.local):  # this thread's attributes are not among its referents
+            stack.extend(vars(item).values())
+        elif not isinstance(item, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+            stack.extend(gc.get_referents(item))
+    return found
+
+
+def _holding_a_secret() -> list[Any]:
+    values = [v for k, v in vars(redact).items() if not k.startswith("__")]
+    return [
+        s for s in _reachable(values) if MARK in (s if isinstance(s, str) else s.decode(errors="replace"))
+    ]
+
+
+def test_no_text_or_key_redacted_is_held_by_the_module_after_the_call() -> None:
+    """The module kept the last text each judge asked about (``_last_quotes``, ``_last_in_command`` …: the whole
+    text, a secret, alive until the next redaction) and a key it redacted among the names it remembers."""
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.text(TEXT)
+    assert MARK not in out
+    walked = r.walk({f"ghp_{MARK}abcdefghijklmnop0123": 12345, "password": f"{MARK}0", "c": TEXT})
+    assert MARK not in str(walked)
+    found, _ = r.aside([{f"ghp_{MARK}abcdefghijklmnop0123": 1}, TEXT])
+    assert MARK not in str(found)
+    del out, walked, found
+    gc.collect()
+    assert _holding_a_secret() == []
