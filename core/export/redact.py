@@ -244,7 +244,7 @@ _NET_USE = (
     rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
 )
 # what, in the place of a password after a share or a user, is none: by the command's first two letters
-_POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (b"-",)}
+_POSITIONAL = {b"ne": (b"/",), b"sm": (b"-", b"<", b">", b"1>", b"2>"), b"bw": (b"-",), b"ca": (b"-", b"<")}
 
 
 def _option(valued: bytes) -> bytes:
@@ -271,17 +271,23 @@ _HTTPIE_AUTH = rb"https?[ \t](?:[^\n|;&]*?[ \t])?(?:-a[ \t]*|--auth(?:[ \t]+|=))
 # each its own pattern, so that one command's match, from its name to its password, never hides another's password
 # that comes between them on the line (``nmcli … mc alias set … KEY … password PW``)
 _CLI_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE) for command in (
-    rb"sshpass[ \t]+-p[ \t]*", rb"(?:mysql|mariadb)(?:-?dump|-?admin)?\b[^\n|;&]*?[ \t]-p",
+    rb"sshpass[ \t]+-p[ \t]*",
+    rb"(?:mysql|mariadb)(?:-?(?:dump|admin|import|check|show|slap|pump|binlog|sh))?\b[^\n|;&]*?[ \t]-p",
     rb"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+", rb"(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]*",
     rb"aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+",
-    rb"mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+", rb"sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*",
-    rb"ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+", rb"(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+",
+    rb"mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]*", rb"sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*",
+    rb"ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]*", rb"(?:\b|\\[nrt])(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+",
     rb"7za?\b[^\n|;&]*?[ \t]-p", rb"rar\b[^\n|;&]*?[ \t]-p",
     rb"lftp\b[^\n|;&]*?[ \t]-u[ \t]*" + _MAYBE_QUOTE + rb"[^\s,\"'\\$]*,",
     rb"(?:twine|cf[ \t]+login|snowsql|rabbitmqadmin|ncftp[a-z]*|cqlsh|psexec(?:64)?|rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+",
     rb"(?:[a-z]*freerdp[0-9]?)\b[^\n|;&]*?[ \t][/+]p:", rb"cmdkey\b[^\n|;&]*?[ \t]/pass:",
     rb"doctl\b[^\n|;&]*?[ \t]-t(?:=|[ \t]*)", rb"vault[ \t]+login\b[^\n|;&]*?[ \t]" + _MAYBE_QUOTE + rb"[sb]\.",
-    rb"(?:mosquitto_(?:pub|sub|rr)|bcp|isql)\b[^\n|;&]*?[ \t]-P[ \t]+",
+    rb"(?:mosquitto_(?:pub|sub|rr)|bcp|isql|tsql|(?:\b|\\[nrt])p4)\b[^\n|;&]*?[ \t]-P[ \t]+",
+    rb"ipmitool\b[^\n|;&]*?[ \t]-P[ \t]*", rb"(?:plink|pscp|psftp)(?:\.exe)?\b[^\n|;&]*?[ \t]-pw[ \t]+",
+    rb"jenkins-cli(?:\.jar)?\b[^\n|;&]*?[ \t]-auth[ \t]+" + _MAYBE_QUOTE + rb"[^\s:\"'\\$@]*:",
+    *(rb"snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform)\b[^\n|;&]*?[ \t]-" + letter + rb"[ \t]*"
+      for letter in (b"A", b"X")),  # SNMPv3's passphrases: authentication's, privacy's (one pattern each)
+    rb"nuget[ \t]+push\b[^\n|;&]*?[ \t]-k[ \t]+",
     rb"smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))" + _MAYBE_QUOTE + rb"[^\s%\"'\\$]*%",
     rb"[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+",
     rb"[ \t]-pass(?:in|out|word)?[ \t]+" + _MAYBE_QUOTE + rb"pass:", rb"openssl\b[^\n|;&]*?[ \t]-k[ \t]+",
@@ -315,6 +321,7 @@ _POSITIONAL_PASSWORDS = tuple(re2.compile(rb"(?:" + command + rb")" + _CLI_VALUE
     rb"(?i:net[ \t]+user)[ \t]+" + _CLI_ARGUMENT, _NET_USE, rb"smbclient\b[^\n|;&]*?[ \t]" + _NET_SHARE + rb"[ \t]+",
     rb"\bbw" + _BW_OPTIONS + rb"[ \t]+(?:unlock" + _BW_OPTIONS + rb"[ \t]+|login" + _BW_OPTIONS + rb"[ \t]+"
     + _CLI_ARGUMENT + rb"(?:" + _BW_OPTION + rb"[ \t]+)*)",
+    rb"cargo[ \t]+login(?:[ \t]+--registry(?:=|[ \t]+)[^\s|;&]+)?[ \t]+",
 ))
 # what follows an unquoted password in such a place: the command's end (a line break, a quote or either as JSON
 # text escapes it, a pipe, ``;``, ``&``, a bracket or a backquote that closes a substitution), a switch or an
@@ -647,8 +654,9 @@ _SCREEN = (
     + rb")" + _JSON_SPACE
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|mariadb|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|openssl|nmcli|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|wpa_passphrase|(?i:net" + _JSON_SPACE + rb"+user)"
-    + rb"|(?:rar|bcp|https?|mc(?:li)?)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
-    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+(?:create|set)|keyvault|secretsmanager|put-parameter|--from-literal|vercel"
+    + rb"|(?:rar|bcp|https?|mc(?:li)?|p4)" + _JSON_SPACE + rb"|ftp|twine|snowsql|rabbitmqadmin|mosquitto|isql|influx|neo4j|useradd|usermod|passwd"
+    + rb"|cqlsh|psexec|rdesktop|freerdp|cmdkey|doctl|gpg|cryptsetup|ipmitool|plink|pscp|psftp|tsql|jenkins-cli"
+    + rb"|cargo|snmp|nuget|bw" + _JSON_SPACE + rb"|secret" + _JSON_SPACE + rb"+(?:create|set)|keyvault|secretsmanager|put-parameter|--from-literal|vercel"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|-stdin|printf|sudo" + _JSON_SPACE + rb"+-|mkpasswd" + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

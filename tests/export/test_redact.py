@@ -4283,3 +4283,51 @@ def test_lower_case_names_that_only_end_like_a_token_s_stay() -> None:
     _stays(
         "high_pat=Sup3rSecret9\nfile_pat=src/app.py\nglob_pat=Sup3rSecret9\ngithub_path=/opt/gh\nsigh-pat: Sup3rSecret9\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mysqlsh -u root -pHunter2pw", f"mysqlsh -u root -p{R}"),
+        ("mysqlimport -u root -pHunter2pw db f.csv", f"mysqlimport -u root -p{R} db f.csv"),
+        ("mysqlcheck -u root -pHunter2pw --all-databases", f"mysqlcheck -u root -p{R} --all-databases"),
+        ("mysqlshow -uroot -p'Hunter2 pw' db", f"mysqlshow -uroot -p'{R}' db"),
+        ("mysqlpump -u root -pHunter2pw db", f"mysqlpump -u root -p{R} db"),
+        ("mysqlbinlog -u root -pHunter2pw -R bin.000001", f"mysqlbinlog -u root -p{R} -R bin.000001"),
+        ("ldapsearch -x -D cn=admin -wHunter2pw -b dc=x", f"ldapsearch -x -D cn=admin -w{R} -b dc=x"),
+        ("mongo -u admin -pHunter2pw db", f"mongo -u admin -p{R} db"),
+        ("ipmitool -I lanplus -H 10.0.0.5 -U admin -P Hunter2pw chassis status",
+         f"ipmitool -I lanplus -H 10.0.0.5 -U admin -P {R} chassis status"),
+        ("ipmitool -H h -U admin -PHunter2pw power on", f"ipmitool -H h -U admin -P{R} power on"),
+        ("plink -ssh -pw Hunter2pw bob@h", f"plink -ssh -pw {R} bob@h"),
+        ("pscp.exe -pw 'Hunter2 pw' f bob@h:/tmp", f"pscp.exe -pw '{R}' f bob@h:/tmp"),
+        ("psftp -P 22 -pw Hunter2pw bob@h", f"psftp -P 22 -pw {R} bob@h"),
+        ("p4 -u bob -P Hunter2pw sync", f"p4 -u bob -P {R} sync"),
+        ("tsql -S h -U sa -P Hunter2pw", f"tsql -S h -U sa -P {R}"),
+        ("java -jar jenkins-cli.jar -s https://j -auth bob:Hunter2pw build x",
+         f"java -jar jenkins-cli.jar -s https://j -auth bob:{R} build x"),
+        ("cargo login Hunter2pwTok3nAbc", f"cargo login {R}"),
+        ("cargo login --registry my Hunter2pwTok3nAbc", f"cargo login --registry my {R}"),
+        ("snmpwalk -v3 -u bob -l authPriv -a SHA -A Hunter2pw -x AES -X Hunter3pw h",
+         f"snmpwalk -v3 -u bob -l authPriv -a SHA -A {R} -x AES -X {R} h"),
+        ("dotnet nuget push p.nupkg -k Hunter2pwKey -s https://x", f"dotnet nuget push p.nupkg -k {R} -s https://x"),
+    ],
+)  # fmt: skip
+def test_the_password_more_common_command_lines_take_goes(text: str, out: str) -> None:
+    """The MySQL client's other programs (``mysqlsh``, ``mysqlimport``, ``mysqlcheck``, ``mysqlshow``,
+    ``mysqlpump``, ``mysqlbinlog``) and the mongo shell kept a password glued to ``-p``, ldapsearch one glued to
+    ``-w``; and ipmitool's ``-P``, PuTTY's ``-pw`` (plink, pscp, psftp), Perforce's ``-P``, FreeTDS' ``tsql -P``,
+    jenkins-cli's ``-auth user:…``, ``cargo login TOKEN``, SNMPv3's ``-A``/``-X`` passphrases and ``nuget push -k``
+    kept theirs."""
+    _redacts(text, out, out.count(R))
+    _in_json_text(text, out)
+
+
+def test_those_command_lines_ordinary_arguments_stay() -> None:
+    _stays(
+        "ssh -p 2222 bob@h\nscp -P 2222 f h:\nmkdir -p /tmp/x\ncp -p a b\ntar -xpf a.tar\ngrep -P '\\d+' f\n"
+        "mysqlshow -h db -P 3306 -u root -p db\nplink -P 22 bob@h\np4 -p perforce:1666 sync\nldapsearch -x -W -D x\n"
+        "snmpwalk -v3 -a SHA -x AES -l authPriv h\nipmitool -I lanplus -H h -U admin -E chassis status\n"
+        "cargo login\ncargo login --registry my\njenkins-cli -auth @creds.txt build x\nmongo --port 27017 db\n"
+        'cargo login $CARGO_TOKEN\nipmitool -H h -U admin -P "$IPMI_PW" power on\n'
+    )
