@@ -133,7 +133,7 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, a
 # quoted ``"pass"`` or ``"pw"``, and an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``, also
-# Python's triple quote, ``password = '''…'''``); a backquote, a Markdown code span's, ends it (``Set
+# Python's triple quote, ``password = '''…'''``, and bash's ``$'…'`` and ``$"…"``); a backquote, a Markdown code span's, ends it (``Set
 # `DB_PASSWORD=…` in .env``, ``password: `…` ``). Its sign is ``:``, ``=``, Go's ``:=`` or ``=>`` (after a quoted
 # key or a Ruby symbol, ``:password => "…"``: a bare name's is an arrow function's)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
@@ -152,7 +152,7 @@ _TRIPLE_QUOTE = rb"(?:\\*\"){3}|(?:\\*'){3}"  # Python's ``'''`` or ``"""``, eac
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
     + rb"(?:" + _MAYBE_QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER
-    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|" + _QUOTE + rb")?`*(" + _VALUE + rb")"
+    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")?`*(" + _VALUE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -408,6 +408,22 @@ _STDIN_READER = (
     rb"|sudo(?:[ \t]+-[A-Za-z]+(?:[ \t]+[^\s\-|;&][^\s|;&]*)?)*?[ \t]+-[A-Za-z]*S)"
 )
 _STDIN_PASSWORD = re2.compile(_ECHOED + _PIPED + _STDIN_READER)
+# a key word and its sign, a quote before the value or not (``password=``, ``"token": "``, ``API_KEY: ``)
+_KEY_SIGN = rb"(?:" + _KEY_WORDS + rb")" + _MAYBE_QUOTE + rb"[ \t]*(?::=|[:=])[ \t]*" + _MAYBE_QUOTE
+# … that a command substitution gives what an ``echo``, a ``printf`` or a here-string of ``cat`` writes (group 1,
+# unless it is a reference: ``_cli_value``): ``password=$(echo …)``, ``TOKEN="$(printf '%s' … | base64)"``,
+# ``api_key=`echo …` ``, ``password=$(cat <<< …)``; what substitutes it stays
+_SUBSTITUTED = re2.compile(
+    _KEY_SIGN + rb"(?:\$\(|`)[ \t]*(?:" + _ECHOED + rb"|cat[ \t]+<<<[ \t]*" + _ANSI_QUOTE + rb")" + _ECHOED_VALUE
+)
+# the default a parameter's expansion gives (group 1, to its closing brace or its quote's close; unless it is a
+# setting or a path: ``_default_value``), after a key word (``password=${PW:-…}``, Compose's ``POSTGRES_PASSWORD:
+# ${POSTGRES_PASSWORD:-…}``) or for a variable named for a secret (``${DB_PASSWORD-…}``, ``:=``, ``=``)
+_DEFAULT_AFTER = rb":?[-=]"
+_DEFAULTED = re2.compile(
+    rb"(?:" + _KEY_SIGN + rb"\$\{[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))" + _DEFAULT_AFTER
+    + _MAYBE_QUOTE + rb"((?:[^\s\"'\\$}]|" + _ESCAPED + rb")+)"
+)
 _CHPASSWD_USER = rb"[^\s:\"'\\|;&]+:"  # the user before the password chpasswd reads
 _CHPASSWD = re2.compile(_ECHOED + _CHPASSWD_USER + _PIPED + rb"chpasswd\b")
 # each ``echo`` of a group after its first (group 1), after a ``;``, ``&&`` or line break: every line the group gives its reader is a password, when the
@@ -647,6 +663,7 @@ _SCREEN = (
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + _QUOTE + rb"[ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
+    + rb"|\$\{[A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb")" + _DEFAULT_AFTER
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+" + _QUOTE
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])|<add" + _JSON_SPACE + rb"|\.login" + _JSON_SPACE + rb"*\(|HTTP(?:Basic|Digest)Auth"
     + rb"|\b(?:var|const|setenv|set(?:" + _JSON_SPACE + rb"+--?[A-Za-z]+)*|setx(?:" + _JSON_SPACE + rb"+/[A-Za-z]+)*)"
@@ -780,6 +797,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     name = _key_name(data, m)
     if _no_password(name.decode(errors="replace")):
         return False  # ``first_pass: parse tokens``
+    if data[m.end(1) - len(name) - 2 : m.end(1) - len(name)] == b"${":
+        return False  # a parameter's expansion, ``${TOKEN:-…}``: its default is ``_DEFAULTED``'s, ``:?`` an error's
     if data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\") and b"=>" in data[m.end(1) : m.start(3)] and data[
         m.end(1) - len(name) - 1 : m.end(1) - len(name)
     ] != b":":
@@ -888,7 +907,7 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
     prefix (``token = b'abc12345xyz'``) unless it holds a pattern's or an escape's character (``rb"\\d+"``), and
     a default a lookup gives past its first argument (``os.getenv('P', 'Sup3r')``: ``_DEFAULT_CALL``). Other
     literals inside brackets (a call's argument, an index: ``get("API_TOKEN")``), after a comparison, and
-    f-strings stay code."""
+    f-strings with a replacement field stay code (one without, ``f"Sup3r"``, is a literal)."""
     start = _expression_start(data, m)
     if start is None or _no_password(_key_name(data, m).decode(errors="replace")):
         return []
@@ -916,7 +935,9 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
         value, prefix = data[at:close], (t.group(1) or b"").lower()
         judged = not (first or compared or depth and not default)
         at, first, compared = close + len(t.group(2)), False, False
-        if not judged or b"f" in prefix or len(value) < SHORTEST or not _literal_secret(value):
+        if not judged or len(value) < SHORTEST or not _literal_secret(value):
+            continue
+        if b"f" in prefix and b"{" in value:  # an f-string's replacement field: code
             continue
         if _lexer_word(_key_name(data, m), value):
             continue
@@ -1377,8 +1398,8 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # the patterns whose value a quote may open (``_quoted_end``; ``_PAIR``'s also past punctuation: ``_pair_end``), those
 # of them that take a command's word as a shell reads it (``_shell_end``), and those whose value ``echo`` gives
 # (``_echoed_end``)
-_ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN)
-_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY, _LOGIN_CALL)
+_ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN, _SUBSTITUTED)
+_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY, _LOGIN_CALL, _DEFAULTED)
 _SHELL_WORDS = (
     _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
     _FISH_SET,
@@ -1525,6 +1546,13 @@ def _root_home(data: bytes, m: Any) -> bool:
 def _cli_value(data: bytes, m: Any) -> bool:
     """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``)."""
     return not _placeholder(m.group(1))
+
+
+def _default_value(data: bytes, m: Any) -> bool:
+    """True when the default a parameter's expansion gives a secret (``_DEFAULTED``) is one: from three characters,
+    no reference, number, path or setting word (``${API_KEY:-none}``, ``${PASSWORD:-/run/pw}``)."""
+    value = data[m.start(1) : _quoted_end(data, m, 1)]
+    return len(value) >= SHORTEST and not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
 def _positional_value(data: bytes, m: Any) -> bool:
@@ -2022,6 +2050,7 @@ class Redactor:
             *(("key", p, 1, _positional_value) for p in _POSITIONAL_PASSWORDS),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _ADMIN_PASSWORD, 1, _admin_value),
+            ("key", _SUBSTITUTED, 1, _cli_value), ("key", _DEFAULTED, 1, _default_value),
             ("key", _STDIN_PASSWORD, 1, _cli_value), ("key", _STDIN_AGAIN, 1, _grouped), ("key", _CHPASSWD, 1, _cli_value),
             ("key", _CHPASSWD_AGAIN, 1, _grouped),
             ("key", _HERE_STRING, 1, _cli_value), ("key", _HEREDOC, 4, _heredoc_value), ("key", _FTP_USER, 1, _cli_value),

@@ -4331,3 +4331,42 @@ def test_those_command_lines_ordinary_arguments_stay() -> None:
         "cargo login\ncargo login --registry my\njenkins-cli -auth @creds.txt build x\nmongo --port 27017 db\n"
         'cargo login $CARGO_TOKEN\nipmitool -H h -U admin -P "$IPMI_PW" power on\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password=$(echo Hunter2pw)", f"password=$(echo {R})"),
+        ('password="$(echo -n Hunter2pw)"', f'password="$(echo -n {R})"'),
+        ("export DB_PASSWORD=$(echo 'Hunter2 pw' | base64)", f"export DB_PASSWORD=$(echo '{R}' | base64)"),
+        ("token: $(printf '%s' Hunter2pw)", f"token: $(printf '%s' {R})"),
+        ("api_key=$( printf Hunter2pwKey )", f"api_key=$( printf {R} )"),
+        ("password=$(cat <<< Hunter2pw)", f"password=$(cat <<< {R})"),
+        ("password=`echo Hunter2pw`", f"password=`{R}`"),
+        ("password=${PW:-Hunter2pw}", f"password=${{PW:-{R}}}"),
+        ('password="${PW:=Hunter2pw}"', f'password="${{PW:={R}}}"'),
+        ("POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Hunter2pw}", f"POSTGRES_PASSWORD: ${{POSTGRES_PASSWORD:-{R}}}"),
+        ("psql -h db -p ${DB_PASSWORD-Hunter2pw}", f"psql -h db -p ${{DB_PASSWORD-{R}}}"),
+        ("echo ${TOKEN:-Hunter2pw}", f"echo ${{TOKEN:-{R}}}"),
+        ("password=$'Hunter2 pw'", f"password=$'{R}'"),
+        ('secret: $"Hunter2 pw"', f'secret: $"{R}"'),
+        ('password = f"Hunter2pw"', f'password = f"{R}"'),
+    ],
+)  # fmt: skip
+def test_a_secret_a_substitution_a_default_or_a_shell_quote_gives_a_key_goes(text: str, out: str) -> None:
+    """``password=$(echo PW)`` (``"$(echo -n PW)"``, ``$(printf '%s' PW)``, ``$(cat <<< PW)``) kept the password: a
+    value after a key word that starts with ``$`` was taken for a reference, and so was ``${PW:-PW}``'s default (also
+    under a variable named for a secret: ``${DB_PASSWORD-PW}``) and bash's ``$'…'`` and ``$"…"`` quotes; and an
+    f-string without a ``{`` is a literal, no code. What substitutes, a reference's name and the quotes stay
+    (``${TOKEN:-PW}`` lost its ``-`` too, taken for the value after ``TOKEN:``)."""
+    _redacts(text, out)
+    _in_json_text(text, out)
+
+
+def test_substitutions_references_and_defaults_that_hold_no_secret_stay() -> None:
+    _stays(
+        'password=$(cat /run/secrets/db)\npassword=$(openssl rand -hex 16)\npassword="$(pass show db/root)"\n'
+        'password=$(echo $PW)\npassword=$(echo "$PW")\npassword=${PW}\npassword=${PW:-$DEFAULT}\n'
+        "password=${PW:?required}\nTOKEN_TTL=${TOKEN_TTL:-3600}\nAPI_KEY=${API_KEY:-}\nx=${PASSWORD_FILE:-/run/pw}\n"
+        'token = f"{prefix}{x}"\npassword=$(get_password)\necho ${TOKEN:?set TOKEN first}\n'
+    )
