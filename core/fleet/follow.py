@@ -30,6 +30,7 @@ from core.fleet.row import FleetRow, fleet_order
 from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.records import PackedRow
 from core.log.sessions import SessionRef, session_logs, session_ref
+from core.log.skipped import UNREACHED, UNREADABLE, SkipNote, skip_note
 from core.log.vocabulary import ROUTE_EVENT
 from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
@@ -39,7 +40,6 @@ from core.remote.sessions import remote_host_state, remote_host_states, remote_l
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
-from core.shared.text import quoted_path
 from core.shared.values import int_or_none
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
@@ -324,7 +324,6 @@ class Fleet:
         ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
         skipped: list[str] = []
-        unreached: list[str] = []
         listed: set[str] = set()  # every log found under the targets that answered
         silent: set[str] = set()  # the machines a target of which did not answer
         for target in self.targets:
@@ -334,8 +333,7 @@ class Fleet:
                 else:
                     found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
-                unreached.append(str(exc))
-                skipped.append(str(exc))
+                skipped.append(skip_note(UNREACHED, target, str(exc)))
                 if isinstance(exc, Unreachable) and isinstance(target, RemoteTarget):  # (a missing root's answered)
                     silent.add(target.where)
                 continue
@@ -345,7 +343,8 @@ class Fleet:
             if str(target) in self._answered:  # not there at the target's last listing: it began while watched
                 self._born.update(str(log) for log in new)
             self._answered.add(str(target))
-        self.skipped, self.unreached = skipped, unreached
+        self.skipped = skipped
+        self.unreached = [note for note in skipped if isinstance(note, SkipNote) and note.kind == UNREACHED]
         self._forget(listed, silent)
         self._adopt()
 
@@ -405,7 +404,7 @@ class Fleet:
         except Unreachable:
             return None  # tried again at the next poll
         except TapedeckError as exc:
-            if (note := f"skipped {exc}") not in self.skipped:
+            if (note := skip_note(UNREADABLE, log, str(exc))) not in self.skipped:
                 self.skipped.append(note)
             return None
 
@@ -417,8 +416,9 @@ class Fleet:
             watch.born_watched()
         self.watches[key] = watch
         self._pending.discard(log)
-        named = f"skipped {quoted_path(key)}: "  # a note that it could not be read goes now, not at the next listing
-        self.skipped = [note for note in self.skipped if not note.startswith(named)]
+        # a note that it could not be read goes now, not at the next listing
+        self.skipped = [note for note in self.skipped if not (isinstance(note, SkipNote) and note.kind == UNREADABLE
+                                                              and note.subject == key)]  # fmt: skip
 
     def poll(self, now: int | None = None, final: bool = False, clock: bool | Collection[str] = True,
              raised: list[Alert] | None = None, sweep: bool = True) -> int:  # fmt: skip

@@ -9,6 +9,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from core.log.skipped import UNLISTED, skip_note
 from core.shared.envdirs import own_dir
 from core.shared.errors import LogFormatError, LogNotFoundError, NoLogInDirectoryError
 from core.shared.regular import open_regular
@@ -102,11 +103,11 @@ def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None
         found = _dir_logs(sdir)
     except LogFormatError as exc:
         if skipped is not None:
-            skipped.append(f"skipped {exc}")
+            skipped.append(skip_note(UNLISTED, sdir, str(exc)))
         return None
     name, why = dir_log(str(sdir), _types(found))
     if name is None and skipped is not None and (why := why or _dangling(sdir)) is not None:
-        skipped.append(f"skipped {why}")
+        skipped.append(skip_note(UNLISTED, sdir, why))
     return None if name is None else sdir / name
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
 from core.log.reader import read_header, read_log_header
+from core.log.skipped import UNLISTED, UNREADABLE, skip_note
 from core.shared.errors import LogFormatError, NoLogInDirectoryError, TapedeckError
 from core.shared.text import quoted_path
 
@@ -149,7 +150,7 @@ def session_ref(log: Path, skipped: list[str] | None = None) -> SessionRef | Non
     try:
         header = read_log_header(log)
     except LogFormatError as exc:
-        cause, note = exc.__cause__, f"skipped {exc}"
+        cause, note = exc.__cause__, skip_note(UNREADABLE, log, str(exc))
         refused = isinstance(cause, OSError) and not isinstance(cause, FileNotFoundError)  # gone: said of nothing
         if refused and skipped is not None and note not in skipped:
             skipped.append(note)
@@ -189,7 +190,7 @@ def _of_kind(path: Path, skipped: list[str] | None = None, kind: Callable[[int],
         return kind(path.stat().st_mode)
     except OSError as exc:
         if skipped is not None and exc.errno not in _GONE:
-            skipped.append(f"skipped {quoted_path(path)}: {exc.strerror or exc}")
+            skipped.append(skip_note(UNLISTED, path, f"{quoted_path(path)}: {exc.strerror or exc}"))
         return False
 
 
@@ -201,5 +202,5 @@ def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
         return sorted(directory.iterdir())
     except OSError as exc:
         if skipped is not None:
-            skipped.append(f"skipped {quoted_path(directory)}: {exc.strerror or exc}")
+            skipped.append(skip_note(UNLISTED, directory, f"{quoted_path(directory)}: {exc.strerror or exc}"))
         return []

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.log.layout import special_file
+from core.log.skipped import UNLISTED, skip_note
 from core.remote.target import RemoteTarget
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
@@ -426,7 +427,8 @@ class SshLink:
             except asyncssh.SFTPError as exc:
                 if skipped is None or _link_lost(exc):
                     raise self._file_failed(exc, path, "list") from None
-                skipped.append(f"skipped {quoted_path(f'{self.target.where}:{path}')}: {quoted(exc.reason)}")
+                where = self.target.at(path)
+                skipped.append(skip_note(UNLISTED, where, f"{quoted_path(str(where))}: {quoted(exc.reason)}"))
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
 

@@ -55,6 +55,7 @@ from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing, not_a_log
 from core.log.sessions import SessionRef, layout_text, ref_from_header
+from core.log.skipped import UNLISTED, UNREADABLE, skip_note
 from core.remote.link import FileGone, RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
@@ -139,7 +140,7 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
     for sdir, names in held:
         if denied := [sdir.join(name) for name in names if sdir.join(name).path in refused]:
             assert skipped is not None
-            skipped.append(_cannot(denied[0], "read", refused[denied[0].path]))
+            skipped.append(skip_note(UNLISTED, sdir, _cannot(denied[0], "read", refused[denied[0].path])))
             continue
         found: dict[str, tuple[int, int]] = {}
         for name in names:
@@ -157,7 +158,7 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
         if log is not None:
             logs.append(sdir.join(log))
         elif skipped is not None and (why := why or _dangling(link, sdir, names)) is not None:
-            skipped.append(f"skipped {why}")
+            skipped.append(skip_note(UNLISTED, sdir, why))
     return logs
 
 
@@ -237,8 +238,10 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] 
     files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
     refused: dict[str, str] = {}
     heads = link.read_files([log.path for log, _ in files], HEADER_BYTES, refused)
-    notes = [_cannot(log, "stat", unstated[log.path]) for log in logs if log.path in unstated]
-    notes += [_cannot(log, "read", refused[log.path]) for log, _ in files if log.path in refused]
+    notes = [skip_note(UNREADABLE, log, _cannot(log, "stat", unstated[log.path]))
+             for log in logs if log.path in unstated]  # fmt: skip
+    notes += [skip_note(UNREADABLE, log, _cannot(log, "read", refused[log.path]))
+              for log, _ in files if log.path in refused]  # fmt: skip
     if skipped is not None:
         skipped += [note for note in notes if note not in skipped]
     found: dict[str, SessionRef | None] = {}
@@ -249,9 +252,9 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] 
 
 
 def _cannot(log: RemoteTarget, doing: str, reason: str) -> str:
-    """The note of a remote log the server will not let us ``doing`` (stat, read; ``reason``: its words), as a local
-    one's."""
-    return f"skipped {quoted_path(str(log))}: cannot {doing} ({quoted(reason)})"
+    """Why a remote log is left out when the server will not let us ``doing`` it (stat, read; ``reason``: its
+    words), as a local one's."""
+    return f"{quoted_path(str(log))}: cannot {doing} ({quoted(reason)})"
 
 
 def remote_state_now(link: SshLink, log: RemoteTarget) -> tuple[HostState, bool]:

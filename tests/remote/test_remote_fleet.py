@@ -505,3 +505,33 @@ def test_a_remote_log_whose_stat_is_refused_leaves_the_others_adopted_in_one_bat
     assert sorted(r.ref.id for r in fleet.rows()) == ["s1", "s2"]
     assert [sorted(paths) for paths in asked if paths] == [["s1", "s2", "s3"]], asked
     assert fleet.skipped == [f"skipped testbox:{logs[2]}: cannot stat (Permission denied)"], fleet.skipped
+
+
+def test_a_remote_logs_note_goes_once_it_is_watched_by_its_kind_and_the_others_stay(sshd: Sshd, tmp_path: Path) -> None:
+    """Every note of what the fleet left out is made by one builder, with its kind and the path it names: the note
+    that a log could not be read goes once that log is watched (the fleet decides by the note's kind and path, not
+    by its words), and the others stay until the next listing."""
+    from core.log.skipped import UNLISTED, UNREACHED, UNREADABLE
+
+    denied = "/proc/1/cwd"  # refused to root as well, in a container
+    with contextlib.suppress(PermissionError):
+        os.stat(f"{denied}/x")
+        pytest.skip(f"this machine lets us stat {denied}/x")
+    sshd.trust()
+    (tmp_path / "s1").mkdir()
+    (tmp_path / "s1" / "session.jsonl").write_bytes(_lines([{**HEADER, "id": "s1"}]))
+    (tmp_path / "late").symlink_to(denied)  # a log whose directory the server will not search, for now
+    (tmp_path / "root" / "p" / "s2").mkdir(parents=True)
+    os.mkfifo(tmp_path / "root" / "p" / "s2" / "session.jsonl")  # no log where one should be
+    late, root = f"testbox:{tmp_path / 'late' / 'session.jsonl'}", f"testbox:{tmp_path / 'root'}"
+    fleet = Fleet([late, root, f"testbox:{tmp_path / 'gone'}"], config())
+    fleet.rescan()
+    assert [(n.kind, n.subject) for n in fleet.skipped] == [  # type: ignore[attr-defined]
+        (UNLISTED, f"{root}/p/s2"), (UNREACHED, f"testbox:{tmp_path / 'gone'}"), (UNREADABLE, late)], fleet.skipped
+    assert fleet.skipped[0] == f"skipped {root}/p/s2/session.jsonl: is a FIFO, not a session log file"
+    assert fleet.unreached == [fleet.skipped[1]]
+    (tmp_path / "late").unlink()
+    (tmp_path / "late").symlink_to(tmp_path / "s1")
+    _until(fleet, lambda f: [r.ref.id for r in f.rows()] == ["s1"])
+    assert [(n.kind, n.subject) for n in fleet.skipped] == [  # type: ignore[attr-defined]
+        (UNLISTED, f"{root}/p/s2"), (UNREACHED, f"testbox:{tmp_path / 'gone'}")], fleet.skipped
