@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +17,16 @@ import pytest
 import core.remote.sessions
 from core.fleet.actions import RowAnswer
 from tests.alerts.crafted import HEADER
+from tests.conftest import Processes
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
 @pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+def sleeper(processes: Processes) -> subprocess.Popen[bytes]:
     """A process that stands in for the far host (killed at the test's end, when the test has not)."""
-    proc = subprocess.Popen(["sleep", "600"])
-    yield proc
-    proc.kill()
-    proc.wait()
+    return processes.start(["sleep", "600"])
 
 
 @pytest.fixture
