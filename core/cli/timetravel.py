@@ -36,9 +36,12 @@ CLIP = 400
 COST_ROWS = 512  # request rows of ``cost --json`` dumped in one call (about 160 kB of JSON)
 
 
+UNFINISHED = "unfinished: the log ends before its answer"  # the mark of a request in flight as the log ends
+
+
 def _label(r: dict[str, Any]) -> str:
     again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
-    return f"turn {r['turn']} step {r['step']}{again} (seq {r['seq']})"
+    return f"turn {r['turn']} step {r['step']}{again} (seq {r['seq']}{', ' + UNFINISHED if r['unfinished'] else ''})"
 
 
 def _pick(args: argparse.Namespace) -> list[Request]:
@@ -226,7 +229,8 @@ def _request_lines(
     heading = [
         f"{what} · at seq {r['seq']} · {r['host']} · "
         f"{model_label(r['provider'], r['model'], 'model unknown')} · {count} messages · {human_chars(r['chars'])} chars"
-        + "".join(f" · {e}" for e in extra if e),
+        + "".join(f" · {e}" for e in extra if e)
+        + (f" · {UNFINISHED}" if r["unfinished"] else ""),
         f"  tools ({len(r['tools'])}): {tools}",
         f"  usage: {_usage(r['usage'])}",
         *(f"  not in the log: {note}" for note in r["unlogged"]),
@@ -366,6 +370,7 @@ def _render_cost(r: dict[str, Any]) -> str:
     for q in r["requests"]:
         step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "") if q["kind"] == AGENT else "-"
         note = q["cacheBreak"] or "" if q["kind"] == AGENT else f"({q['kind']} call at seq {q['seq']})"
+        note = f"{note} ({UNFINISHED})".lstrip() if q["unfinished"] else note
         lines.append(
             f"{q['turn']:>4} {step:<5} {q['hit'] if q['hit'] is not None else '-':<9} {q['miss']:<9} "
             f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {note}"

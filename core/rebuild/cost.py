@@ -55,6 +55,7 @@ class RequestCost:
     usd: float | None  # None: no usage logged, or no price for the model
     prompt_bytes: int
     cause: str | None  # what broke the cache before this request, if it broke
+    unfinished: bool = False  # in flight when the log ended (``Request.unfinished``): no usage logged for it
 
     @property
     def cached(self) -> float | None:
@@ -171,7 +172,8 @@ class CostTally:
         hit, miss, output = tokens if tokens else (None, 0, 0)
         usd = price.cost(hit or 0, miss, output) if tokens and price else None
         self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.kind,
-                                     request.model, hit, miss, output, usd, prompt, cause))  # fmt: skip
+                                     request.model, hit, miss, output, usd, prompt, cause,
+                                     request.unfinished))  # fmt: skip
 
     def _price(self, model: str | None) -> Prices | None:
         return self.price(model) if model else None
@@ -322,6 +324,7 @@ def _row_dict(r: RequestCost) -> dict[str, Any]:
         "cached": None if cached is None else round(cached, 4),
         "promptBytes": r.prompt_bytes,
         "cacheBreak": r.cause,
+        "unfinished": r.unfinished,
     }
 
 

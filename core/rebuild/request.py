@@ -101,6 +101,7 @@ class Request:
     kind: str = AGENT  # agent, or DSH's title or compaction call
     unlogged: list[str] = field(default_factory=list)  # what went out but is not in the log (so not rebuilt)
     digest: Digest | None = field(default=None, repr=False, compare=False)  # a lean request's prompt, see ``Digest``
+    unfinished: bool = False  # in flight as the log ends: no answer logged (its host was killed, or waits)
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -190,6 +191,7 @@ class Request:
             "chars": chars,
             "usage": self.usage,
             "unlogged": self.unlogged,
+            "unfinished": self.unfinished,
         }
         if body:
             out["body"] = {**self.body, "messages": []} if shallow else self.body
@@ -996,9 +998,15 @@ class RequestPass:
             self._other_call(session, etype, data)
 
     def finish(self, session: Session) -> None:
-        """The log ended: the requests in flight are over."""
+        """The log ended: the requests in flight are over, and one due to go out (a step started, a retry armed,
+        and nothing after) is the one in flight when the log was read, built as it went out and marked
+        ``unfinished``."""
         if self.clock.armed is not None and self.seen < session.next_seq - 1:  # it ended on untold deltas
             self._went_out(session, self.clock.before(self.seen + 1, CHUNK))
+        if self.clock.armed is not None:  # one went out after the last event, and no answer is logged
+            self._went_out(session, self.clock.before(session.next_seq, CHUNK))
+            if self.open is not None:
+                self.open.unfinished = True
         done, self.open = self.open, None
         if done is not None:
             self._emit(done, session)

@@ -54,8 +54,8 @@ class RequestDiff:
         """The ``diff --json`` object."""
         b, a = self.before, self.after
         return {
-            "before": {"turn": b.turn, "step": b.step, "attempt": b.attempt, "seq": b.seq} if b else None,
-            "after": {"turn": a.turn, "step": a.step, "attempt": a.attempt, "seq": a.seq},
+            "before": _point(b) if b else None,
+            "after": _point(a),
             "prefixBytes": self.prefix_bytes,
             "totalBytes": self.total_bytes,
             "broke": self.broke,
@@ -65,6 +65,12 @@ class RequestDiff:
             "removed": self.removed,
             "replaced": [{"node": old, "by": new} for old, new in self.replaced],
         }
+
+
+def _point(request: Request) -> dict[str, Any]:
+    """Which request ``request`` is, as ``diff --json`` names it."""
+    return {"turn": request.turn, "step": request.step, "attempt": request.attempt, "seq": request.seq,
+            "unfinished": request.unfinished}  # fmt: skip
 
 
 def break_point(prefix_bytes: int, total_bytes: int, cause: str | None, cause_seq: int | None) -> str:
