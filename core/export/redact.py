@@ -2015,8 +2015,7 @@ class _Found:
         return None if start < 0 else self._data[start:end]
 
 
-# one replacement of each kind, in ``KINDS`` order (``Redactor._replacement`` counts it)
-_ONE = {kind: tuple(int(other == kind) for other in KINDS) for kind in KINDS}
+_AT = {kind: i for i, kind in enumerate(KINDS)}  # each kind's place in ``KINDS`` (``Redactor._replacement``)
 
 
 class _Mine(threading.local):
@@ -2203,7 +2202,7 @@ class Redactor:
         replaced percent-encoded, ``%5Bredacted%20key%5D``, as a URL writes ``[`` and a blank there, and the URL's
         scheme, user and host stay: it still parses."""
         kind = next(k for k in KINDS if k in kinds)
-        self._count(_ONE[kind], 1)
+        self._count(_AT[kind], 1)
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
         head = ""
@@ -2325,17 +2324,14 @@ class Redactor:
         two of them apart (``tally_since``) tell what its calls between replaced, whatever other threads did."""
         return tuple(self._mine.tally)
 
-    def _count(self, found: Counts, sign: int) -> None:
-        """Count ``found`` (by kind, in ``KINDS`` order) ``sign`` times: in this thread's tally, and in ``counts``
-        unless the thread counts nothing now (``aside``, ``again``)."""
+    def _count(self, at: int, n: int) -> None:
+        """Count ``n`` more of the kind at ``at`` in ``KINDS``: in this thread's tally, and in ``counts`` unless the
+        thread counts nothing now (``aside``, ``again``). One kind a call: it is asked for every replacement."""
         mine = self._mine
-        tally = mine.tally
-        for i, n in enumerate(found):
-            tally[i] += sign * n
+        mine.tally[at] += n
         if mine.counting:
             with self._lock:
-                for kind, n in zip(KINDS, found, strict=True):
-                    self.counts[kind] += sign * n
+                self.counts[KINDS[at]] += n
 
     def tally_since(self, before: tuple[int, ...]) -> tuple[int, ...] | None:
         """What was replaced since ``tally`` gave ``before`` (None: nothing)."""
@@ -2351,11 +2347,15 @@ class Redactor:
 
     def uncount(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) no more: its caller counts it where the export shows it."""
-        self._count(found, -1)
+        for at, n in enumerate(found):
+            if n:
+                self._count(at, -n)
 
     def add(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) again: what redacting the same value once more replaces."""
-        self._count(found, 1)
+        for at, n in enumerate(found):
+            if n:
+                self._count(at, n)
 
     def aside(
         self, values: list[Any], dump: bytes | None = None, seen: Seen | None = None
