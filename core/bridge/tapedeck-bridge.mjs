@@ -474,8 +474,10 @@ function readRegular(file) {
 
 // The lines of `file` when it is a regular file (opened as readRegular opens it), read PIECE_BYTES at a time: a file
 // that grows for a session's whole life is never held whole, nor made one string (one past V8's largest could not
-// be read at all); a line at most is. None when it cannot be opened; the lines before a read that fails.
-function* regularLines(file) {
+// be read at all); a line at most is, up to MAX_LINE_BYTES (as the inbox's): a longer one is dropped as it is read
+// and skipped, and `tooLong(lineNo, message)` is told of it. None when it cannot be opened; the lines before a read
+// that fails.
+export function* regularLines(file, tooLong = () => {}) {
   let fd;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -486,6 +488,15 @@ function* regularLines(file) {
     if (!fs.fstatSync(fd).isFile()) return;
     const piece = Buffer.alloc(PIECE_BYTES);
     let held = []; // the pieces of the line not ended yet (its bytes, so a character across pieces stays whole)
+    let size = 0; // their bytes; -1 once past MAX_LINE_BYTES: the rest of the line is passed over
+    let lineNo = 1;
+    const ended = function* (last) {
+      if (size < 0) tooLong(lineNo, `line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes; skipped`);
+      else yield Buffer.concat([...held, last]).toString("utf8");
+      held = [];
+      size = 0;
+      lineNo += 1;
+    };
     for (;;) {
       let got;
       try {
@@ -497,12 +508,19 @@ function* regularLines(file) {
       const read = piece.subarray(0, got);
       let start = 0;
       for (let end; (end = read.indexOf(10, start)) !== -1; start = end + 1) {
-        yield Buffer.concat([...held, read.subarray(start, end)]).toString("utf8");
-        held = [];
+        if (size >= 0 && size + end - start > MAX_LINE_BYTES) size = -1;
+        yield* ended(read.subarray(start, size < 0 ? start : end));
       }
-      if (start < got) held.push(Buffer.from(read.subarray(start)));
+      if (start === got || size < 0) continue;
+      if (size + got - start > MAX_LINE_BYTES) {
+        held = [];
+        size = -1;
+      } else {
+        held.push(Buffer.from(read.subarray(start)));
+        size += got - start;
+      }
     }
-    if (held.length > 0) yield Buffer.concat(held).toString("utf8");
+    if (held.length > 0 || size < 0) yield* ended(Buffer.alloc(0));
   } finally {
     fs.closeSync(fd);
   }
@@ -807,7 +825,9 @@ export class SessionBridge {
   }
 
   readOutcomes() {
-    for (const line of regularLines(this.file(OUTCOMES))) {
+    const file = this.file(OUTCOMES);
+    const skipped = [];
+    for (const line of regularLines(file, (lineNo) => skipped.push(lineNo))) {
       let data;
       try {
         data = JSON.parse(line);
@@ -820,6 +840,15 @@ export class SessionBridge {
       if (data.op === "checkpoint" && data.outcome === "applied") this.addMark(data.detail);
       if (data.op === "rewind" && data.outcome === "applied") this.complete(data.detail?.markId);
     }
+    const many = skipped.length > 1;
+    const which = skipped.length > 3 ? `${skipped.slice(0, 3).join(", ")} and ${skipped.length - 3} more` : skipped.join(", ");
+    this.trouble(
+      "outcomes",
+      skipped.length
+        ? `${quotedPath(file)}: ${many ? "lines" : "line"} ${which} ${many ? "are" : "is"} longer than ` +
+            `${MAX_LINE_BYTES} bytes, which no outcome is; skipped`
+        : undefined,
+    );
   }
 
   // The log is the durable record: td runs (never run an id twice), marks, and the last pause/resume.
