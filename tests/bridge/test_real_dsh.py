@@ -345,5 +345,6 @@ async def test_a_fleet_row_action_the_bridge_refuses_says_so(shared_web: tuple[D
         await pilot.press("y")
         await until(pilot, lambda: any(n.title == "DSH bridge" for n in app._notifications), timeout=30)
         (said,) = [n for n in app._notifications if n.title == "DSH bridge"]
-        assert said.message.startswith("Rejected: stop to ") and "no turn to stop" in said.message, said.message
+        assert said.message.startswith("The DSH bridge refused the stop sent to "), said.message
+        assert "no turn to stop" in said.message, said.message
         assert said.severity == "error"

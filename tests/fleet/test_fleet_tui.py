@@ -271,7 +271,8 @@ async def test_a_row_action_unanswered_after_the_answer_window_still_holds_its_k
                   "time": FUTURE_MS + 60_000}  # fmt: skip
         with live.open("ab") as f:
             f.write(orjson.dumps(answer) + b"\n")
-        await until(pilot, lambda: any(str(n.message).startswith("Applied: pause to") for n in app._notifications),
+        await until(pilot, lambda: any(str(n.message).startswith("The host applied the pause sent to")
+                                       for n in app._notifications),
                     timeout=30)  # fmt: skip
         await until(pilot, lambda: not screen.pending, timeout=30)  # the worker's last callback, after its toast
         await pilot.press("P")  # answered: the key works again
@@ -281,16 +282,26 @@ async def test_a_row_action_unanswered_after_the_answer_window_still_holds_its_k
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("outcome", "error", "said", "severity"),
-    [("applied", None, "Applied: pause to ", "information"),
-     ("rejected", "the host is already paused", "Rejected: pause to ", "error"),
-     ("cancelled", "the host exited before applying it", "Cancelled: pause to ", "error")],
+    [("applied", None, "The host applied the pause sent to Port the CLI to the new config.", "information"),
+     ("rejected", "the host is already paused",
+      "The host refused the pause sent to Port the CLI to the new config: the host is already paused.", "error"),
+     ("cancelled", "the host exited before applying it",
+      "The host cancelled the pause sent to Port the CLI to the new config: the host exited before applying it.",
+      "error"),
+     ("expired", "it waited past its deadline",
+      "The pause sent to Port the CLI to the new config expired before the host applied it: it waited past its "
+      "deadline.", "error"),
+     ("unknown", "it exited while it ran the pause",
+      "Whether the host applied the pause sent to Port the CLI to the new config is not known: it exited while it ran "
+      "the pause.", "error")],
 )  # fmt: skip
 async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
     tmp_path: Path, outcome: str, error: str | None, said: str, severity: str
 ) -> None:
     """Only a DSH bridge's answer followed a row action: on a session of our own host the table said 'sent: pause'
     and never whether the host took it, refused it (and why) or let it go unapplied. The host's answer, read from
-    its log, now follows as it does for DSH."""
+    its log, now follows as it does for DSH, in a sentence that names the session and what its host did (it began
+    with the bare outcome, 'Applied: pause to …')."""
     root = _root(tmp_path)
     live = root / "p" / "live-c" / "session.jsonl"
     app = _app([root])
@@ -298,7 +309,7 @@ async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
         await _pause_sent(pilot, live)
         await _answer(pilot, live, outcome, error)
         (toast,) = [n for n in app._notifications if n.title == "host"]
-        assert toast.message.startswith(said) and (error or "") in toast.message, toast.message
+        assert toast.message == said, toast.message
         assert toast.severity == severity
 
 
@@ -767,7 +778,8 @@ async def test_a_row_action_from_a_row_with_no_host_reading_is_answered_by_the_d
             answered = lambda: [n for n in app._notifications if n.title in ("host", "DSH bridge")]  # noqa: E731
             await until(pilot, lambda: bool(answered()))
             (toast,) = answered()
-            assert toast.message.startswith("Applied: pause to") and toast.title == "DSH bridge", toast
+            assert toast.message.startswith("The DSH bridge applied the pause sent to"), toast
+            assert toast.title == "DSH bridge", toast
     finally:
         dsh.kill()
         dsh.wait()

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from core.control.host_state import KIND_DSH, HostState
+from core.control.inbox import APPLIED, CANCELLED, EXPIRED, REJECTED
 from core.control.once import CHECKING, WAITING, held_back
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches, twin
@@ -522,9 +523,8 @@ class FleetScreen(Screen[None]):
         if answer is None:
             text, severity = sentence(f"{op} to {label} got no answer: {lost}"), "warning"
         else:
-            why = f": {answer['error']}" if answer.get("error") else ""
-            text = sentence(f"{answer.get('outcome')}: {op} to {label}{why}")
-            severity = "information" if answer.get("outcome") == "applied" else "error"
+            text = _answer_said(answer, op, label, title)
+            severity = "information" if answer.get("outcome") == APPLIED else "error"
         self.app.call_from_thread(self.notify, text, title=title, severity=severity, markup=False)
         return answer
 
@@ -551,3 +551,16 @@ class FleetScreen(Screen[None]):
         text = unexpected(exc)
         self.app.call_from_thread(self.log.error, f"fleet row action: {text}")
         return text
+
+
+def _answer_said(answer: dict[str, Any], op: str, label: str, who: str) -> str:
+    """The toast that tells the host's ``answer`` to the ``op`` sent to the session titled ``label``: one sentence
+    that names the session and says what ``who`` (``host``, ``DSH bridge``) did with it, and why when it says."""
+    outcome, sent = answer.get("outcome"), f"the {op} sent to {label}"
+    done = {
+        APPLIED: f"the {who} applied {sent}",
+        REJECTED: f"the {who} refused {sent}",
+        CANCELLED: f"the {who} cancelled {sent}",
+        EXPIRED: f"{sent} expired before the {who} applied it",
+    }.get(outcome, f"whether the {who} applied {sent} is not known")  # unknown: it died while it ran it
+    return sentence(f"{done}: {answer['error']}" if answer.get("error") else done)
