@@ -9,6 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from tests.conftest import FIXTURES
+from tests.tui.pilot import quiet
 from tests.tui.screens_policy.harness import PolicyHarness, cells, settle, text
 from tests.tui.screens_policy.test_cut_cells import drawn
 from tui.screens.config import ConfigScreen
@@ -56,5 +57,5 @@ async def test_a_long_recorded_value_can_be_read_to_its_end_at_80x24(tmp_path: P
         await settle(pilot, lambda: keys.row_count > 0)
         keys.move_cursor(row=next(i for i in range(keys.row_count) if str(keys.get_row_at(i)[0]) == "tools"))
         await pilot.press("tab", "end")
-        await pilot.pause(0.1)
+        await quiet(pilot)
         assert any("mcp__server__tool_79" in line for line in drawn(app, app.screen)), "\n".join(drawn(app, app.screen))

@@ -13,6 +13,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from core.policies.checkpoint import plan_checkpoint
+from tests.tui.pilot import quiet
 from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle, tab_to
 from tests.tui.screens_policy.scenarios import LONG_OBJECTIVE as OBJECTIVE
 from tests.tui.screens_policy.scenarios import long_paths, long_region
@@ -50,7 +51,7 @@ async def test_two_long_keys_in_the_logged_changes_are_told_apart(tmp_path: Path
     async with app.run_test(size=(width, 30)) as pilot:
         history = app.screen.query_one("#config-history", DataTable)
         await settle(pilot, lambda: history.row_count == 2)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         rows = [line for line in drawn(app, history) if "operator" in line or re.search(r"\d+ → \d", line)]
         assert len(rows) == 2, drawn(app, history)
         shown = [next(w for w in row.split() if w.startswith("slice")) for row in rows]
@@ -84,7 +85,7 @@ async def test_a_marks_long_objective_can_be_read_whole(tmp_path: Path, width: i
     async with app.run_test(size=(width, 30)) as pilot:
         marks = app.screen.query_one("#marks-table", DataTable)
         await settle(pilot, lambda: marks.row_count == 1)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         said = " ".join(OBJECTIVE.split())
         places = [" ".join(" ".join(drawn(app, widget)).split()) for widget in app.screen.query("*") if widget.region]
         assert any(said in place for place in places), "\n".join(drawn(app, app.screen))
@@ -100,7 +101,7 @@ async def test_every_row_of_the_rewind_preview_can_be_reached_at_60x20(tmp_path:
     async with app.run_test(size=(60, 20)) as pilot:
         region = app.screen.query_one("#region-table", DataTable)
         await settle(pilot, lambda: region.row_count == 12)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         expected = {str(key.value) for key in region.rows}
         await tab_to(pilot, region)
         seen: set[str] = set()
@@ -121,13 +122,13 @@ async def test_a_long_path_leaves_the_folds_table_its_rows_at_60x20(tmp_path: Pa
         table = app.screen.query_one("#folds-table", DataTable)
         await settle(pilot, lambda: table.row_count == 6)
         await pilot.press("down")
-        await pilot.pause(0.1)
+        await quiet(pilot)
         rows = [line for line in drawn(app, table) if line.split() and line.split()[0].isdigit()]
         assert len(rows) >= 3, "\n".join(drawn(app, app.screen))
         totals = " ".join(" ".join(drawn(app, app.screen.query_one("#folds-totals"))).split())
         assert totals.startswith("6 folded"), "\n".join(drawn(app, app.screen))
         await pilot.press("tab", "end")
-        await pilot.pause(0.1)
+        await quiet(pilot)
         line = "".join(drawn(app, app.screen.query_one("#folds-selected-box")))
         assert "data digest of seq" in line, "\n".join(drawn(app, app.screen))
 
@@ -143,11 +144,11 @@ async def test_a_long_value_leaves_the_logged_changes_in_sight_at_80x24(tmp_path
         history = app.screen.query_one("#config-history", DataTable)
         await settle(pilot, lambda: keys.row_count > 0 and history.row_count == 2)
         keys.move_cursor(row=next(i for i in range(keys.row_count) if str(keys.get_row_at(i)[0]) == "adaptive.taskProfiles"))
-        await pilot.pause(0.2)
+        await quiet(pilot)
         rows = [line for line in drawn(app, history) if re.search(r"\d+ → \d", line)]
         assert len(rows) == 2, "\n".join(drawn(app, app.screen))
         box = app.screen.query_one("#config-check-box")
         await tab_to(pilot, box)
         await pilot.press("end")
-        await pilot.pause(0.1)
+        await quiet(pilot)
         assert "".join(drawn(app, box)).rstrip().endswith("]"), "\n".join(drawn(app, app.screen))

@@ -25,6 +25,7 @@ from core.policies.rewind import plan_rewind
 from core.read.load import load_session
 from core.read.summary import human_chars
 from tests.conftest import FIXTURES
+from tests.tui.pilot import quiet
 from tests.tui.screens_policy.harness import (
     LogBuilder,
     PolicyHarness,
@@ -442,7 +443,7 @@ async def test_a_live_append_leaves_the_table_where_the_operator_scrolled_it(tmp
         log.call("read_file", {"path": "src/late.py"}, "late\n")  # what the host writes next
         append_events(path, log.events[written:])
         await settle(pilot, lambda: table.row_count == before[2] + 1)
-        await pilot.pause(0.2)
+        await quiet(pilot)  # any scroll the new row brings (after a refresh) has run
         await settle(pilot)
         assert (table.cursor_row, table.scroll_y) == before[:2]
 

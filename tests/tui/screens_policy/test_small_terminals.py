@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input, Static
 from core.alerts.engine import Alert
 from core.policies.checkpoint import plan_checkpoint
 from tests.conftest import FIXTURES
-from tests.tui.pilot import until
+from tests.tui.pilot import quiet, until
 from tests.tui.screens_policy.harness import AlertsHarness, LogBuilder, PolicyHarness, settle, tab_to, text
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.screens_policy.test_cut_cells import drawn
@@ -55,7 +55,7 @@ async def test_the_logged_changes_get_rows_at_60x20(tmp_path: Path, count: int) 
         keys = app.screen.query_one("#config-keys", DataTable)
         history = app.screen.query_one("#config-history", DataTable)
         await settle(pilot, lambda: keys.row_count > 0 and history.row_count == count)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert len([row for row in _rows(app, history) if "→" in row]) >= min(count, 3), screen
         assert len(_rows(app, keys)) >= 3, screen
@@ -75,7 +75,7 @@ async def test_a_long_key_and_a_long_check_leave_the_logged_changes_rows_at_80x2
         app.screen.query_one("#config-value", Input).value = '"' + "x" * 900 + '"'
         check = app.screen.query_one("#config-check", Static)
         await settle(pilot, lambda: "Unknown" in text(check))
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert "Logged changes" in screen, screen
         assert len([row for row in _rows(app, history) if "→" in row]) >= 3, screen
@@ -88,7 +88,7 @@ async def test_a_read_only_logs_value_is_in_sight_at_60x20() -> None:
     app = PolicyHarness(FIXTURES / "compaction-recovery.session.jsonl", ConfigScreen)
     async with app.run_test(size=(60, 20)) as pilot:
         await settle(pilot, lambda: "provider:" in text(app.screen.query_one("#config-selected", Static)))
-        await pilot.pause(0.1)
+        await quiet(pilot)
         side = " ".join(drawn(app, app.screen.query_one("#config-selected-box")))
         assert 'provider: "deepseek-official"' in side, "\n".join(drawn(app, app.screen))
 
@@ -121,7 +121,7 @@ async def test_seal_warnings_leave_the_tape_table_its_rows(tmp_path: Path, size:
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one("#tape-table", DataTable)
         await settle(pilot, lambda: table.row_count == 10)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert "kept raw" in screen, screen
         assert len(_rows(app, table)) >= 3, screen
@@ -163,7 +163,7 @@ async def test_a_long_read_only_reason_leaves_the_table_its_rows_at_60x20(tmp_pa
     async with app.run_test(size=(60, 20)) as pilot:
         table = app.screen.query_one("#folds-table", DataTable)
         await settle(pilot, lambda: table.row_count == 1 and app.screen.read_only_reason is not None)  # type: ignore[attr-defined]
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert "Read-only" in screen, screen
         assert len(_rows(app, table)) == 1, screen
@@ -182,7 +182,7 @@ async def test_the_newest_request_stays_in_sight_in_the_outcome_panel(tmp_path: 
             item = requests.add("config.set", f"config.set request {n}")
             requests.failed(item, "the inbox could not be written: " + "no room left on the device " * 2)
         screen.show_outcomes(requests.items())  # type: ignore[attr-defined]
-        await pilot.pause(0.1)
+        await quiet(pilot)
         rows = drawn(app, screen)
         panel = rows[max(i for i, row in enumerate(rows) if row.startswith("▔")) + 1 : -1]  # under its rule
         assert "request 3" in " ".join(panel), "\n".join(rows)
@@ -210,7 +210,7 @@ async def test_the_marks_table_takes_its_rows_in_the_narrow_layout(tmp_path: Pat
         marks = app.screen.query_one("#marks-table", DataTable)
         region = app.screen.query_one("#region-table", DataTable)
         await settle(pilot, lambda: marks.row_count == count and region.row_count > 0)
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert marks.region.height <= marks.header_height + min(count, 6), screen
         assert len(_rows(app, marks)) >= min(count, 3), screen
@@ -231,10 +231,9 @@ async def test_a_long_alert_leaves_the_alerts_list_in_sight(tmp_path: Path, size
     app = AlertsHarness(board)
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one("#alerts-table", DataTable)
-        while table.row_count < 5:
-            await pilot.pause(0.01)
+        await until(pilot, lambda: table.row_count >= 5)
         await pilot.press("end")
-        await pilot.pause(0.1)
+        await quiet(pilot)
         screen = "\n".join(drawn(app, app.screen))
         assert len(_rows(app, table)) >= 3, screen
         assert "5 alerts" in screen, screen
