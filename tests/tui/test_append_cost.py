@@ -193,8 +193,7 @@ async def test_a_status_update_that_fires_after_the_panels_are_gone_does_nothing
         await screen.query_one("#status").remove()
         screen._status_after_frame()  # an append's status update, due once the list's frame is out
         screen.events.frame_rendered()
-        await pilot.pause(0.05)
-        assert not screen._status_due
+        await until(pilot, lambda: not screen._status_due)  # the update ran, on a header and status line gone
 
 
 async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: Path) -> None:

@@ -364,7 +364,7 @@ async def test_x_names_a_failure_of_the_system_and_writes_beside_a_removed_worki
         with monkeypatch.context() as patch:
             patch.setattr("core.export.write.export_to_file", full)
             await pilot.press("X")
-            await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)), timeout=30)
+            await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)))
         said = next(t for t in _toasts(app) if t.startswith("Export failed"))
         assert said == f"Export failed: {tmp_path / 'out.html'}: No space left on device.", said
         app._notifications.clear()  # type: ignore[attr-defined]
@@ -376,7 +376,7 @@ async def test_x_names_a_failure_of_the_system_and_writes_beside_a_removed_worki
         gone.rmdir()
         screen.export_dir = None
         await pilot.press("X")
-        await until(pilot, lambda: any(t.startswith(("Exported ", "Export failed")) for t in _toasts(app)), timeout=30)
+        await until(pilot, lambda: any(t.startswith(("Exported ", "Export failed")) for t in _toasts(app)))
         assert any(t.startswith("Exported ") for t in _toasts(app)), _toasts(app)
         assert app.is_running and len(list(temp.glob("tapedeck-*.html"))) == 1
 

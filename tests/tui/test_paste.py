@@ -15,7 +15,7 @@ from textual.widgets import Input, TextArea
 from tests.fleet.test_fleet_tui import _app as fleet_app
 from tests.fleet.test_fleet_tui import _loaded, _root
 from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import make_app, quiet, settle, until
 from tui.app import inert_paste
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +49,8 @@ async def _paste_into_the_focused_box(pilot: Pilot[Any]) -> None:
     assert isinstance(box, Input | TextArea), box
     app.post_message(Paste(HOSTILE))
     await until(pilot, lambda: PICTURED in (box.value if isinstance(box, Input) else box.text))
-    await pilot.pause(0.05)
+    await until(pilot, lambda: any("control character" in str(n.message) for n in app._notifications))
+    await quiet(pilot)  # the box drawn with what it holds now
     held = box.value if isinstance(box, Input) else box.text
     assert not _controls(held), held
     drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
