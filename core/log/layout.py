@@ -122,8 +122,10 @@ def _types(found: Mapping[str, os.stat_result]) -> dict[str, tuple[int, int]]:
 
 
 def missing_path(path: str | os.PathLike[str]) -> str:
-    """The refusal of a ``path`` that is not there; ``-`` (a pipe's name in other tools) says that no log is read
-    from stdin (a file named ``-`` is read as ``./-``)."""
+    """The refusal of a ``path`` that is not there: a link to nothing is named as one, and ``-`` (a pipe's name in
+    other tools) says that no log is read from stdin (a file named ``-`` is read as ``./-``)."""
+    if (dangling := _link_to_nothing(Path(path))) is not None:
+        return dangling
     hint = "; a log is read from its path, never from stdin" if os.fspath(path) == "-" else ""
     return f"{quoted_path(path)}: no such file or directory{hint}"
 
@@ -138,7 +140,7 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path).expanduser()
     st = stat_or_none(p)
     if st is None:
-        raise LogNotFoundError(_link_to_nothing(p) or missing_path(p))
+        raise LogNotFoundError(missing_path(p))
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
         name = dir_log(str(p), _types(found))[0] or next(iter(found), None)  # no regular file: refused as what it is
