@@ -2,21 +2,42 @@
 
 DSH writes a zstd log as concatenated independent frames (header in frame 1, then one frame per append batch).
 ``zstandard``'s one-shot ``decompress`` stops after the first frame, so frames are located by walking the standard
-frame format and decoded one by one. An incomplete final frame is kept for the next feed.
+frame format and decoded one by one. An incomplete final frame is kept for the next feed. A frame is decoded
+whole, so one that decodes to more than ``FRAME_LIMIT`` (by its header, or as it decodes when its header does not
+say) is refused as a ``FrameTooLarge`` rather than filling the memory.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zstandard import ZstdDecompressor
 
 ZSTD_MAGIC = 0xFD2FB528
 _SKIPPABLE_MASK = 0xFFFFFFF0
 _SKIPPABLE_MAGIC = 0x184D2A50
 
 
+FRAME_LIMIT = 1 << 30  # bytes a frame may decode to (DSH writes one per append batch, `zstd FILE` one in all)
+_SLICE = 1 << 10  # compressed bytes fed at a time to a frame that does not say its size: 32 MiB out at most
+
+
 class FrameError(ValueError):
     """The bytes at a frame boundary are not a zstd frame."""
+
+
+class FrameTooLarge(FrameError):
+    """A frame that decodes to more than ``FRAME_LIMIT`` bytes."""
+
+    def __init__(self, size: int | None) -> None:
+        said = f"{size:,} bytes" if size is not None else f"more than {FRAME_LIMIT:,} bytes"
+        super().__init__(
+            f"a zstd frame that decodes to {said}, past the {FRAME_LIMIT >> 30} GiB a frame is read to "
+            "(`zstd -d` the log to read it)"
+        )
 
 
 def frame_end(buf: bytes | memoryview, start: int) -> int | None:
@@ -76,7 +97,8 @@ _local = threading.local()
 
 
 def decode_frame(frame: bytes | memoryview) -> bytes:
-    """Decompress exactly one complete frame (checksum verified by zstd when present).
+    """Decompress exactly one complete frame (checksum verified by zstd when present); ``FrameTooLarge`` when it
+    decodes to more than ``FRAME_LIMIT`` bytes.
 
     One decompressor context is reused per thread: creating one per frame costs more than small frames do.
     """
@@ -85,16 +107,39 @@ def decode_frame(frame: bytes | memoryview) -> bytes:
         import zstandard  # only zstd logs need it, and it costs ms to import
 
         dctx = _local.dctx = zstandard.ZstdDecompressor()
-    return dctx.decompressobj().decompress(bytes(frame))
+    return _bounded(dctx, bytes(frame))
+
+
+def _bounded(dctx: ZstdDecompressor, data: bytes) -> bytes:
+    """What the frame (or the start of one) ``data`` decodes to, refused past ``FRAME_LIMIT``: a frame whose header
+    says its size is refused on that (zstd decodes no byte past what it says), any other as it decodes."""
+    import zstandard
+
+    try:
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        size = -1  # a header cut short: zstd says what is wrong with it as it decodes
+    if size > FRAME_LIMIT:
+        raise FrameTooLarge(size)
+    decoder = dctx.decompressobj()
+    if size >= 0:
+        return decoder.decompress(data)
+    out = bytearray()
+    for at in range(0, len(data), _SLICE):
+        out += decoder.decompress(data[at : at + _SLICE])
+        if len(out) > FRAME_LIMIT:
+            raise FrameTooLarge(None)
+    return bytes(out)
 
 
 def recover_lines(torn: bytes) -> bytes:
-    """The complete lines an incomplete (torn) zstd frame decodes to: what a reader already showed of it."""
+    """The complete lines an incomplete (torn) zstd frame decodes to: what a reader already showed of it (none when
+    it is past ``FRAME_LIMIT``)."""
     import zstandard  # only zstd logs get here
 
     try:
-        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
-    except zstandard.ZstdError:
+        recovered = _bounded(zstandard.ZstdDecompressor(), torn)
+    except (zstandard.ZstdError, FrameTooLarge):
         return b""
     return recovered[: recovered.rfind(b"\n") + 1]
 
@@ -146,6 +191,8 @@ class FrameStream:
                 out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(bytes(buf[pos:end]))))
             except zstandard.ZstdError as exc:
                 out.append(DecodedFrame(self._base + pos, end - pos, None, f"corrupt zstd frame: {exc}"))
+            except FrameTooLarge as exc:
+                out.append(DecodedFrame(self._base + pos, end - pos, None, str(exc)))
             pos = end
         del self._buf[:pos]
         self._base += pos

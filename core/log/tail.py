@@ -26,7 +26,7 @@ import orjson
 import zstandard
 
 from core.log.decoder import Consumer, LogDecoder
-from core.log.frames import FrameError, decode_frame, frame_end
+from core.log.frames import FrameError, FrameTooLarge, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import complete_event, expand_row, is_packed_row
 from core.shared.diagnostics import Diagnostic
@@ -541,7 +541,7 @@ def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
                     lines += texts[-1].count(b"\n")
                     if lines >= n:
                         break
-            except zstandard.ZstdError:
+            except (zstandard.ZstdError, FrameTooLarge):
                 return None
             events = _events_from_lines(b"".join(reversed(texts)).split(b"\n"), n)
             if events is None or len(events) >= n or start == 0:
