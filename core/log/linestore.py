@@ -399,7 +399,7 @@ class LineStore(KeepingEvents):
             found = hit[0]
         else:
             raw = self._raw(self._at, k)
-            found = self._decode(self._reader, raw, k)
+            found = self._decode(self._at, self._reader, raw, k)
             self.decodes += 1
             self._cache(k, found, len(raw))
         return self._seq0[k], found, self._offset[k], self._length[k]  # type: ignore[return-value]
@@ -409,12 +409,13 @@ class LineStore(KeepingEvents):
         up to the one that holds seq ``n`` (all of them without ``n``)."""
         while run.left and (n is None or n >= run.seq):
             raw = reader.line(run.at)
-            items = self._decode(decoder, raw, k, run.seq)
+            items = self._decode(reader, decoder, raw, k, run.seq)
             self.decodes += 1
             run.add(items, min(len(raw), MAX_LENGTH), len(raw) + 1)
         stop = self._seq0[k + 1] if k + 1 < self._lines_seen else self._end
         if run.seq > stop or (not run.left and run.seq != stop):
-            raise LogFormatError(f"{quoted_path(self.path)}: the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}")
+            what = f"the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}"
+            raise self._gone(reader, k, what)
         return run
 
     def _cache(self, k: int, found: list[Any] | _Run, size: int) -> None:
@@ -434,14 +435,26 @@ class LineStore(KeepingEvents):
         assert header is not None
         return LogDecoder.for_records(str(self.path), header)
 
-    def _decode(self, decoder: LogDecoder, raw: bytes, k: int, seq: int | None = None) -> list[Any]:
-        """What line ``k`` (its bytes ``raw``) decodes to at its first seq (or, in a run, ``seq``); a line that no
-        longer holds its seq is an error."""
+    def _decode(
+        self, reader: _LineReader, decoder: LogDecoder, raw: bytes, k: int, seq: int | None = None
+    ) -> list[Any]:
+        """What line ``k`` (its bytes ``raw``, read through ``reader``) decodes to at its first seq (or, in a
+        run, ``seq``); a line that no longer holds its seq is an error."""
         seq = self._seq0[k] if seq is None else seq
         items = decoder.decode_record(raw, seq)
         if not items:
-            raise LogFormatError(f"{quoted_path(self.path)}: the line at offset {self._offset[k]} no longer holds seq {seq}")
+            raise self._gone(reader, k, f"the line at offset {self._offset[k]} no longer holds seq {seq}")
         return items
+
+    def _gone(self, reader: _LineReader, k: int, what: str) -> LogFormatError:
+        """The error for row ``k``, whose line no longer holds ``what`` the pass read there: the log, as
+        ``reader`` finds it, was cut short since (it ends before the line does) or written over; either way it
+        is to be read again."""
+        size = reader.size()
+        held = self._offset[k] + (1 if self.compressed else self._length[k])
+        how = f"truncated to {size:,} bytes" if size < held else "written over"
+        why = f"the log was {how} since it was read: read it again"
+        return LogFormatError(f"{quoted_path(self.path)}: {what} ({why})")
 
     def _raw(self, reader: _LineReader, k: int, limit: int | None = None) -> bytes:
         """Line ``k``'s bytes through ``reader`` (with ``limit``, zstd: at least that many of its first bytes)."""
@@ -465,7 +478,7 @@ class LineStore(KeepingEvents):
                     seq0 = self._seq0[k]
                     lines = self._grow(_Run(seq0, self._offset[k], self._spans[seq0]), reader, decoder, k).lines()
                 else:
-                    lines = [(self._seq0[k], self._decode(decoder, self._raw(reader, k), k))]
+                    lines = [(self._seq0[k], self._decode(reader, decoder, self._raw(reader, k), k))]
                 for seq0, items in lines:
                     first = items[0]
                     row = first if type(first) is PackedRow else None
@@ -557,6 +570,13 @@ class _LineReader:
         try:  # a disk's I/O error is the log's, not the output's the command writes
             f.seek(offset)
             return f.read(size)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
+    def size(self) -> int:
+        """The size of the file read, now."""
+        try:
+            return os.fstat(self._handle().fileno()).st_size
         except OSError as exc:
             raise self._unreadable(exc) from exc
 
