@@ -75,14 +75,18 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
     trip; without ``roots``, none: only a log or a directory's own are looked for). A file by another name is a log
     too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an empty listing costs one stat more); a
-    directory it cannot list, or a log's name on what is no log (``target``'s own included), is noted in
-    ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
+    directory it cannot list (``target`` included, whose stat is then not raised either), or a log's name on what
+    is no log (``target``'s own included), is noted in ``skipped`` when given (as
+    ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
     entries = dict(link.listdir(target.path, skipped))
     if not entries:
-        st = link.stat(target.path)
+        refused: dict[str, str] = {}  # a path the server will not look into: its listing's note says so
+        st = link.stat_many([target.path], refused=refused if skipped is not None else None)[0]
+        if refused:
+            return []
         if st is None:
             raise LogNotFoundError(_missing(link, target))
         if st.kind == "file":

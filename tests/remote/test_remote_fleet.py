@@ -535,3 +535,24 @@ def test_a_remote_logs_note_goes_once_it_is_watched_by_its_kind_and_the_others_s
     _until(fleet, lambda f: [r.ref.id for r in f.rows()] == ["s1"])
     assert [(n.kind, n.subject) for n in fleet.skipped] == [  # type: ignore[attr-defined]
         (UNLISTED, f"{root}/p/s2"), (UNREACHED, f"testbox:{tmp_path / 'gone'}")], fleet.skipped
+
+
+def test_a_remote_root_the_server_will_not_look_into_is_noted_and_the_other_roots_listed(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """A remote root that is a link into a place the server may not search: its listing was noted as refused, then
+    the stat that tells an empty directory from no path at all was refused too and raised out of the listing of
+    every root, so the fleet (and ``sessions``) listed nothing. It is now that note alone."""
+    denied = "/proc/1/cwd"  # refused to root as well, in a container
+    with contextlib.suppress(PermissionError):
+        os.stat(f"{denied}/x")
+        pytest.skip(f"this machine lets us stat {denied}/x")
+    sshd.trust()
+    (tmp_path / "refused").symlink_to(denied)
+    (tmp_path / "root" / "p" / "s1").mkdir(parents=True)
+    (tmp_path / "root" / "p" / "s1" / "session.jsonl").write_bytes(_lines([{**HEADER, "id": "s1"}]))
+    fleet = Fleet([f"testbox:{tmp_path / 'refused'}", f"testbox:{tmp_path / 'root'}"], config())
+    fleet.rescan()
+    assert [r.ref.id for r in fleet.rows()] == ["s1"]
+    assert fleet.skipped == [f"skipped testbox:{tmp_path / 'refused'}: Permission denied"], fleet.skipped
+    assert fleet.unreached == []
