@@ -3,7 +3,7 @@ so a reader tells them apart by their kind, never by their words."""
 
 from __future__ import annotations
 
-UNLISTED = "unlisted"  # a directory that cannot be listed or looked at, or a session directory whose log is no log
+UNLISTED = "unlisted"  # a directory not listed or looked at, or a session directory whose log is no log
 UNREADABLE = "unreadable"  # a log found whose header or stat cannot be read: its note goes once it is read
 UNREACHED = "unreached"  # a target not listed at all (its machine cannot be reached, it is not there)
 

@@ -40,12 +40,16 @@ def test_a_fifo_read_over_the_link_is_refused_before_it_is_opened(sshd: Sshd, tm
     assert link.read(log.path, 0, 9) == b'{"type":"'
 
 
-def test_a_fifo_among_files_read_together_is_refused_and_the_others_are_read(sshd: Sshd, tmp_path: Path) -> None:
+def test_a_fifo_among_files_read_together_is_refused_and_the_others_are_read(
+    sshd: Sshd, tmp_path: Path
+) -> None:
     """Files read in one batch (host states, headers): the FIFO is refused, its reason given, the others read."""
     sshd.trust()
     log, fifo = _fifo_beside_a_log(tmp_path)
     refused: dict[str, str] = {}
     link = link_for(log)
     assert link.read_files([fifo.path, log.path], 9, refused) == [None, b'{"type":"']
-    assert refused == {fifo.path: "a FIFO, not a regular file: not opened, as a read of it would hold up the connection"}
+    assert refused == {
+        fifo.path: "a FIFO, not a regular file: not opened, as a read of it would hold up the connection"
+    }
     assert link.unreachable_since is None

@@ -48,12 +48,18 @@ def _hosted(tmp_path: Path, pid: int) -> Path:
     log = tmp_path / "s1" / "session.jsonl"
     log.parent.mkdir()
     log.write_bytes(orjson.dumps({**HEADER, "id": "s1"}) + b"\n")
-    (log.parent / "host.json").write_bytes(orjson.dumps({"state": "running", "pid": pid, "since": int(time.time() * 1000)}))
+    (log.parent / "host.json").write_bytes(
+        orjson.dumps({"state": "running", "pid": pid, "since": int(time.time() * 1000)})
+    )
     return log
 
 
 def test_the_wait_for_a_remote_answer_reads_the_host_state_only_when_its_files_changed(
-    sshd: Sshd, tmp_path: Path, sleeper: subprocess.Popen[bytes], reads: list[int], monkeypatch: pytest.MonkeyPatch
+    sshd: Sshd,
+    tmp_path: Path,
+    sleeper: subprocess.Popen[bytes],
+    reads: list[int],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """While nothing changes, the wait reads no host state (the bound is set past the wait); once the host writes
     that it exited, the wait ends at its next look, saying so."""
@@ -64,7 +70,9 @@ def test_the_wait_for_a_remote_answer_reads_the_host_state_only_when_its_files_c
     reads.clear()
     assert answer.wait("req-never-answered", timeout=3) is None and answer.gone is None
     assert reads == []  # three looks at the host, each one stat round trip
-    (log.parent / "host.json").write_bytes(orjson.dumps({"state": "exited", "pid": sleeper.pid, "since": 5_000}))
+    (log.parent / "host.json").write_bytes(
+        orjson.dumps({"state": "exited", "pid": sleeper.pid, "since": 5_000})
+    )
     assert answer.wait("req-never-answered", timeout=60) is None
     assert answer.gone is not None and "no live host runs this session" in answer.gone, answer.gone
     assert reads == [1]
@@ -83,5 +91,3 @@ def test_the_wait_for_a_remote_answer_sees_a_host_that_died_without_a_word_withi
     assert answer.wait("req-never-answered", timeout=60) is None
     assert answer.gone is not None and "no live host runs this session" in answer.gone, answer.gone
     assert time.monotonic() - began < 60 and os.path.exists(log)
-
-
