@@ -75,7 +75,7 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     read = 0
     head = b""
     rest = bytearray()  # bytes read and not fed yet
-    torn = False
+    torn = long = False
     try:
         with open_regular(p) as f:  # a FIFO swapped in since the stat is not waited on
             while decoder.header is None and not decoder.fatal:
@@ -85,7 +85,8 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
                     del rest[:end]
                     continue
                 if read >= HEADER_LIMIT:
-                    break  # what was read holds no whole first line or frame
+                    long = True  # what was read holds no whole first line or frame
+                    break
                 chunk = f.read(1 << 16)
                 if not chunk:
                     decoder.feed(bytes(rest))
@@ -104,6 +105,9 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise LogIncompleteError(f"{quoted_path(p)}: {what} (no session header)")
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
+    if long:
+        what = f"its first line or frame runs past {HEADER_LIMIT >> 20} MiB, more than a session header takes"
+        raise LogFormatError(f"{quoted_path(p)}: {what} (no session header)")
     if decoder.header is None:
         raise LogFormatError(f"{quoted_path(p)}: no complete first line or frame (no session header)")
     return decoder.header
