@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from tests.bridge.conftest import compaction, dsh_log, td_pair, write_bridge
 from tests.snapshot.test_main_screens import FUTURE_S, SIZE, fleet_listed, steps
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import make_app, quiet, settle, until
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 
@@ -101,6 +101,6 @@ def _then(key: str, shown: Callable[[Pilot[None]], Any]) -> Callable[[Pilot[None
         await settle(pilot)
         await pilot.press(key)
         await shown(pilot)
-        await pilot.pause(0.3)  # the policy screen's first derivation lands and paints
+        await quiet(pilot)  # the policy screen's first derivation landed and painted
 
     return run

@@ -47,7 +47,7 @@ def test_message_dialog(snap_compare: Snap, tmp_path: Path) -> None:
         await until(pilot, lambda: _typed(pilot.app) is not None)
         await pilot.press(*"prefer small diffs")
         await until(pilot, lambda: _typed(pilot.app) == "prefer small diffs")
-        await pilot.pause(0.1)
+        await quiet(pilot)
 
     assert snap_compare(make_app(path), terminal_size=SIZE, run_before=typed)
 
@@ -70,7 +70,7 @@ def test_expand_confirm_shows_the_chars_going_back(snap_compare: Snap, tmp_path:
     async def run(pilot: Pilot[None]) -> None:
         await settle_policy(pilot)
         await pilot.press("down", "down", "x")
-        await pilot.pause(0.1)
+        await quiet(pilot)
 
     assert snap_compare(PolicyHarness(path, FoldsScreen), terminal_size=(140, 40), run_before=run)
 
@@ -85,7 +85,7 @@ def test_checkpoint_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, 
         await until(pilot, lambda: _typed(pilot.app) is not None)
         await pilot.press(*"try the fixture")
         await until(pilot, lambda: _typed(pilot.app) == "try the fixture")
-        await pilot.pause(0.1)
+        await quiet(pilot)
 
     assert snap_compare(make_app(path), terminal_size=size, run_before=typed)
 

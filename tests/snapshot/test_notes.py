@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 
 from core.read.notes import set_note
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, quiet, settle, until
 
 SIZE = (150, 40)
 
@@ -32,6 +32,6 @@ def test_noted_rows_and_the_note_in_the_detail_pane(
         screen.load_notes()
         await until(pilot, lambda: len(screen.events.notes) == 2)
         await settle(pilot)
-        await pilot.pause(0.3)
+        await quiet(pilot)
 
     assert snap_compare(make_app(path), terminal_size=SIZE, run_before=noted)
