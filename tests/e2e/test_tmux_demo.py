@@ -22,7 +22,7 @@ def _alive(pid: int) -> bool:
     return "zombie" not in status.lower()
 
 
-def _wait(predicate, what: str, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+def _wait(predicate, what: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

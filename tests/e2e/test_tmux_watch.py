@@ -64,7 +64,7 @@ class Tmux:
         """Send keys (tmux key names)."""
         self._run("send-keys", "-t", self.name, *keys)
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
         """Poll the screen until ``predicate`` holds; fail with the last screen otherwise."""
         deadline = time.monotonic() + timeout
         while True:
@@ -211,7 +211,7 @@ def test_a_tui_told_to_end_gives_the_terminal_back(
     shell = pane._run("display-message", "-p", "-t", pane.name, "#{pane_pid}").strip()
     (tui,) = map(int, Path(f"/proc/{shell}/task/{shell}/children").read_text().split())
     os.kill(tui, signal.SIGTERM)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not pane.exited():
         assert time.monotonic() < deadline, pane.screen()
         time.sleep(0.05)

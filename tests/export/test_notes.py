@@ -392,7 +392,7 @@ def test_a_sidecar_that_is_no_regular_file_is_refused_not_waited_on(log: Path, t
     refused = f"{sidecar}: not a regular file; notes are kept in one, so this is not read\n"
     for args in (["notes", str(log)], ["note", str(log), "--seq", "4", "x"], ["export", str(log), "--format", "md"]):
         done = subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)  # fmt: skip
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)  # fmt: skip
         if args[0] != "export":
             assert (done.returncode, done.stderr) == (2, f"tapedeck: {refused}"), args
             continue

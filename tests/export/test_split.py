@@ -320,9 +320,8 @@ def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_pa
         pytest.skip("the export ended before its renderer was seen")
     cli.kill()
     cli.wait()
-    for _ in range(1000):  # the renderer reads the end of its pipe and leaves (reaped by whoever adopted it)
-        if _state(renderer) in (None, "Z"):
-            break
+    deadline = time.monotonic() + 60  # the renderer reads the end of its pipe and leaves (reaped by whoever adopted it)
+    while _state(renderer) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _state(renderer) in (None, "Z")
 
