@@ -95,7 +95,7 @@ def kill_unreaped(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL ``proc`` and leave it unreaped: a zombie, whose ``/proc/<pid>/stat`` keeps its pid and start time
     until its parent waits for it (``sleeper`` reaps it at the test's end)."""
     proc.kill()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while Path(f"/proc/{proc.pid}/stat").read_bytes().rpartition(b")")[2].split()[0] != b"Z":
         assert time.monotonic() < deadline, "the killed process did not become a zombie"
         time.sleep(0.01)

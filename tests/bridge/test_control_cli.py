@@ -32,7 +32,7 @@ def _answer(log: Path, answer: Callable[[dict[str, Any]], list[dict[str, Any]]])
     """Stand in for the plugin's inbox loop: answer the first request with the outcome lines ``answer`` gives."""
 
     def loop() -> None:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             requests = [r for r in _inbox(log) if "id" in r]
             if requests:
@@ -159,7 +159,7 @@ def test_a_fleet_row_action_the_dead_bridge_had_begun_to_run_is_answered_unknown
     answer = RowAnswer(log)
     request = send_row_action(log, "pause", {})
     write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": "pause", "origin": "fleet"}])
-    found = answer.wait(request["id"], timeout=30)  # returns once the answer is read
+    found = answer.wait(request["id"], timeout=60)  # returns once the answer is read
     assert found is not None and found["outcome"] == "unknown", found
     assert "may or may not have taken effect" in found["error"]
 
@@ -183,7 +183,7 @@ def test_an_unknown_row_action_says_where_its_effect_shows(
     answer = RowAnswer(log)
     request = send_row_action(log, op, {})
     write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": op}])
-    found = answer.wait(request["id"], timeout=30)  # returns once the answer is read
+    found = answer.wait(request["id"], timeout=60)  # returns once the answer is read
     assert found is not None and found["outcome"] == "unknown", found
     assert f"while it ran this {op}," in found["error"] and named in found["error"], found["error"]
     assert not_named is None or not_named not in found["error"], found["error"]

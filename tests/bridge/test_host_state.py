@@ -96,7 +96,7 @@ def test_a_stopped_dsh_is_said_to_be_stopped_since_its_last_heartbeat(tmp_path: 
     beat = int(time.time() * 1000) - 60_000
     write_bridge(log.parent, dsh.pid, "running", bootId=BOOT_ID, heartbeat=beat)
     os.kill(dsh.pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while read_host_state(log).to_dict()["bridge"].get("stopped") is not True and time.monotonic() < deadline:
         time.sleep(0.05)  # the stop is delivered on its own time
     state = read_host_state(log)
@@ -107,7 +107,7 @@ def test_a_stopped_dsh_is_said_to_be_stopped_since_its_last_heartbeat(tmp_path: 
     assert f"DSH pid {dsh.pid} is stopped (SIGSTOP, Ctrl-Z or a debugger): `kill -CONT {dsh.pid}` lets it run on" in said
     assert "cannot write" not in said
     os.kill(dsh.pid, signal.SIGCONT)  # running again, still not rewriting the file: blocked or cannot write it
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while read_host_state(log).to_dict()["bridge"].get("stopped") and time.monotonic() < deadline:
         time.sleep(0.05)
     bridge = read_host_state(log).to_dict()["bridge"]
@@ -402,7 +402,7 @@ def test_a_log_swapped_for_a_fifo_never_blocks_the_host_state(tmp_path: Path) ->
             target=lambda log=log, found=found: found.append(read_host_state(log).state), daemon=True
         )
         worker.start()
-        worker.join(10)
+        worker.join(60)
         if worker.is_alive():  # let it go: open a writer so the blocked open returns
             with open(log, "wb"):
                 pass

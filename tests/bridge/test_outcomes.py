@@ -114,7 +114,7 @@ def test_a_fifo_swapped_in_after_the_reader_looked_is_never_waited_on(tmp_path: 
     found: list[object] = []
     reading = threading.Thread(target=lambda: found.append(Raced(tmp_path).read()), daemon=True)
     reading.start()
-    reading.join(30)
+    reading.join(60)
     if reading.is_alive():  # held in the open: a writer lets it go
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert found == [[]]

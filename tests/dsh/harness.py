@@ -295,7 +295,7 @@ class DshHome:
                  'fi || exit 1; shift 2; done; shift; exec "$@"')  # fmt: skip
         return [*unshare, "sh", "-c", mount, "sh", *binds, "--", *command]
 
-    def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:
+    def session_dir(self, session_id: str, timeout: float = 60.0) -> Path:
         """The directory DSH keeps ``session_id`` in (waiting for its first write)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -310,7 +310,7 @@ def pid_namespace_refused() -> str | None:
     """Why this test cannot run DSH in a pid namespace of its own (``DshHome.own_pids``), or None when it can."""
     try:
         done = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--mount-proc", "true"], capture_output=True,
-                              timeout=30)  # fmt: skip
+                              timeout=60)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unshare cannot run ({exc})"
     said = done.stderr.decode(errors="replace").strip()
@@ -487,7 +487,7 @@ class DshWeb:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def call(self, method: str, payload: dict[str, Any], timeout: float = 30.0) -> Any:
+    def call(self, method: str, payload: dict[str, Any], timeout: float = 60.0) -> Any:
         """POST one unary API method (or ``<ns>/<method>``) and return its value; DshApiError when not ok."""
         envelope = {"type": "client-request", "rpcId": str(uuid.uuid4()), "method": method, "payload": payload}
         request = urllib.request.Request(
@@ -549,7 +549,7 @@ def outcomes(session_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def final_outcome(session_dir: Path, request_id: str, timeout: float = 30.0) -> dict[str, Any]:
+def final_outcome(session_dir: Path, request_id: str, timeout: float = 60.0) -> dict[str, Any]:
     """The final outcome line of ``request_id`` (waiting for it)."""
     return wait_for(
         lambda: next(
@@ -611,9 +611,9 @@ def start_session(world: DshHome, web: DshWeb, prompt: str, in_flight: bool = Tr
     sid = web.create_session()
     web.prompt(sid, prompt)
     d = world.session_dir(sid)
-    wait_for(lambda: bridge_json(d), 30, "bridge.json")
+    wait_for(lambda: bridge_json(d), 60, "bridge.json")
     if in_flight:
-        wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
+        wait_for(lambda: tool_in_flight(d), 60, "a bash step in flight")
     return sid, d
 
 

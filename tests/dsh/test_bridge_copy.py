@@ -55,7 +55,7 @@ def test_a_resumed_copy_runs_none_of_the_requests_sent_to_the_original(
     kept = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()}
     with DshWeb(elsewhere) as web:
         web.prompt(sid, "The copy's turn: steps=1 sleep=0")
-        wait_for(lambda: (bridge_json(copy) or {}).get("dir") == str(copy), 30, "the copy's own bridge")
+        wait_for(lambda: (bridge_json(copy) or {}).get("dir") == str(copy), 60, "the copy's own bridge")
         for request in (queued, plain):
             done = final_outcome(copy, request["id"])
             assert done["outcome"] == "cancelled" and "a copy of" in done["error"], done

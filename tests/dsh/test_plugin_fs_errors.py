@@ -40,7 +40,7 @@ def test_a_file_error_says_what_was_done_on_which_path_and_its_errno_code(dsh: D
     (d / "bridge.json" / "held").touch()  # a directory that is not empty: the rename fails
     script = SCRIPT % (json.dumps(PLUGIN.as_uri()), json.dumps(str(d)))
     done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+                          timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     q = quoted_path(d)
     assert "\x1b" not in q and "\n" not in q

@@ -44,7 +44,7 @@ def decoder(dsh: DshInstall) -> Iterator[subprocess.Popen[str]]:
     )
     yield proc
     proc.stdin.close()  # type: ignore[union-attr]
-    proc.wait(10)
+    proc.wait(60)
 
 
 def _node(proc: subprocess.Popen[str], line: bytes) -> dict[str, object]:
@@ -224,6 +224,6 @@ def test_both_name_a_request_id_as_control_names_one(dsh: DshInstall) -> None:
     script = f"import {{ quoted }} from {json.dumps(PLUGIN.as_uri())};\n"
     script += f"process.stdout.write(JSON.stringify({json.dumps(_IDS)}.map((id) => quoted(id))));"
     done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+                          timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [quoted(i) for i in _IDS]

@@ -208,7 +208,7 @@ def said(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     base = tmp_path_factory.mktemp("bridge-files")
     script = SCRIPT % (json.dumps(PLUGIN.as_uri()), json.dumps([str(base)]))
     done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
-                          timeout=30, cwd=base)  # fmt: skip
+                          timeout=60, cwd=base)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return {"base": base, **json.loads(done.stdout)}
 

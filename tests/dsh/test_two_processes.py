@@ -47,23 +47,23 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
         sid, d = start_session(world, first, "The first process's turn: steps=1 sleep=0", in_flight=False)
         sibling, s = start_session(world, first, "A session a sibling resumes: steps=1 sleep=0", in_flight=False)
         assert first.proc is not None
-        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "the first bridge idle")
-        wait_for(lambda: (bridge_json(s) or {}).get("state") == "idle", 30, "the first bridge idle on the other")
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 60, "the first bridge idle")
+        wait_for(lambda: (bridge_json(s) or {}).get("state") == "idle", 60, "the first bridge idle on the other")
         if not refused:
             world.own_pids, world.volume_at = True, world.base / "volume"
             world.write_patch()
             third = stack.enter_context(DshWeb(world))
             world.own_pids, world.volume_at = False, None
             third.prompt(sibling, "The third process's turn: steps=1 sleep=0")
-            wait_for(lambda: (s / "bridge.standby.json").exists(), 30, "the third bridge on standby")
+            wait_for(lambda: (s / "bridge.standby.json").exists(), 60, "the third bridge on standby")
             across = send(s, "checkpoint", {"objective": "once across pid namespaces"})
             final_outcome(s, across["id"])
-            wait_for(lambda: not third.running(sibling), 30, "the third process's turn to end")
+            wait_for(lambda: not third.running(sibling), 60, "the third process's turn to end")
         with DshWeb(world) as second:
             assert second.proc is not None
             second.prompt(sid, "The second process's turn: steps=2 sleep=0")
             # what inspect and the fleet show is the first process's state: they say a second one waits as standby
-            wait_for(lambda: (d / "bridge.standby.json").exists(), 30, "the second bridge on standby")
+            wait_for(lambda: (d / "bridge.standby.json").exists(), 60, "the second bridge on standby")
             assert main(["inspect", str(d), "--json"]) == 0
             host = json.loads(capsys.readouterr().out)["host"]
             assert host["pid"] == first.proc.pid and host["bridge"]["standby"] == second.proc.pid, host
@@ -73,15 +73,15 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
             assert "(+standby)" in capsys.readouterr().out
             once = send(d, "checkpoint", {"objective": "once"})
             final_outcome(d, once["id"])
-            wait_for(lambda: not second.running(sid), 30, "the second process's turn to end")
+            wait_for(lambda: not second.running(sid), 60, "the second process's turn to end")
             later = send(d, "checkpoint", {"objective": "still once"})
             final_outcome(d, later["id"])
             assert bridge_json(d)["pid"] == first.proc.pid
             first.stop()
-            wait_for(lambda: (bridge_json(d) or {}).get("pid") == second.proc.pid, 30, "the second bridge")
+            wait_for(lambda: (bridge_json(d) or {}).get("pid") == second.proc.pid, 60, "the second bridge")
             if not refused:
                 ours = os.stat("/proc/self/ns/pid").st_ino
-                wait_for(lambda: (bridge_json(s) or {}).get("pidNs") not in (None, ours), 30, "the third bridge")
+                wait_for(lambda: (bridge_json(s) or {}).get("pidNs") not in (None, ours), 60, "the third bridge")
                 state = read_host_state(s / "session.jsonl")
                 assert state.live and state.bridge["unseen"] is True, state
                 assert main(["control", str(s), "checkpoint", "--arg", "objective=in the sibling", "--wait"]) == 0

@@ -19,7 +19,7 @@ def test_every_op_has_the_hint_tapedeck_gives(dsh: DshInstall) -> None:
     ops: list[str | None] = [*DSH_OPS, None, "bogus"]
     script = SCRIPT % (json.dumps(PLUGIN.as_uri()), json.dumps(ops))
     done = subprocess.run([str(dsh.node), "--input-type=module", "-e", script], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+                          timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [unknown_hint(op) for op in ops]
     assert len({unknown_hint(op) for op in DSH_OPS}) > 1  # op by op, not one hint for all
