@@ -24,7 +24,7 @@ from tests.alerts.test_fed_checkpoint import NOW, _cold, _dated, _halves
 from tests.alerts.test_fed_checkpoint import _cache as _cache  # noqa: F401 (autouse fixture)
 from tests.alerts.test_replay import _eager
 
-WAIT = 30.0  # seconds a thread of the test may take at most before the test fails instead of hanging
+WAIT = 60.0  # seconds a thread of the test may take at most before the test fails instead of hanging
 
 
 class _Gate:
@@ -109,7 +109,7 @@ def test_a_view_handing_over_appends_during_the_engines_long_read_is_never_held_
     _append(path, lines[half + (len(lines) - half) // 2 :])
     appended = _read(tailer)
     taken = _thread(lambda: fed.take(reader, *appended))
-    taken.join(5.0)
+    taken.join(WAIT)
     stuck = taken.is_alive()
     held = [len(batch) for batch, _, _ in list(fed._waiting) if type(batch) is list]
     gate.open.set()
@@ -166,7 +166,7 @@ def test_a_new_view_of_the_log_during_the_engines_long_read_is_never_held_up(
     again.poll()
     view = object()
     begun = _thread(lambda: fed.begin(view, path, read_log_header(path), store, unread=path.stat().st_size))
-    begun.join(5.0)
+    begun.join(WAIT)
     stuck = begun.is_alive()
     polls.join(WAIT * 4)
     begun.join(WAIT * 4)

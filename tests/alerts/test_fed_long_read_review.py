@@ -140,7 +140,7 @@ def test_a_view_waiting_for_a_plain_feed_is_not_held_up_by_the_read_after_it(
     taken = _thread(lambda: fed.take(reader, *appended))
     stops.open[1].set()
     assert stops.reached[2].wait(WAIT)
-    taken.join(5.0)
+    taken.join(WAIT)
     stuck = taken.is_alive()
     stops.open[2].set()
     taken.join(WAIT)

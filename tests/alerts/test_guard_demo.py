@@ -43,7 +43,7 @@ def _paused(log: Path) -> bool:
                for e in _events(log))  # fmt: skip
 
 
-def _wait(what: Any, timeout: float = 30.0) -> None:
+def _wait(what: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not what():
         assert time.monotonic() < deadline, "timed out"
@@ -108,7 +108,7 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(  #
     finally:
         if runner.is_alive():
             control.append_request(control.inbox_path(log), "stop", {})
-            runner.join(30)
+            runner.join(60)
         host.close()
     # what the follower streamed live is what a report of the finished log says (bar the live-only waiting): wait
     # for its polls to reach the log's end (on a loaded machine that takes a while), then stop it
@@ -124,8 +124,8 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(  #
         _wait(lambda: len(streamed_keys()) >= len(reported), timeout=60)
     finally:
         follower.send_signal(signal.SIGTERM)
-        follower.wait(timeout=30)
-        reader.join(30)
+        follower.wait(timeout=60)
+        reader.join(60)
     err = follower.stderr.read()  # type: ignore[union-attr]
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)
     streamed = [json.loads(line) for line in lines]
@@ -154,7 +154,7 @@ def test_a_budget_action_turned_on_at_run_time_guards_the_rest_of_the_run(tmp_pa
         assert [(p["origin"], p["outcome"]) for p in pauses] == [("alert:budget", "applied")]
     finally:
         control.append_request(control.inbox_path(log), "stop", {})
-        runner.join(30)
+        runner.join(60)
         host.close()
 
 
@@ -183,5 +183,5 @@ def test_a_host_resumed_past_its_budget_pauses_before_its_next_model_request(tmp
         assert not [e for e in after if e["type"] in ("assistant/chunk", "assistant/message")]  # no request went out
     finally:
         control.append_request(control.inbox_path(log), "stop", {})
-        runner.join(30)
+        runner.join(60)
         resumed.close()

@@ -88,7 +88,7 @@ def _run_watch(processes: Processes, tmp_path: Path, alerts: dict[str, object], 
         os.write(master, b"q")
         out = _read(master, out, lambda _: proc.poll() is not None)  # what it writes up to its exit
         out = _read(master, out, lambda _: not select.select([master], [], [], 0)[0])  # and what is left unread
-        proc.wait(20)
+        proc.wait(60)
     finally:
         if proc.poll() is None:
             proc.kill()

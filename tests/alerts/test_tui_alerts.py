@@ -249,7 +249,7 @@ async def test_the_tui_shows_why_the_budget_guard_paused_the_demo_host(tmp_path:
         async with app.run_test(size=(160, 40)) as pilot:
             runner.start()
             await until(pilot, lambda: read_host_state(log).state == "paused", timeout=60)
-            await until(pilot, lambda: any(a.cause == "budget" for a in app.board.alerts), timeout=30)
+            await until(pilot, lambda: any(a.cause == "budget" for a in app.board.alerts))
             await until(pilot, lambda: any(o.get("origin") == "alert:budget" for o in app.live.facts.outcomes.values()))
             await settle(pilot)
             main = main_screen(app)
@@ -266,7 +266,7 @@ async def test_the_tui_shows_why_the_budget_guard_paused_the_demo_host(tmp_path:
     finally:
         if runner.is_alive():
             control.append_request(control.inbox_path(log), "stop", {})
-            runner.join(30)
+            runner.join(60)
         host.close()
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)
 
@@ -323,7 +323,7 @@ async def test_a_log_whose_history_raises_many_alerts_gives_one_toast_that_count
         await until(pilot, lambda: len(app.board.alerts) == 8)
         assert [a.seq for a in app.board.alerts] == failed
         assert set(app.alert_marks) == set(failed)
-        await until(pilot, lambda: any(t.title == "Alerts" for t in toasts), timeout=30)
+        await until(pilot, lambda: any(t.title == "Alerts" for t in toasts))
         await settle(pilot)
         assert [(t.title, t.message) for t in toasts] == [
             ("Alerts", "8 alerts in this log's history: A lists them")]  # fmt: skip

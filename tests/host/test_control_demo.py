@@ -37,7 +37,7 @@ def _run_demo_with(tmp_path: Path, at_seq: int, op: str, args: dict[str, object]
         outcomes = host.run()
     finally:
         host.close()
-    thread.join(5)
+    thread.join(60)
     return [o.reason["kind"] for o in outcomes]
 
 

@@ -412,7 +412,7 @@ def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pyt
         target=lambda: found.append((read_host_state(exited_log).state, read_inbox_position(exited_log))), daemon=True
     )
     thread.start()
-    thread.join(30)
+    thread.join(60)
     assert found == [("exited", None)]
 
 
@@ -439,7 +439,7 @@ def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
     assert main(["control", str(log), "checkpoint", "--wait", "--timeout", "10"]) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("applied: checkpoint")
     assert main(["control", str(log), "stop"]) == 0
-    assert host.wait(30) == 0
+    assert host.wait(60) == 0
 
 
 def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer_the_key_wants(
@@ -469,7 +469,7 @@ def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer
         "3.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 3"),
     }, answers
     assert main(["control", str(log), "stop"]) == 0
-    assert host.wait(30) == 0
+    assert host.wait(60) == 0
 
 
 def test_a_line_an_editor_began_with_a_byte_order_mark_is_rejected_by_its_id(inbox: Path) -> None:
@@ -507,7 +507,7 @@ def test_a_request_whose_at_is_no_time_is_rejected_by_its_id_by_a_real_host(
         name: ("rejected", said.format(n)) for n, name in enumerate(values, 1)
     }
     assert main(["control", str(log), "stop"]) == 0
-    assert host.wait(30) == 0
+    assert host.wait(60) == 0
 
 
 @pytest.mark.parametrize("queue", [False, True], ids=["refused", "queued"])
@@ -720,11 +720,11 @@ def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
     host = AgentHost.resume(log, ScriptedModel(script), load_config(None), HostOptions(workspace=None, progress=said.append))
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not [s for s in said if s.startswith("paused: ")] and time.monotonic() < deadline:
         time.sleep(0.02)
     append_request(inbox_path(log), "stop")
-    thread.join(20)
+    thread.join(60)
     host.close()
     [line] = [s for s in said if s.startswith("paused: ")]
     named = str(log).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")

@@ -31,7 +31,7 @@ from tests.host.sse_server import ChatServer, Reply, chunk, error_reply, text_re
 SLOW = 30.0  # the model's answers take this long unless the host interrupts them
 
 
-def _wait(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+def _wait(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
         assert time.monotonic() < deadline, "timed out"
@@ -102,7 +102,7 @@ class Running:
         return control.append_request(self.inbox, op, args)["id"]
 
     def join(self) -> None:
-        self.thread.join(20)
+        self.thread.join(60)
         assert not self.thread.is_alive(), "the host did not end"
 
 
@@ -671,7 +671,7 @@ def test_a_resumed_host_says_where_its_pause_came_from(
     thread.start()
     _wait(lambda: read_host_state(log).state == "paused" and [s for s in said if s.startswith("paused: ")])
     control.append_request(control.inbox_path(log), "stop")
-    thread.join(20)
+    thread.join(60)
     host.close()
     [line] = [s for s in said if s.startswith("paused: ")]
     why = {
@@ -780,7 +780,7 @@ def test_a_run_the_operator_stopped_exits_4(
     (code, thread), log = _cli_run(tmp_path, server, monkeypatch, "explain", *(["--linger"] if linger else []))
     _wait(lambda: server.received)
     control.append_request(control.inbox_path(log), "stop", {"reason": "enough"})
-    thread.join(30)
+    thread.join(60)
     assert code == [4]
 
 
@@ -791,5 +791,5 @@ def test_a_lingering_run_stopped_while_idle_after_its_tasks_exits_0(
     (code, thread), log = _cli_run(tmp_path, server, monkeypatch, "one task", "--linger")
     _wait(lambda: read_host_state(log).state == "idle")
     control.append_request(control.inbox_path(log), "stop", {})
-    thread.join(30)
+    thread.join(60)
     assert code == [0]

@@ -110,7 +110,7 @@ class _Process:
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
+        self.proc.wait(60)
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_a_waiting_host_whose_log_was_replaced_exits_instead_of_waiting_forever(
         copy.write_bytes(log.read_bytes())
         copy.replace(log)
 
-    assert host.proc.wait(30) == 2
+    assert host.proc.wait(60) == 2
     if change == "truncate":
         assert "was truncated from " in host.text() and "while this writer held it" in host.text()
         assert log.read_bytes() == cut
@@ -242,7 +242,7 @@ def test_ctrl_c_ends_the_run_with_one_line_and_the_session_resumes(
     first.wait_for(lambda: log.exists() and any(e["type"] == "assistant/chunk" for e in read_log(log).events))
     first.proc.send_signal(signal.SIGINT)  # what Ctrl-C in its terminal sends
 
-    assert first.proc.wait(30) == 130
+    assert first.proc.wait(60) == 130
     said = first.text()
     assert "Traceback" not in said, said
     hint = said.splitlines()[-1].split("`")[1]  # the command it names, run as printed (another root, a script)
@@ -298,7 +298,7 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_and_the_session_resumes(
     first.wait_for(lambda: log.exists() and any(e["type"] == "tool/call" for e in read_log(log).events))
     first.proc.send_signal(signal.SIGTERM)
 
-    assert first.proc.wait(30) == 143
+    assert first.proc.wait(60) == 143
     said = first.text()
     assert "Traceback" not in said and "`tapedeck run " in said.splitlines()[-1], said
     assert _state(log)[0] == "exited"
@@ -383,9 +383,9 @@ def test_a_second_signal_while_the_run_closes_lets_it_close_and_exit_as_the_firs
     inbox = control.inbox_path(log)
     with control.locked_inbox(inbox):  # the host's close waits for it (a sender holding it)
         first.proc.send_signal(signals[0])
-        first.wait_for(lambda: str(inbox) in _open_for_writing(first.proc.pid), timeout=30)
+        first.wait_for(lambda: str(inbox) in _open_for_writing(first.proc.pid), timeout=60)
         first.proc.send_signal(signals[1])
-    assert first.proc.wait(30) == code, first.text()
+    assert first.proc.wait(60) == code, first.text()
     said = first.text()
     assert "Traceback" not in said and said.splitlines()[-1].startswith(f"tapedeck: {how}; `tapedeck run "), said
     assert _state(log)[0] == "exited"
@@ -538,21 +538,21 @@ def test_a_run_on_another_thread_never_takes_the_main_thread_s_signals(tmp_path:
     ready, done = threading.Event(), threading.Event()
 
     def other() -> None:
-        ready.wait(30)
+        ready.wait(60)
         seen.append(current())
         done.set()
 
     def on_main() -> int:
         seen.append(current())
         ready.set()
-        done.wait(30)
+        done.wait(60)
         seen.append(current())
         return 0
 
     thread = threading.Thread(target=other)
     thread.start()
     assert started(on_main) == 0
-    thread.join(30)
+    thread.join(60)
     assert seen[0] is seen[2] and seen[1] is not seen[0]
 
 

@@ -83,7 +83,7 @@ def test_demo_scenario_exercises_every_policy_and_obeys_the_inbox(tmp_path: Path
     thread.start()
     outcomes = host.run()
     host.close()
-    thread.join(10)
+    thread.join(60)
 
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * 6
     session = load_session(host.writer.path)
@@ -143,7 +143,7 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
         os.killpg(demo.pid, sig)  # as the terminal sends it, to the whole foreground group
     else:
         os.kill(demo.pid, sig)
-    code = demo.wait(30)
+    code = demo.wait(60)
     _wait_for(lambda: process_gone(host))  # 60 s: its close (a tool stopped, the log let go) is slow under load
     if sig != signal.SIGKILL:
         assert code == 128 + sig
@@ -167,7 +167,7 @@ def test_a_demo_without_the_tui_whose_host_is_killed_exits_as_a_shell_reports_it
     _wait_for(lambda: log.exists() and children.read_text().split())
     (host,) = map(int, children.read_text().split())
     os.kill(host, signal.SIGKILL)
-    assert demo.wait(30) == 128 + signal.SIGKILL
+    assert demo.wait(60) == 128 + signal.SIGKILL
 
 
 @pytest.mark.parametrize("compressed", [False, True])
@@ -199,7 +199,7 @@ def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
 
     _wait_for(mid_turn_two)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    proc.wait(60)
     before = read_log(log).events
     second = control.append_request(inbox, "config.set", {"key": "rewind.reportLanguage", "value": "zh"})[
         "id"
@@ -293,7 +293,7 @@ def test_a_demo_killed_with_sigkill_leaves_its_workspace_to_the_next_demo_to_rem
     assert demo.stdout is not None
     workspace = Path(demo.stdout.readline().split(" ", 1)[1].strip())
     demo.kill()
-    demo.wait(30)
+    demo.wait(60)
     assert workspace.exists()
     second = subprocess.run([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0", "--sessions-root",
                              str(tmp_path / "root")], cwd=ROOT, capture_output=True, text=True, env=env,

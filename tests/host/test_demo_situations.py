@@ -106,7 +106,7 @@ def _run_demo(tmp_path: Path, act: Act) -> tuple[list[TurnOutcome], Session, Cou
     finally:
         resumer.done.set()
         host.close()
-    resumer.thread.join(5)
+    resumer.thread.join(60)
     session = load_session(host.writer.path)
     finals = Counter(
         (e["data"]["op"], e["data"]["outcome"])

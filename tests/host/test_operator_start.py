@@ -43,6 +43,6 @@ def test_a_host_whose_watcher_start_was_cut_short_still_closes(tmp_path: Path, m
     before = (log.read_bytes(), state_path(log).read_bytes())
     (late,) = cut
     late.start()  # the thread the cut start() had launched comes up after the close
-    late.join(10)
+    late.join(60)
     assert not late.is_alive()
     assert (log.read_bytes(), state_path(log).read_bytes()) == before  # it read and answered nothing

@@ -501,12 +501,12 @@ def test_a_stop_sent_to_a_host_resumed_paused_ends_the_calls_it_held_unrun(tmp_p
     resumed = _resume(tmp_path, log, provider)
     runner = threading.Thread(target=resumed.run)
     runner.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while resumed.operator.state != "paused":
         assert runner.is_alive() and time.monotonic() < deadline
         time.sleep(0.02)
     control.append_request(control.inbox_path(log), "stop", {})
-    runner.join(30)
+    runner.join(60)
     resumed.close()
 
     session = load_session(log)
@@ -531,12 +531,12 @@ def test_a_host_resumed_paused_says_pausing_until_it_holds(tmp_path: Path) -> No
     resumed = _resume(tmp_path, log, provider)
     runner = threading.Thread(target=resumed.run)
     runner.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while resumed.operator.state != "paused" or not any(e["type"] == "step/start" for e in read_log(log).events[step_end["seq"] + 1 :]):
         assert runner.is_alive() and time.monotonic() < deadline
         time.sleep(0.02)
     control.append_request(control.inbox_path(log), "stop", {})
-    runner.join(30)
+    runner.join(60)
     resumed.close()
 
     after = read_log(log).events[step_end["seq"] + 1 :]

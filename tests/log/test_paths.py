@@ -61,7 +61,7 @@ def _watch_error(path: Path) -> str:
     thread.join(60)
     if thread.is_alive():
         live.stop()
-        thread.join(5)
+        thread.join(60)
         raise AssertionError(f"the loader did not stop: phase {live.phase}")
     assert live.phase == "error" and live.error
     return live.error
@@ -253,11 +253,11 @@ def _returns(call: Callable[[], object], fifo: Path) -> object:
     found: list[object] = []
     worker = threading.Thread(target=lambda: found.append(call()), daemon=True)
     worker.start()
-    worker.join(10)
+    worker.join(60)
     if worker.is_alive():
         with open(fifo, "wb"):
             pass
-        worker.join(10)
+        worker.join(60)
         raise AssertionError(f"blocked opening the FIFO swapped in for {fifo}")
     return found[0] if found else None
 

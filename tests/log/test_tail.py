@@ -110,9 +110,9 @@ def _follow_collect(path: Path, use_watchfiles: bool) -> list[int]:
     for line in rest.splitlines(keepends=True):
         with open(path, "ab") as f:
             f.write(line)
-    done.wait(20)
+    done.wait(60)
     stop.set()
-    thread.join(20)
+    thread.join(60)
     return seen
 
 

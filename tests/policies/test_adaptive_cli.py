@@ -103,5 +103,5 @@ def test_evidence_from_a_pipe_is_read(tmp_path: Path, capsys: pytest.CaptureFixt
     writer = threading.Thread(target=lambda: pipe.write_text("Traceback: AssertionError in test_x\n" * 3))
     writer.start()
     code, out, _ = _in_time(capsys, "fix the bug", "--evidence", str(pipe), "--json")
-    writer.join(10)
+    writer.join(60)
     assert code == 0 and json.loads(out)["evidenceChars"] == len("Traceback: AssertionError in test_x\n") * 3

@@ -229,13 +229,13 @@ def test_enqueueing_never_waits_for_a_slow_disk(tmp_path: Path) -> None:
 
     producer = threading.Thread(target=produce)
     producer.start()
-    assert entered.wait(10)  # the flush thread is stuck inside the probe write ...
-    assert producer_done.wait(10)  # ... and every observe() returned regardless
+    assert entered.wait(60)  # the flush thread is stuck inside the probe write ...
+    assert producer_done.wait(60)  # ... and every observe() returned regardless
     assert not gate.is_set() and chunks == []
     assert memory.writer is not None and memory.writer.overflowed > 0
     gate.set()
     memory.close(10)
-    producer.join(10)
+    producer.join(60)
     sections = parse_sections("".join(chunks))
     assert [s.seq for s in sections[1:]] == list(range(50))  # nothing lost, order kept across the overflow
     assert memory.status().sections == 50

@@ -170,11 +170,11 @@ def test_a_concurrent_fold_on_another_thread_is_rejected() -> None:
 
     worker = threading.Thread(target=first)
     worker.start()
-    assert entered.wait(10)
+    assert entered.wait(60)
     with pytest.raises(RewindError) as info:
         plan_rewind(log.session, RewindConfig(), Scripted("r"))
     release.set()
-    worker.join(10)
+    worker.join(60)
     assert info.value.code == FOLD_IN_PROGRESS
     assert outcome["plan"].result["reportChars"] == 5
 

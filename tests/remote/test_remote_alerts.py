@@ -169,7 +169,7 @@ def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
     return got
 
 
-def _next(got: queue.Queue[dict[str, Any]], timeout: float = 30.0) -> dict[str, Any]:
+def _next(got: queue.Queue[dict[str, Any]], timeout: float = 60.0) -> dict[str, Any]:
     try:
         return got.get(timeout=timeout)
     except queue.Empty:
@@ -212,7 +212,7 @@ def test_follow_streams_a_remote_log_and_says_when_it_cannot_be_reached(
         assert got.empty()
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     assert "Traceback" not in err
 
 

@@ -36,7 +36,7 @@ def _answer(log: Path, outcome: str) -> threading.Thread:
     """Stand in for the bridge's inbox loop on the far side: answer the first request, pending then ``outcome``."""
 
     def loop() -> None:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         inbox = log.parent / INBOX_NAME
         while time.monotonic() < deadline:
             lines = inbox.read_bytes().splitlines() if inbox.exists() else []

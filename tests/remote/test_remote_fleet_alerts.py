@@ -61,7 +61,7 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
     raised = raised_toasts(app)  # each toast is gone after a few seconds, which a loaded machine's poll can outlast
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 2, timeout=60)
-        await until(pilot, lambda: {a.session for a in app.board.alerts} == {"near-1", "far-2"}, timeout=30)
+        await until(pilot, lambda: {a.session for a in app.board.alerts} == {"near-1", "far-2"})
         await pilot.pause(1.0)  # a second delivery of either would land by now
         assert sorted((a.session, a.cause) for a in app.board.alerts) == [
             ("far-2", "error-streak"), ("near-1", "error-streak")]  # fmt: skip
@@ -69,7 +69,7 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
         assert [t.message for t in raised] == ["2 alerts in the history of 2 sessions: A lists them"]
         _fail_again(*near)
         _fail_again(*far_log)
-        await until(pilot, lambda: len(app.board.alerts) == 4, timeout=30)
+        await until(pilot, lambda: len(app.board.alerts) == 4)
         await pilot.pause(1.0)
         assert len(app.board.alerts) == 4
         toasts = sorted(str(t.message) for t in raised if t.title == "Alert: error-streak")
@@ -102,7 +102,7 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
     log.result(error=False)
     with path.open("ab") as f:
         f.write(b"".join(orjson.dumps(e) + b"\n" for e in log.events[written:]))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not inbox_path(path).exists():
         raised: list[Alert] = []
         fleet.poll(raised=raised)

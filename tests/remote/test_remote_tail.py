@@ -243,7 +243,7 @@ def test_a_poll_with_no_answer_yet_never_lets_stalled_run_ahead_of_unreachable(t
         def stat(self, path: str, follow: bool = True, own: bool = False) -> RemoteStat | None:
             if self.reads:
                 self.asked.set()
-                self.go.wait(10)
+                self.go.wait(60)
                 raise Unreachable("testbox: unreachable since now (no answer)", 0)
             return super().stat(path, follow)
 
@@ -258,7 +258,7 @@ def test_a_poll_with_no_answer_yet_never_lets_stalled_run_ahead_of_unreachable(t
     hung = threading.Thread(target=tailer.poll)
     hung.start()
     try:
-        assert Hung.asked.wait(10)  # the poll is under way, waiting for the link
+        assert Hung.asked.wait(60)  # the poll is under way, waiting for the link
         assert [a.cause for a in watch.tick(now_ms() + 60_000)] == []  # a minute with no answer: not stalled
     finally:
         Hung.go.set()

@@ -76,7 +76,7 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         assert " on testbox" in _header(pilot)
         remote = live.remote
         # the load's one look at its bytes once settled (``SETTLE_SECONDS``) is made before the count, not during it
-        await until(pilot, lambda: remote.tail is not None and remote.tail._verify_at is None, timeout=30)
+        await until(pilot, lambda: remote.tail is not None and remote.tail._verify_at is None)
         before, size = live.remote.link.bytes_read, path.stat().st_size
         _append(path, ["one", "two", "three", "four"], compressed)  # whole new frames
         await until(pilot, lambda: live.count == 4)
@@ -88,16 +88,15 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         # head's compared once, and is still not read again
         assert read in (appended, appended + remote_tail.TAIL_CHECK + remote_tail.HEAD_CHECK), (read, appended)
         sshd.kill()  # the machine goes away: the header says so, and comes back with it
-        await until(pilot, lambda: "on testbox: unreachable since" in _header(pilot), timeout=30)
+        await until(pilot, lambda: "on testbox: unreachable since" in _header(pilot))
         sshd.start()
         _append(path, ["one", "two", "three", "four", "five", "six"], compressed)
-        await until(pilot, lambda: live.count == 6 and "unreachable" not in _header(pilot), timeout=30)
+        await until(pilot, lambda: live.count == 6 and "unreachable" not in _header(pilot))
         cwd = set(Path.cwd().iterdir())
         await pilot.press("a")  # a note: kept beside a local log only
         await pilot.press("X")  # the HTML export: reads the log from this machine's disk
-        await pilot.pause(0.2)
-        said = [n.message for n in app._notifications]
-        assert sum("needs the log on this machine (this one is on testbox)" in m for m in said) == 2, said
+        needs_local = "needs the log on this machine (this one is on testbox)"
+        await until(pilot, lambda: sum(needs_local in n.message for n in app._notifications) == 2)
         assert set(Path.cwd().iterdir()) == cwd  # nothing written under a path named after the remote one
 
 
@@ -181,7 +180,7 @@ async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_pat
         second = log.result(True)  # appended on the far side
         with open(path, "a") as f:
             f.write(json.dumps(log.events[-1]) + "\n")
-        await until(pilot, lambda: len(app.board.alerts) == 1 and bool(toasts), timeout=30)  # the toast comes after
+        await until(pilot, lambda: len(app.board.alerts) == 1 and bool(toasts))  # the toast comes after
         (alert,) = app.board.alerts
         assert (alert.cause, alert.seq) == ("error-streak", second)
         assert [t.title for t in toasts] == ["Alert: error-streak"]
@@ -192,8 +191,7 @@ async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_pat
         assert "error-streak" in str(app.screen.query_one("#alerts-table", DataTable).get_row_at(0))
         sshd.kill()  # the machine goes away: the view's reads get no answer
         # the list is in time order, and the crafted log's times lie ahead of the clock that dates 'unreachable'
-        await until(pilot, lambda: sorted(a.cause for a in app.board.alerts) == ["error-streak", "unreachable"],
-                    timeout=30)  # fmt: skip
+        await until(pilot, lambda: sorted(a.cause for a in app.board.alerts) == ["error-streak", "unreachable"])
 
 
 @pytest.mark.anyio
@@ -219,9 +217,9 @@ async def test_a_remote_session_that_cannot_be_reached_is_not_also_called_stalle
         log.add("step/start", {"turn": 1, "step": 2}, at=int(time.time() * 1000))  # the log moves
         with open(path, "a") as f:
             f.write(json.dumps(log.events[-1]) + "\n")
-        await until(pilot, lambda: app.live.count == len(log.events), timeout=30)
+        await until(pilot, lambda: app.live.count == len(log.events))
         sshd.kill()
-        await until(pilot, lambda: "unreachable" in [a.cause for a in app.board.alerts], timeout=30)
+        await until(pilot, lambda: "unreachable" in [a.cause for a in app.board.alerts])
         # a 'stalled' before it is true of a log quiet for the limit while it could still be read (a loaded machine
         # can take that long to start the app, or to see the append before the kill): what no longer holds is known
         told = list(app.board.alerts)
@@ -271,5 +269,5 @@ async def test_the_empty_fleet_of_a_remote_root_shows_a_session_once_it_appears(
         path = root / "p" / "s1" / "session.jsonl"
         path.parent.mkdir(parents=True)
         path.write_bytes(_log(["a session appears"], False))
-        await until(pilot, lambda: len(app.screen.rows) == 1, timeout=30)  # type: ignore[attr-defined]
+        await until(pilot, lambda: len(app.screen.rows) == 1)  # type: ignore[attr-defined]
         assert [w.name for w in app.workers if w.state == WorkerState.ERROR] == []
