@@ -31,3 +31,11 @@ class Lines:
             self._buffer += chunk
         line, newline, self._buffer = self._buffer.partition(b"\n")
         return (line + newline).decode("utf-8", "replace")
+
+    def rest(self, timeout: float = 60.0) -> str:
+        """Everything left until the pipe is closed; a TimeoutError when it is still open after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        lines = []
+        while line := self.next(max(0.0, deadline - time.monotonic())):
+            lines.append(line)
+        return "".join(lines)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from core.control.inbox import ControlError, InboxReader, validate_request
 from tests.dsh.harness import PLUGIN, DshInstall
+from tests.lines import Lines
 
 SCRIPT = """
 import { decodeLine } from %s;
@@ -51,7 +52,7 @@ def _node(proc: subprocess.Popen[str], line: bytes) -> dict[str, object]:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(base64.b64encode(line).decode() + "\n")
     proc.stdin.flush()
-    return json.loads(proc.stdout.readline())
+    return json.loads(Lines(proc.stdout).next())  # one answer a line sent: nothing read is left behind
 
 
 def _python(tmp: Path, line: bytes) -> dict[str, object]:

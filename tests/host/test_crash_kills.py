@@ -29,6 +29,7 @@ from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME
 from tests.conftest import Processes
+from tests.lines import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -403,9 +404,9 @@ def test_a_run_whose_output_reader_went_away_runs_to_its_end(tmp_path: Path, pro
     run = _host(processes, "t1", "t2", "--provider", f"scripted:{script}", "--sessions-root", str(root),
                 "--workspace", str(workspace), "--session-id", "s1", "--pace", "0.3")  # fmt: skip
     assert run.stdout is not None and run.stderr is not None
-    assert run.stdout.readline() == "session s1\n"
+    assert Lines(run.stdout).next() == "session s1\n"
     run.stdout.close()  # as `head -1` exits
-    err = run.stderr.read()
+    err = Lines(run.stderr).rest()
     assert run.wait(60) == 0, err
     assert "Traceback" not in err and len(err.splitlines()) == 1 and "stdout" in err, err
     ends = [e["data"]["reason"]["kind"] for e in read_log(log_path(root, str(workspace), "s1", False)).events

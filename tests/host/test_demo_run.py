@@ -27,6 +27,7 @@ from core.log.reader import read_log
 from core.read.load import load_session
 from core.read.session import Session
 from tests.conftest import Processes, process_gone
+from tests.lines import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,8 +134,9 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
     demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
                             str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert demo.stdout is not None
-    workspace = Path(demo.stdout.readline().split(" ", 1)[1].strip())
-    log = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    out = Lines(demo.stdout)
+    workspace = Path(out.next().split(" ", 1)[1].strip())
+    log = Path(out.next().split(" ", 1)[1].strip())
     children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
     _wait_for(lambda: log.exists() and children.read_text().split())
     (host,) = map(int, children.read_text().split())
@@ -150,7 +152,7 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
         assert _recorded_state(log) == "exited"
         assert not workspace.exists()
         # the host's last line names `tapedeck run --resume … --provider scripted:SCRIPT`, a script the demo removes
-        assert "so the `tapedeck run --resume` above cannot continue it" in demo.stdout.read()
+        assert "so the `tapedeck run --resume` above cannot continue it" in out.rest()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
@@ -161,8 +163,9 @@ def test_a_demo_without_the_tui_whose_host_is_killed_exits_as_a_shell_reports_it
     demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
                             str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert demo.stdout is not None
-    demo.stdout.readline()
-    log = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    out = Lines(demo.stdout)
+    out.next()
+    log = Path(out.next().split(" ", 1)[1].strip())
     children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
     _wait_for(lambda: log.exists() and children.read_text().split())
     (host,) = map(int, children.read_text().split())
@@ -291,7 +294,7 @@ def test_a_demo_killed_with_sigkill_leaves_its_workspace_to_the_next_demo_to_rem
     demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
                             str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
     assert demo.stdout is not None
-    workspace = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    workspace = Path(Lines(demo.stdout).next().split(" ", 1)[1].strip())
     demo.kill()
     demo.wait(60)
     assert workspace.exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.host.tools import workspace_tools
 from tests.conftest import Processes
+from tests.lines import Lines
 
 SECRET = "SECRET-OUTSIDE"
 CALLS = 2000
@@ -45,7 +46,7 @@ def test_swapping_a_directory_for_a_link_never_lets_a_call_out(tmp_path: Path, p
     swapper = processes.start([sys.executable, "-c", SWAPPER, str(ws), str(outside)], stdout=subprocess.PIPE, text=True)
     leaks: list[str] = []
     try:
-        assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+        assert swapper.stdout is not None and Lines(swapper.stdout).next() == "ready\n"
         for i in range(CALLS):
             calls = [
                 ("read_file", {"path": "d/f.txt"}),

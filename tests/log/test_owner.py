@@ -15,6 +15,7 @@ from core.log.owner import is_owned
 from core.log.writer import LOCK_NAME, SessionWriter, make_header
 from core.shared.errors import WriterLockedError
 from tests.conftest import Processes
+from tests.lines import Lines
 
 
 def test_a_live_writer_owns_its_log_until_it_closes(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_a_killed_writer_stops_owning_its_log(tmp_path: Path, processes: Process
     )
     proc = processes.start([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    path = Path(proc.stdout.readline().strip())
+    path = Path(Lines(proc.stdout).next().strip())
     assert is_owned(path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
