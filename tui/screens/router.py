@@ -26,7 +26,19 @@ from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, l
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
 
-COLUMNS = ("t.s", "class", "phase", "cap", "soft/hard", "risk", "score", "prune", "pressure", "removed", "reason")
+COLUMNS = (
+    "t.s",
+    "class",
+    "phase",
+    "cap",
+    "soft/hard",
+    "risk",
+    "score",
+    "prune",
+    "pressure",
+    "removed",
+    "reason",
+)
 # left out in this order while the columns are wider than the table (the selected decision's record has them all)
 LEAST_NEEDED = ("removed", "pressure", "score", "prune", "soft/hard", "cap", "reason", "phase")
 REASON_MIN = 10  # the reason is left out in less room than this
@@ -117,13 +129,29 @@ def derive_routes(session: Session) -> list[RouteLine]:
     return lines
 
 
+SPACED_DEPTH = 8  # a value nested deeper than this is written compact from there on
+
+
+def _spaced_json(value: Any, depth: int = 0) -> str:
+    """``value`` as ``js_json`` writes it, with a space after each ``,`` and ``:`` between members, so that a narrow
+    pane wraps it between members rather than inside a number or a key."""
+    if depth >= SPACED_DEPTH:
+        return js_json(value)
+    if isinstance(value, Mapping):
+        members = (f"{js_json(str(key))}: {_spaced_json(item, depth + 1)}" for key, item in value.items())
+        return "{" + ", ".join(members) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_spaced_json(item, depth + 1) for item in value) + "]"
+    return js_json(value)
+
+
 def route_detail(line: RouteLine) -> Text:
     """The full record of one decision, a field per line (as the log has it, its control characters drawn as
-    ``printable`` makes them)."""
+    ``printable`` makes them; a nested value spaced to wrap between its members)."""
     out = Text()
     out.append(f"seq {line.seq} · turn {line.turn} step {line.step}\n", style="bold")
     for key, value in line.data.items():
-        shown = value if isinstance(value, str) else js_json(value)
+        shown = value if isinstance(value, str) else _spaced_json(value)
         out.append(printable(f"{key}: "), style="bold")
         out.append(printable(f"{shown}\n"))
     return out
