@@ -492,14 +492,16 @@ class LiveSession:
                     return self.remote.open()
                 log = resolve_log_path(self.path)
                 return log, read_log_header(log)
-            except (LogNotFoundError, LogIncompleteError, Unreachable):
+            except (LogNotFoundError, LogIncompleteError, Unreachable) as exc:
                 if not self.follow:
                     raise
-                if self.phase != "waiting":
-                    self.phase = "waiting"
+                # "incomplete": the log is there but holds no complete first line yet (empty, header half written)
+                phase = "incomplete" if isinstance(exc, LogIncompleteError) else "waiting"
+                if self.phase != phase:
+                    self.phase = phase
                     if self._new_file and self.session.next_seq:  # emptied or removed: its rows go with it
                         self._forget()
-                    self._post(LoadProgress("waiting", 0.0))
+                    self._post(LoadProgress(phase, 0.0))
                 self.stop_event.wait(self.interval)
         return None
 

@@ -496,7 +496,7 @@ def test_a_log_emptied_or_removed_while_followed_takes_its_rows_with_it(gone: st
             path.write_bytes(b"")
         else:
             path.unlink()
-        wait_for(lambda: live.phase == "waiting")
+        wait_for(lambda: live.phase == ("incomplete" if gone == "emptied" else "waiting"))
         wait_for(lambda: live.session.next_seq == 0)
         update = [m for m in follower.messages if isinstance(m, SessionUpdated)][-1]
         assert (update.reset, update.end) == (True, 0) and update.epoch == live.epoch
@@ -576,10 +576,10 @@ def test_waits_for_a_log_being_born(tmp_path: Path, born: str, monkeypatch: pyte
     path.write_bytes(start)
     follower = Follower(path)
     try:
-        wait_for(lambda: follower.live.phase == "waiting" or follower.live.phase == "error")
+        wait_for(lambda: follower.live.phase == "incomplete" or follower.live.phase == "error")
         seen = len(looks)  # it looks twice more at what is there, and still waits
         wait_for(lambda: len(looks) >= seen + 2 or follower.live.phase == "error")
-        assert follower.live.phase == "waiting", follower.live.error
+        assert follower.live.phase == "incomplete", follower.live.error
         with open(path, "ab") as f:
             f.write(whole[len(start) :])
         wait_for(lambda: follower.live.ready and follower.live.session.next_seq == len(log.events))
@@ -602,7 +602,7 @@ def test_a_rewrite_in_place_of_an_empty_log_is_read(tmp_path: Path) -> None:
         inode = path.stat().st_ino
         with open(path, "wb") as f:  # the shell truncates, then the copy writes
             f.flush()
-            wait_for(lambda: live.phase == "waiting")  # the follower saw it empty
+            wait_for(lambda: live.phase == "incomplete")  # the follower saw it empty
             f.write(other.lines([other.header, *other.events]))
         assert path.stat().st_ino == inode
         wait_for(lambda: live.session.id == other.header["id"] and live.session.next_seq == len(other.events))

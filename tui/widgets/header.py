@@ -14,6 +14,7 @@ from tui.live import LiveSession
 PHASE_LABELS = {
     "opening": "opening",
     "waiting": "waiting for the log to appear",
+    "incomplete": "waiting for the log's first line",
     "preview": "showing the tail",
     "projecting": "reading",
     "reset": "re-reading",
