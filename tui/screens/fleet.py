@@ -67,7 +67,9 @@ class FleetScreen(Screen[None]):
     """The fleet of sessions under ``roots`` (see the module docstring)."""
 
     DEFAULT_CSS = """
-    #fleet-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    /* roots past the line's end are cut with "…", so the list is not taken to end at its last comma */
+    #fleet-title { height: 1; padding: 0 1; background: $panel; text-style: bold; text-wrap: nowrap;
+                   text-overflow: ellipsis; }
     #fleet-table { height: 1fr; }
     #fleet-filter { display: none; height: 3; }
     #fleet-filter.shown { display: block; }
