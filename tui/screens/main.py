@@ -105,7 +105,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         Binding("N", "match(-1)", "Prev match", show=False, id="main.prev_match"),
         Binding("f", "filter", "Filter", id="main.filter"),
         Binding("x", "clear_filter", "Clear filter", show=False, id="main.clear_filter"),
-        Binding("h", "hide_chunks", "Hide chunks", id="main.hide_chunks"),
+        Binding("h", "hide_chunks", "Hide streams", id="main.hide_chunks"),
         Binding("g,home", "top", "Top", show=False, id="main.top"),
         Binding("G", "bottom", "Bottom", show=False, id="main.bottom"),
         Binding("F,end", "follow", "Follow", id="main.follow"),
