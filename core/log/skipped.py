@@ -21,6 +21,10 @@ class SkipNote(str):
         note.kind, note.subject = kind, subject
         return note
 
+    def __reduce__(self) -> tuple[type[SkipNote], tuple[str, str, str]]:
+        """Copied and pickled whole: ``str``'s own way would call ``__new__`` with the text alone."""
+        return SkipNote, (str(self), self.kind, self.subject)
+
 
 def skip_note(kind: str, subject: object, said: str) -> SkipNote:
     """The note that ``subject`` was left out: ``skipped`` and ``said``, the words that name it and why (an error's,
