@@ -42,13 +42,14 @@ def log_key(path: str | Path) -> str:
 class AlertRaised(Message, bubble=False):
     """An alert fired (posted from the feed's thread)."""
 
-    def __init__(self, alert: Alert, key: str, replayed: bool = False) -> None:
+    def __init__(self, alert: Alert, key: str, replayed: bool = False, title: str | None = None) -> None:
         """``key``: its log's ``log_key``; ``replayed``: the log's history raised it, read as the log was loaded
-        (not an event appended since)."""
+        (not an event appended since); ``title``: its session's title as the feed had read it then (None: none)."""
         super().__init__()
         self.alert = alert
         self.key = key
         self.replayed = replayed
+        self.title = title
 
 
 class HistoryRecalled(Message, bubble=False):
@@ -120,7 +121,9 @@ class AlertFeed:
                 key = keys.get(alert.path)
                 if key is None:
                     key = keys[alert.path] = log_key(alert.path)
-                self.post(AlertRaised(alert, key, recall.replayed(alert)))
+                watch = follower.watch_for(alert)
+                title = watch.title if watch is not None else None
+                self.post(AlertRaised(alert, key, recall.replayed(alert), title))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))
             focus = self._focused()
@@ -170,14 +173,17 @@ class AlertBoard:
         self.alerts: list[Alert] = []
         self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log key -> seq -> causes
         self.keys: dict[int, str] = {}  # id of a listed alert -> its log's ``log_key`` (found by the feed's worker)
+        self.titles: dict[int, str] = {}  # id of a listed alert -> its session's title, when it had one
         self.replaced: set[int] = set()  # ids of the listed alerts whose log was replaced since (their event is gone)
 
-    def add(self, alert: Alert, key: str) -> None:
-        """Record an alert of the log of ``log_key`` ``key`` in time order (a fleet reads its sessions' histories
-        one session at a time; an alert of the same time goes after those before it, one without a time last) and
-        mark its event."""
+    def add(self, alert: Alert, key: str, title: str | None = None) -> None:
+        """Record an alert of the log of ``log_key`` ``key`` (its session titled ``title``) in time order (a fleet
+        reads its sessions' histories one session at a time; an alert of the same time goes after those before it,
+        one without a time last) and mark its event."""
         self.alerts.insert(bisect.bisect_right(self.alerts, _when(alert), key=_when), alert)
         self.keys[id(alert)] = key
+        if title:
+            self.titles[id(alert)] = title
         marks = self.marks.setdefault(key, {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
 

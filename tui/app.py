@@ -351,7 +351,7 @@ class TapedeckApp(ControlActions, App[None]):
         """Deliver an alert: the list, the mark on its event, and, when raised live (not replayed from the log's
         history: ``on_history_recalled`` sums those up), a toast, the bell and a desktop notification."""
         alert = message.alert
-        self.board.add(alert, message.key)
+        self.board.add(alert, message.key, message.title)
         self._mark_alerts()
         live = not message.replayed
         if live and self.burst.alone(alert):

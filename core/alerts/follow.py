@@ -244,6 +244,11 @@ class AlertWatch:
         """Take back the columns ``fold_state`` gave (from a checkpoint)."""
 
     @property
+    def title(self) -> str | None:
+        """The session's newest title as the events read so far give it (None: it has none yet)."""
+        return self.engine.signals.title
+
+    @property
     def consumed(self) -> int:
         """Bytes of the log read so far (or that a checkpoint stood for)."""
         return self.tailer.offset if self._restored is None else self._restored.stamp[0]

@@ -140,6 +140,7 @@ class Signals:
     route_class: str | None = None
     route_step: tuple[int, int, int] | None = None  # the newest route's (turn, step, hard step budget)
     class_change: tuple[str, str, int] | None = None
+    title: str | None = None  # the session's newest title (no rule reads it: what its alerts are shown under)
 
     # the fold ------------------------------------------------------------------------------------------------
     def observe(
@@ -270,6 +271,11 @@ class Signals:
         config = header.get("config") if isinstance(header, dict) else None
         if isinstance(config, dict) and isinstance(config.get("model"), str):
             self.model = config["model"]
+        return _NONE
+
+    def _title(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        if isinstance(data.get("title"), str):
+            self.title = data["title"]
         return _NONE
 
     def _request_context(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
@@ -443,6 +449,7 @@ _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str
     "tool/call": Signals._call,
     "request/header": Signals._header,
     "request/context": Signals._request_context,
+    "session/title": Signals._title,
     ROUTE_EVENT: Signals._route,
     "user/message": Signals._message,
     "assistant/message": Signals._assistant,

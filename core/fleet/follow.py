@@ -2,8 +2,8 @@
 
 ``SessionWatch`` is the alert engine's watch of one log (``core.alerts.follow.AlertWatch``: a ``Tailer`` that
 keeps its offset and decoder state, and the log's ``AlertEngine``); what the rows need beyond the engine's
-signals (the title, turn and step, how the last turn ended, the router's phase and class, the cache-hit share) it
-folds from the same decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
+signals, the session's title among them (the turn and step, how the last turn ended, the router's phase and class,
+the cache-hit share), it folds from the same decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
 ``IDLE_HOST_SECONDS`` otherwise, and whenever the log grew. ``Fleet`` holds one watch per log under its targets
 (log files, session directories, sessions roots) and lists the roots again every ``RESCAN_SECONDS`` for new
 sessions (and those gone), reading only the new logs' headers; it remakes the rows of the logs polled since the last ``rows``
@@ -61,7 +61,6 @@ class SessionWatch(AlertWatch):
 
     def _engine(self) -> Any:
         """A new engine (at the start, and when the log was truncated or replaced) and a new fold beside it."""
-        self.title: str | None = None
         self.turn: int | None = None
         self.step: int | None = None
         self.phase: str | None = None
@@ -72,7 +71,6 @@ class SessionWatch(AlertWatch):
 
     CHECKPOINT = "fleet"
     FOLD_TYPES = {  # what ``fold_state`` keeps of the row's own columns (a checkpoint's types)
-        "title": str | None,
         "turn": int | None,
         "step": int | None,
         "phase": str | None,
@@ -83,12 +81,12 @@ class SessionWatch(AlertWatch):
 
     def fold_state(self) -> dict[str, Any]:
         """The row's own columns as the events folded them."""
-        return {"title": self.title, "turn": self.turn, "step": self.step, "phase": self.phase,
+        return {"turn": self.turn, "step": self.step, "phase": self.phase,
                 "task_class": self.task_class, "ended": self.ended.state(), "usage": self.usage}  # fmt: skip
 
     def restore_fold(self, fold: dict[str, Any]) -> None:
         """Take back the columns ``fold_state`` gave."""
-        self.title, self.turn, self.step = fold["title"], fold["turn"], fold["step"]
+        self.turn, self.step = fold["turn"], fold["step"]
         self.phase, self.task_class, self.usage = fold["phase"], fold["task_class"], fold["usage"]
         self.ended.restore(fold["ended"])
 
@@ -108,9 +106,7 @@ class SessionWatch(AlertWatch):
             if turn is not None and (step is not None or turn != self.turn):
                 self.turn, self.step = turn, step
             etype = event.get("type")
-            if etype == "session/title" and isinstance(data.get("title"), str):
-                self.title = data["title"]
-            elif etype == ROUTE_EVENT:
+            if etype == ROUTE_EVENT:
                 self.phase = data["phase"] if isinstance(data.get("phase"), str) else self.phase
                 self.task_class = data["taskClass"] if isinstance(data.get("taskClass"), str) else self.task_class
             elif etype == "assistant/message" and isinstance(data.get("usage"), dict):

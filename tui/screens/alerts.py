@@ -30,6 +30,7 @@ SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 COLUMNS = ("time", "severity", "cause", "session", "seq", "reason")
 LEAST_NEEDED = ("severity", "session")  # left out in this order while the reason would get less than REASON_MIN
 REASON_MIN = 10  # a reason is cut no shorter than this (the line under the table gives the selected one whole)
+SESSION_MAX = 24  # a session's title is cut to this many cells: a long one leaves the reason its room
 
 
 def alert_time(at: int | None) -> str:
@@ -112,12 +113,13 @@ class AlertsScreen(Screen[None]):
         )
         self._show_selected()
 
-    @staticmethod
-    def _cells(alert: Alert) -> dict[str, str | Text]:
-        """An alert's row: each column's cell, whole."""
+    def _cells(self, alert: Alert) -> dict[str, str | Text]:
+        """An alert's row: each column's cell, whole but the session's title."""
         severity = Text(alert.severity, style=SEVERITY_STYLE.get(alert.severity, ""))
-        return {"time": alert_time(alert.at), "severity": severity,
-                "cause": printable(alert.cause), "session": printable(short_session(alert.session) or alert.path),
+        title = self.board.titles.get(id(alert))
+        session = cut(printable(title.replace("\n", " ")), SESSION_MAX) if title else None
+        return {"time": alert_time(alert.at), "severity": severity, "cause": printable(alert.cause),
+                "session": session or printable(short_session(alert.session) or alert.path),
                 "seq": str(alert.seq), "reason": printable(alert.reason)}  # fmt: skip
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
