@@ -141,6 +141,16 @@ class TapedeckApp(ControlActions, App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_now"),
+        Binding(  # Textual's own palette key, as Textual words it (the footer shows it), under an id
+            "ctrl+p",
+            "command_palette",
+            "palette",
+            show=False,
+            priority=True,
+            tooltip="Open the command palette",
+            id="app.palette",
+        ),
         Binding("escape", "back", "Back", show=False, id="app.back"),
         Binding("A", "alerts", "Alerts", show=False, id="app.alerts"),
         *CONTROL_BINDINGS,

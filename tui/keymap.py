@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import pkgutil
@@ -84,6 +85,16 @@ def _wrong_keys(keys: Any) -> str | None:
         odd = next(c for c in keys if not c.isprintable())
         return f": {shown(keys)} holds U+{ord(odd):04X}, a character no key name has"
     return None
+
+
+def textual_bindings(base: type[DOMNode], prefix: str, own: Iterable[Binding]) -> list[Binding]:
+    """``own`` bindings, then every binding Textual gives ``base`` (its own and those it inherits) on a key none of
+    ``own`` takes, each with the id ``prefix.<action>`` a keymap rebinds it by: a subclass that declares these
+    takes Textual's keys into the ids the help screen shows and a keymap may name."""
+    own = list(Binding.make_bindings(own))
+    taken = {binding.key for binding in own}
+    inherited = [binding for _key, binding in base._merge_bindings() if binding.key not in taken]
+    return [*own, *(dataclasses.replace(b, id=b.id or f"{prefix}.{b.action}") for b in inherited)]
 
 
 @functools.cache

@@ -60,3 +60,38 @@ async def test_the_alerts_list_names_a_session_by_its_title(
         cell = str(table.get_row_at(0)[COLUMNS.index("session")])
         assert cell == ("Fix the flaky parser" if title is not None else "crafted-")
 
+
+async def test_the_help_lists_a_tables_keys_by_their_ids_and_as_a_keymap_rebinds_them(tmp_path: Path) -> None:
+    """On a screen with a table, ``?`` listed Textual's table keys (cursor up and down, enter, page up …) with no
+    binding id, so a keymap could not name them and the help could not show one rebound. Each key the help lists is
+    one of the ids the keymap knows, and a table key the keymap moves works, and shows, on its new key."""
+    from core.alerts.engine import Alert
+    from tests.tui.logs import policy_log
+    from tests.tui.pilot import make_app
+    from tui.screens.help import HelpEntry, HelpScreen, help_entries
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('"table.cursor_down" = "j"\n"app.palette" = "f9"\n')
+    app = make_app(path, keymap=keymap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.keymap_problems == []
+        for n in range(2):
+            app.board.add(Alert("t-1", str(path), "loop", n, "warning", f"reason {n}", 1_000 + n), str(path))
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        table = app.screen.query_one("#alerts-table", DataTable)
+        await until(pilot, lambda: table.row_count == 2)
+        entries = help_entries(app, app.screen)
+        known = set(app.binding_ids())
+        assert [e for e in entries if e.binding_id not in known] == []
+        assert HelpEntry("table", "j", "Cursor down", "table.cursor_down") in entries
+        assert HelpEntry("everywhere", "f9", "palette", "app.palette") in entries
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        assert table.cursor_row == 0
+        await pilot.press("j")
+        await until(pilot, lambda: table.cursor_row == 1)

@@ -53,21 +53,20 @@ def scope_name(node: object) -> str:
 
 
 def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
-    """Every binding with a description active on ``screen``, keys as the keymap left them."""
+    """Every binding with a description and an id active on ``screen`` (the ids ``tui.keymap`` knows: tapedeck's own
+    and the Textual keys its widgets take in, ``keymap.textual_bindings``), keys as the keymap left them. Textual's
+    generic keys that no tapedeck class takes in (a text field's editing keys, moving the focus) have no id: a
+    keymap cannot rebind them, and the help's note names them instead of listing them."""
     seen: dict[tuple[str, str], HelpEntry] = {}
     for namespace, binding, _enabled, _tooltip in screen.active_bindings.values():
-        if not binding.description or binding.system:
+        if not binding.description or binding.system or not binding.id:
             continue
-        entry = seen.get((binding.action, scope_name(namespace)))
+        scope = scope_name(namespace)
         keys = app.get_key_display(binding)
+        entry = seen.get((binding.id, scope))
         if entry is not None:
-            merged = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
-            binding_id = entry.binding_id if entry.binding_id != "-" else binding.id or "-"
-            seen[(binding.action, entry.scope)] = HelpEntry(entry.scope, merged, entry.description, binding_id)
-            continue
-        seen[(binding.action, scope_name(namespace))] = HelpEntry(
-            scope_name(namespace), keys, binding.description, binding.id or "-"
-        )
+            keys = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
+        seen[(binding.id, scope)] = HelpEntry(scope, keys, binding.description, binding.id)
     return list(seen.values())
 
 
@@ -122,7 +121,9 @@ class HelpScreen(Screen[None]):
             ("Rebind keys in ", "dim"),
             (self.keymap_file, "bold"),
             (' with lines like  main.search = "ctrl+f"  (binding id = keys).', "dim"),
-        )
+            ("\nTextual's own keys, which a keymap cannot rebind, are not listed: a text field's editing keys, "
+             "tab and shift+tab to move the focus, ctrl+c to copy a selection.", "dim"),
+        )  # fmt: skip
         for problem in self.problems:
             notes.append(f"\n{problem}", style="bold red")
         with VerticalScroll(id="help-dialog"):

@@ -9,6 +9,8 @@ from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from tui.keymap import textual_bindings
+
 
 class RowTable(DataTable[Any]):
     """A table whose Home/g and End/G go to its first and last row with the column labels in sight (Textual's own
@@ -17,10 +19,14 @@ class RowTable(DataTable[Any]):
     Textual's page down in a table with no row moves it to row -1 and highlights that row, whose event carries no
     row key for the screens to read."""
 
-    BINDINGS = [
-        Binding("home,g", "first_row", "First row", show=False, id="table.first"),
-        Binding("end,G", "last_row", "Last row", show=False, id="table.last"),
-    ]
+    BINDINGS = textual_bindings(  # Textual's table keys too, each under an id (``table.cursor_down`` …)
+        DataTable,
+        "table",
+        [
+            Binding("home,g", "first_row", "First row", show=False, id="table.first"),
+            Binding("end,G", "last_row", "Last row", show=False, id="table.last"),
+        ],
+    )
 
     def validate_cursor_coordinate(self, value: Coordinate) -> Coordinate:
         """Textual's clamp, then row 0 at the least (the clamp leaves -1 in a table with no row)."""
