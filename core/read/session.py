@@ -174,6 +174,8 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
 _CHUNK = "assistant/chunk"
 _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
 _TURN_ONES = [array("i", (0,))]  # ``apply_row``'s last one-item turn array, reused while rows keep their turn
+_STEP_ONES = [array("i", (0,))]  # … and step array
+NO_STEP = -1  # the step column's value for an event in no step
 _NONE: list[int] = []  # no sources: what a fused path checks when an event names none (never changed)
 
 
@@ -289,8 +291,9 @@ class Session:
         per_event: bool = True,
     ) -> None:
         """Create an empty projection; with ``retain=False`` ``events`` is an external store that grows itself;
-        with ``per_event=False`` nothing is kept per event (``turn_of`` and ``in_turn`` cannot answer: for a pass
-        that never asks them, as the alert engine's request pass, on a log of millions of stream deltas)."""
+        with ``per_event=False`` nothing is kept per event (``turn_of``, ``step_of`` and ``in_turn`` cannot answer:
+        for a pass that never asks them, as the alert engine's request pass, on a log of millions of stream
+        deltas)."""
         self.header = header
         self.path = path
         self.events: Sequence[dict[str, Any]] = EventStore() if events is None else events
@@ -312,6 +315,7 @@ class Session:
         self._chars: dict[int, int] = {}
         self._surface_types: dict[int, str] = {}
         self._turn_at: array[int] | _NotKept = array("i") if per_event else _NotKept()
+        self._step_at: array[int] | _NotKept = array("i") if per_event else _NotKept()  # NO_STEP: none
         self._in_turn: bytearray | _NotKept = bytearray() if per_event else _NotKept()
         self.open_turn: int | None = None
         self.last_ended: int | None = None
@@ -365,6 +369,12 @@ class Session:
     def turn_of(self, seq: int) -> int:
         """The turn an event belongs to (DSH attribution; 0 before the first turn)."""
         return self._turn_at[seq]
+
+    def step_of(self, seq: int) -> int | None:
+        """The step an event belongs to: its own ``data.step``, else the step of its turn open when it was written
+        (from that step's ``step/start`` to its ``step/end``); None for an event in no step."""
+        step = self._step_at[seq]
+        return None if step == NO_STEP else step
 
     def in_turn(self, seq: int) -> bool:
         """True when a turn was open at the event (its turn/start and turn/end included).
@@ -438,7 +448,9 @@ class Session:
             self.events.append(event)  # type: ignore[union-attr]
         # An invalid event keeps its per-seq entries but is left out of the projection (the decoder reported it).
         if INVALID in event:
-            self._turn_at.append(self._attributed_turn(etype, {}))
+            turn = self._attributed_turn(etype, {})
+            self._turn_at.append(turn)
+            self._step_at.append(self._attributed_step(turn, None))
             self._in_turn.append(self.open_turn is not None or etype == "turn/end")
             return
         data = event.get("data")
@@ -448,7 +460,9 @@ class Session:
         if handler is not None:
             handler(self, seq, data)
         turn = data.get("turn") if etype in _OWN_TURN else None  # the common case, without a call
-        self._turn_at.append(turn if isinstance(turn, int) else self._attributed_turn(etype, data))
+        turn = turn if isinstance(turn, int) else self._attributed_turn(etype, data)
+        self._turn_at.append(turn)
+        self._step_at.append(self._attributed_step(turn, data.get("step")))
         self._in_turn.append(self.open_turn is not None or etype == "turn/end")
         op = event.get("surfaceOp")
         if etype in SURFACE_TYPES:
@@ -485,6 +499,7 @@ class Session:
         if ctype == "usage" and isinstance(chunk.get("usage"), dict):
             self._usage_sample(turn, step, chunk["usage"])
         self._turn_at.append(turn)
+        self._step_at.append(step)
         self._in_turn.append(self.open_turn is not None)
 
     def apply_row(self, row: PackedRow) -> None:
@@ -516,6 +531,10 @@ class Session:
         if ones[0] != turn:
             ones = _TURN_ONES[0] = array("i", (turn,))
         self._turn_at += ones * n
+        ones = _STEP_ONES[0]
+        if ones[0] != step:
+            ones = _STEP_ONES[0] = array("i", (step,))
+        self._step_at += ones * n
         self._in_turn += (b"\x00" if self.open_turn is None else b"\x01") * n
 
     # the fused paths -----------------------------------------------------------------------------------------
@@ -543,13 +562,15 @@ class Session:
         }
 
     def _fused_count(self, seq: int, etype: str, event: dict[str, Any], turn: int) -> None:
-        """What every fused path does first, once the event is known to fit: ``_take``, the store, the turn."""
+        """What every fused path does first, once the event is known to fit: ``_take``, the store, the turn and
+        the step."""
         self.next_seq = seq + 1
         counts = self.counts
         counts[etype] = counts.get(etype, 0) + 1
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
         self._turn_at.append(turn)
+        self._step_at.append(self._attributed_step(turn, event["data"].get("step")))
         self._in_turn.append(self.open_turn is not None)
 
     def _fused_node(self, seq: int, etype: str, chars: int) -> None:
@@ -788,6 +809,14 @@ class Session:
             owner = self.open_turn if self.open_turn is not None else self.last_ended
             return owner or 0
         return self._current_turn
+
+    def _attributed_step(self, turn: int, step: Any) -> int:
+        """The step column's value for an event of ``turn`` that names ``step``: that step when it is a counter,
+        else the step of ``turn`` open now, else ``NO_STEP``."""
+        if step.__class__ is int and 0 <= step <= MAX_COUNTER:
+            return step  # type: ignore[no-any-return]
+        current = self._current_step
+        return current[1] if current is not None and current[0] == turn else NO_STEP
 
     def _diag(self, code: str, message: str, seq: int | None, severity: str = "error") -> None:
         self.diagnostics.append(Diagnostic(code, message, None, seq, severity))  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ FIELDS = frozenset(
     {
         "header", "path", "events", "_retain", "next_seq", "compressed", "surface", "_live", "diagnostics",
         "turns", "usage_tally", "_max_turn", "tool_calls", "_calls", "results_by_step", "replaced_by",
-        "shadowed", "_sources", "_chars", "_surface_types", "_turn_at", "_in_turn", "open_turn",
+        "shadowed", "_sources", "_chars", "_surface_types", "_turn_at", "_step_at", "_in_turn", "open_turn",
         "last_ended", "completed_through", "_current_turn", "_current_step", "_request_header",
         "request_header_seq", "counts", "surface_chars", "context_samples", "_request_due", "_system_chars",
         "aborted_finishes", "failed_sub_calls", "cuts", "streams",
@@ -137,6 +137,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     columns: dict[str, Column] = {
         "surface": array("Q", s.surface),  # seqs: an unsigned array takes a list of ints in C
         "turnAt": s._turn_at,
+        "stepAt": s._step_at,
         "inTurn": s._in_turn,
         # signed (a sample's seq may be -1): packed as ``array("q")`` holds them, without its per-value parsing
         "samples": struct.pack(f"={len(samples)}q", *samples),
@@ -150,10 +151,11 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
 
 
 def run_columns(session: Session) -> None:
-    """Keep ``session``'s per-event turn and in-turn columns as ``Runs`` from now on (the TUI's view of a big log:
-    26 MiB as arrays on a 500 MB log, under 1 MiB as runs); what the session answers and the index it writes stay
-    the same."""
+    """Keep ``session``'s per-event turn, step and in-turn columns as ``Runs`` from now on (the TUI's view of a big
+    log: 26 MiB as arrays on a 500 MB log, under 1 MiB as runs); what the session answers and the index it writes
+    stay the same."""
     session._turn_at = Runs.of(session._turn_at)  # type: ignore[arg-type]
+    session._step_at = Runs.of(session._step_at)  # type: ignore[arg-type]
     session._in_turn = Runs.of(session._in_turn)  # type: ignore[arg-type]
 
 
@@ -214,9 +216,11 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s._surface_types = dict(zip(nodes, map(names.__getitem__, kinds), strict=True))
     if runs:  # never whole in memory: 26 MiB as arrays on a 500 MB log, beside the index's bytes
         s._turn_at = Runs.from_bytes("i", columns["turnAt"])  # type: ignore[arg-type]
+        s._step_at = Runs.from_bytes("i", columns["stepAt"])  # type: ignore[arg-type]
         s._in_turn = Runs.from_bytes("B", columns["inTurn"])  # type: ignore[arg-type]
     else:
         s._turn_at = _column(columns, "turnAt", "i")
+        s._step_at = _column(columns, "stepAt", "i")
         s._in_turn = bytearray(columns["inTurn"])
     s.open_turn = _opt(_int, t["openTurn"])
     s.last_ended = _opt(_int, t["lastEnded"])
@@ -241,7 +245,7 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s.failed_sub_calls = _int(t["failedSubCalls"])
     s.cuts = [_cut(c) for c in _list(t["cuts"])]
     s.streams = _streams(columns, t["streamLast"])
-    if len(s._turn_at) != count or len(s._in_turn) != count:
+    if not len(s._turn_at) == len(s._step_at) == len(s._in_turn) == count:
         raise StateError("per-event columns do not match the event count")
     if (s.surface and max(s.surface) >= count) or (s.streams.ends and max(s.streams.ends) > count):
         raise StateError("a seq beyond the events")

@@ -95,3 +95,35 @@ async def test_the_help_lists_a_tables_keys_by_their_ids_and_as_a_keymap_rebinds
         assert table.cursor_row == 0
         await pilot.press("j")
         await until(pilot, lambda: table.cursor_row == 1)
+
+
+async def test_an_event_inside_a_step_that_names_none_is_listed_in_that_step(tmp_path: Path) -> None:
+    """The event list gave turn '3' to the events inside step 3.1 that carry no step of their own (the user's
+    prompt, logged once step 1 had started), and '3.1' to the tool call beside them: the projection now knows
+    each event's step (``Session.step_of``), and the list shows '3.1' for both; the turn's start, before any step,
+    stays '3'."""
+    from tests.tui.logs import Log as TuiLog
+    from tests.tui.pilot import main_screen, make_app
+
+    log = TuiLog()
+    log.turn(1, "a", "b")
+    log.turn(2, "c", "d")
+    seqs = log.turn(3, "e", "f")
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+
+        def turn_column(seq: int) -> str:
+            main.events.go_seq(seq)
+            line = main.events.render_line(main.events.cursor - int(main.events.scroll_y)).text
+            number, turn = line.split()[:2]
+            assert number == str(seq), line
+            return turn
+
+        for seq, expected in [(seqs["start"], "3"), (seqs["prompt"], "3.1"), (seqs["call"], "3.1"),
+                              (seqs["answer"], "3.2"), (seqs["end"], "3")]:  # fmt: skip
+            await settle(pilot)
+            assert turn_column(seq) == expected, seq

@@ -68,10 +68,15 @@ class _Frame(NamedTuple):
 
 
 def turn_label(session: Session, row: Row) -> str:
-    """The turn column: DSH attribution once projected, ``–`` for an event outside every turn."""
+    """The turn.step column: DSH attribution once projected (the step an event names, else the one open when it
+    was written: ``Session.step_of``), ``–`` for an event outside every turn."""
     if row.seq >= session.next_seq:
-        return str(row.turn)
-    return str(session.turn_of(row.seq)) if session.in_turn(row.seq) else OUTSIDE_TURN
+        turn, step = row.turn, row.step
+    elif session.in_turn(row.seq):
+        turn, step = session.turn_of(row.seq), session.step_of(row.seq)
+    else:
+        return OUTSIDE_TURN
+    return str(turn) if step is None else f"{turn}.{step}"
 
 
 def highlighted(text: str, needle: str, style: Style, match_style: Style) -> list[Segment]:
@@ -604,7 +609,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         dim = seq in session.replaced_by
         states = badges(row, session, self.cut_kinds)
         tags = (*states, *frame.marks.get(seq, ()), *(("✎ note",) if self._noted(seq, depth) else ()))
-        turn = turn_label(frame.session, row)  # attribution never changes with the moment
+        turn = turn_label(frame.session, row)  # turn.step: attribution never changes with the moment
         match = self._search if self._search and self._is_match(seq) else ""
         ago_now = frame.now_ms
         when = None if ago_now is None else ago(row.time, ago_now)  # a clock time depends on the row alone
@@ -644,12 +649,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             text_style += styles["replacement"]
         gutter = styles["gutter"]
         badge_style = styles["badge"]
-        step = f".{row.step}" if row.step is not None and turn != OUTSIDE_TURN else ""
-        left = (
-            f"{row.seq:>7} {f'{turn}{step}':>6} {when:>8} "
-            if width >= TIME_MIN_WIDTH
-            else f"{row.seq:>7} {f'{turn}{step}':>6} "
-        )
+        left = f"{row.seq:>7} {turn:>6} {when:>8} " if width >= TIME_MIN_WIDTH else f"{row.seq:>7} {turn:>6} "
         size = f" {human_chars(row.size):>5} {row.unit:<2}"
         kept = list(tags)
         while True:
