@@ -127,3 +127,29 @@ async def test_an_event_inside_a_step_that_names_none_is_listed_in_that_step(tmp
                               (seqs["answer"], "3.2"), (seqs["end"], "3")]:  # fmt: skip
             await settle(pilot)
             assert turn_column(seq) == expected, seq
+
+
+async def test_the_rewind_preview_is_readable_at_80x24(tmp_path: Path) -> None:
+    """At 80x24 the Checkpoints screen kept its rewind preview beside the marks, in 26 cells: the preview table had
+    room for its kind column alone (no seq, no size, no content), so what a rewind would fold could not be read,
+    and the confirm dialog's last line was cut. The preview goes under the marks there and shows every column, and
+    the dialog shows its whole text."""
+    from tests.tui.screens_policy.harness import PolicyHarness
+    from tests.tui.screens_policy.harness import settle as settle_policy
+    from tests.tui.screens_policy.scenarios import demo
+    from tui.screens.checkpoints import CheckpointsScreen
+    from tui.screens.confirm import ConfirmScreen
+
+    app = PolicyHarness(demo(tmp_path / "s"), CheckpointsScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle_policy(pilot)
+        table = app.screen.query_one("#region-table", DataTable)
+        assert table.row_count == 4
+        assert [str(c.label) for c in table.columns.values()] == ["seq", "turn", "kind", "chars", "content"]
+        # over the outcomes line and the footer
+        assert table.region.right <= 80 and table.region.bottom <= 24 - 3
+        assert table.virtual_size.height <= table.size.height  # every row in sight, none scrolled away
+        await pilot.press("w")
+        await settle_policy(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        body = app.screen.query_one(".policy-dialog-body")
+        assert body.max_scroll_y == 0, "the dialog's text is cut"

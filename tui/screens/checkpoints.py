@@ -43,6 +43,9 @@ LEAST_NEEDED = ("turn", "content", "seq", "chars")  # left out in this order whi
 CONTENT_MIN = 10  # the content is left out in less room than this
 MARK_COLUMNS = ("mark", "anchor", "turn", "by", "state", "objective")  # the objective is cut to the room left
 OBJECTIVE_MIN = 12  # the objective is cut no shorter than this (the table scrolls sideways in less room)
+# narrower than this, the preview goes under the marks: beside them (a third of the width) its table kept the kind
+# column alone at 80 columns, and some of the content only from about 140
+SIDE_BY_SIDE_WIDTH = 150
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,13 +206,14 @@ def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Group:
     if len(chosen.nodes) > 12:
         parts.append(Text(f"  … and {len(chosen.nodes) - 12} more node(s)"))
     tail = f"The agent may run on before {applier} applies it ({when}); the outcome compares the two."
-    return Group(*parts, "", Text(tail, style="dim"))
+    return Group(*parts, Text(tail, style="dim"))  # no blank line over it: the text fits the dialog at 80x24
 
 
 class CheckpointsScreen(PolicyScreen):
     """Checkpoint marks and the rewind preview."""
 
     HEADING = "Checkpoints — marks and the rewind preview"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (SIDE_BY_SIDE_WIDTH, "-wide")]
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"mark", "rewind"})
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("K", "mark", "Place checkpoint", id="policy.checkpoints.mark"),  # ``K`` everywhere; ``m`` messages
