@@ -153,3 +153,22 @@ async def test_the_rewind_preview_is_readable_at_80x24(tmp_path: Path) -> None:
         await settle_policy(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         body = app.screen.query_one(".policy-dialog-body")
         assert body.max_scroll_y == 0, "the dialog's text is cut"
+
+
+async def test_the_diagnostics_heading_keeps_its_hint_at_80_columns(tmp_path: Path) -> None:
+    """The Diagnostics heading (97 characters) was cut at 80 columns before its key hint, 'enter: go to it': the
+    heading now fits there whole, the hint and the session it names in sight."""
+    from tests.tui.logs import policy_log
+    from tests.tui.pilot import make_app, settled_main_screen
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
+        heading = app.screen.query_one("#policy-heading")
+        await until(pilot, lambda: "session t-1" in str(heading.render()))
+        line = heading.render_line(0).text.rstrip()
+        assert line == f"{DiagnosticsScreen.HEADING} · session t-1", line
+        assert "enter: go to it" in line

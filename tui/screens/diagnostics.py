@@ -48,7 +48,8 @@ def summary_line(diagnostics: list[Diagnostic]) -> str:
 class DiagnosticsScreen(PolicyScreen):
     """What the readers reported about this log: bad events, torn tails, seq gaps, resets."""
 
-    HEADING = "Diagnostics — what the readers found wrong in this log (it was read on regardless); enter: go to it"
+    # short enough for its key hint to stay in sight at 80 columns, beside ``· session ID``
+    HEADING = "Diagnostics — what the readers found wrong; enter: go to it"
 
     def __init__(self) -> None:
         super().__init__()
