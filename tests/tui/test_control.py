@@ -126,7 +126,7 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
         cancelled = [t.message for t in toasts if t.title == "Cancelled"]
         assert cancelled and "no live host (" in cancelled[0] and "withdrawn" in cancelled[0]
         await pilot.press("P")  # control keys are off while no host runs: the key says so and sends nothing
-        await until(pilot, lambda: any("cannot act" in t.message for t in toasts))
+        await until(pilot, lambda: any(t.title == "Pause/resume not sent" for t in toasts))
         assert len(_inbox(path)) == 2
 
 
@@ -393,3 +393,19 @@ async def test_a_host_watch_failing_on_and_on_is_told_once_until_a_poll_gets_thr
         await until(pilot, lambda: len(polls) >= 2)
         await settle(pilot)
         assert told() == 2
+
+
+async def test_a_control_key_on_a_read_only_dsh_log_says_why_in_a_sentence(fixtures_dir: Path, tmp_path: Path) -> None:
+    # the toast's title names what was not sent, its text is the reason as a sentence of its own: not
+    # "Checkpoint cannot act: This session…" with a capital after the colon
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
+    app = make_app(path)
+    toasts = raised_toasts(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("K")
+        await until(pilot, lambda: any(t.title == "Checkpoint not sent" for t in toasts))
+        said = next(t.message for t in toasts if t.title == "Checkpoint not sent")
+        assert said == tui.live.READ_ONLY_DSH
+        assert not _inbox(path)

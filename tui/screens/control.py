@@ -120,9 +120,8 @@ class ControlActions:
             return True
         if action in CONTROL_ACTIONS:
             label = next(b.description for b in CONTROL_BINDINGS if b.action == action).rstrip("…")
-            self.notify(  # type: ignore[attr-defined]
-                f"{label} cannot act: {self.control_unavailable() or 'try again.'}", title="Not sent", timeout=6
-            )
+            why = self.control_unavailable() or "the session could not act on it just now; try again."
+            self.notify(sentence(why), title=f"{label} not sent", timeout=6)  # type: ignore[attr-defined]
             return True
         return False
 
