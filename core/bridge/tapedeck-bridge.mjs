@@ -475,8 +475,8 @@ function readRegular(file) {
 // The lines of `file` when it is a regular file (opened as readRegular opens it), read PIECE_BYTES at a time: a file
 // that grows for a session's whole life is never held whole, nor made one string (one past V8's largest could not
 // be read at all); a line at most is, up to MAX_LINE_BYTES (as the inbox's): a longer one is dropped as it is read
-// and skipped, and `tooLong(lineNo, message)` is told of it. None when it cannot be opened; the lines before a read
-// that fails.
+// and skipped, and `tooLong(lineNo)` is told of it (the caller words it: it knows what the file holds). None when it
+// cannot be opened; the lines before a read that fails.
 export function* regularLines(file, tooLong = () => {}) {
   let fd;
   try {
@@ -491,7 +491,7 @@ export function* regularLines(file, tooLong = () => {}) {
     let size = 0; // their bytes; -1 once past MAX_LINE_BYTES: the rest of the line is passed over
     let lineNo = 1;
     const ended = function* (last) {
-      if (size < 0) tooLong(lineNo, `line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes; skipped`);
+      if (size < 0) tooLong(lineNo);
       else yield Buffer.concat([...held, last]).toString("utf8");
       held = [];
       size = 0;
