@@ -26,11 +26,14 @@ from core.control.config import PolicyConfig
 from core.log.layout import resolve_log_path
 from core.log.pace import Pacer
 from core.shared.errors import TapedeckError
+from core.shared.text import printable, short_session
+from tui.cells import cut
 
 FEED_INTERVAL = 0.1  # seconds between polls of the followed logs: alerts reach the screen within ~0.2 s
 BURST_GAP = 2.0  # alerts less than this many seconds apart make one burst …
 BURST_ONE_BY_ONE = 3  # … whose first few each get a toast, the bell and a notification; the rest one toast
 SEVERITY_ORDER = ("info", "warning", "critical")
+SESSION_MAX = 24  # a session's title is cut to this many cells: a long one leaves an alert's reason its room
 
 
 def log_key(path: str | Path) -> str:
@@ -186,6 +189,14 @@ class AlertBoard:
             self.titles[id(alert)] = title
         marks = self.marks.setdefault(key, {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
+
+    def session_name(self, alert: Alert) -> str:
+        """How a listed alert names its session: its title on one line, cut to ``SESSION_MAX`` cells; the id's head
+        (or the log's path) for a session with no title."""
+        title = self.titles.get(id(alert))
+        if title:
+            return cut(printable(title.replace("\n", " ")), SESSION_MAX)
+        return printable(short_session(alert.session) or alert.path)
 
     def forget_marks(self, key: str) -> None:
         """Drop the marks on the events of the log of ``log_key`` ``key`` (another log replaced it: its seqs mean

@@ -34,7 +34,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog, names_one_session
 from core.remote.target import parse_remote
 from core.shared.jsonout import allow_deepest_walks
-from core.shared.text import counted, printable, quoted_path, short_session, shown
+from core.shared.text import counted, printable, quoted_path, shown
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import binding_owners, key_of, keymap_path, load_keymap
@@ -365,7 +365,7 @@ class TapedeckApp(ControlActions, App[None]):
         self._mark_alerts()
         live = not message.replayed
         if live and self.burst.alone(alert):
-            where = short_session(alert.session) or alert.path
+            where = self.board.session_name(alert)
             severity = _TOAST_SEVERITY.get(alert.severity, "information")
             self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}", severity=severity,
                         timeout=toast_seconds(severity), markup=False)  # fmt: skip

@@ -589,3 +589,22 @@ def test_the_alerts_heading_fits_the_narrowest_screen() -> None:
 
     assert cell_len(AlertsScreen.HEADING) <= 60 - 2, AlertsScreen.HEADING
     assert "enter" in AlertsScreen.HEADING
+
+
+@pytest.mark.anyio
+async def test_an_alerts_toast_names_a_titled_session_by_its_title(tmp_path: Path) -> None:
+    # the Alerts screen's row names a titled session by its title (613e353d): the live toast said the id's head
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.add("session/title", {"title": "Port the\nparser"})
+    log.turn(1)
+    _write(path, [HEADER, *log.events])
+    app = _app(path, True, {"errorStreak": {"count": 1}})
+    toasts = raised_toasts(app)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        failed = log.result(True)
+        _write(path, log.events[-1:], "a")
+        await until(pilot, lambda: len(app.board.alerts) == 1 and bool(toasts))
+        assert [(t.title, t.message) for t in toasts] == [
+            ("Alert: error-streak", f"1 tool call failed in a row (seq {failed}, Port the parser)")]  # fmt: skip

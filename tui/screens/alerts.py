@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from core.alerts.engine import Alert
-from core.shared.text import printable, short_session
+from core.shared.text import printable
 from tui.alerts import AlertBoard
 from tui.cells import cut, fitting, show_columns
 from tui.screens.policy_screen import add_rows, column_widths, fill_table
@@ -30,7 +30,6 @@ SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 COLUMNS = ("time", "severity", "cause", "session", "seq", "reason")
 LEAST_NEEDED = ("severity", "session")  # left out in this order while the reason would get less than REASON_MIN
 REASON_MIN = 10  # a reason is cut no shorter than this (the line under the table gives the selected one whole)
-SESSION_MAX = 24  # a session's title is cut to this many cells: a long one leaves the reason its room
 
 
 def alert_time(at: int | None) -> str:
@@ -116,10 +115,8 @@ class AlertsScreen(Screen[None]):
     def _cells(self, alert: Alert) -> dict[str, str | Text]:
         """An alert's row: each column's cell, whole but the session's title."""
         severity = Text(alert.severity, style=SEVERITY_STYLE.get(alert.severity, ""))
-        title = self.board.titles.get(id(alert))
-        session = cut(printable(title.replace("\n", " ")), SESSION_MAX) if title else None
         return {"time": alert_time(alert.at), "severity": severity, "cause": printable(alert.cause),
-                "session": session or printable(short_session(alert.session) or alert.path),
+                "session": self.board.session_name(alert),
                 "seq": str(alert.seq), "reason": printable(alert.reason)}  # fmt: skip
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
