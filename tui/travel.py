@@ -36,6 +36,7 @@ class Stop:
     surface: list[int]
     point: int | None  # index into ``TimeTravel.points``
     view: SessionAt  # the session as it stood, for the rows' badges (on/off surface, what replaced a node)
+    unfinished: bool  # the request in flight then has no answer in the log (``Point.unfinished``)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,9 @@ class Moments:
         with self.live.lock:
             when = moment(self.session, seq)
             view = SessionAt(self.session, self.timeline, seq, self.marks["request/header"])
-        return Stop(when, view.surface, self.point_at(seq), view)
+        point = self.point_at(seq)
+        unfinished = point is not None and self.points[point].unfinished
+        return Stop(when, view.surface, point, view, unfinished)
 
     def stop_at_request(self, index: int) -> Stop:
         """The moment request ``index`` went out."""
@@ -120,4 +123,6 @@ class TimeTravel:
                 marks = request_marks(session, self._points_upto)
                 self._marks = {etype: self._marks[etype] + [s for s in marks[etype] if s < seen] for etype in marks}
                 self._points_upto = seen
-            return Moments(self.live, session, self._timeline, seen, self._points, self._marks)
+            in_flight = self._clock.in_flight(seen)  # went out after the last event: listed, not kept
+            points = self._points if in_flight is None else [*self._points, in_flight]
+            return Moments(self.live, session, self._timeline, seen, points, self._marks)

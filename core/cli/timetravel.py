@@ -25,7 +25,7 @@ from core.cli.common import (
     write_bytes,
 )
 from core.read.session import Session, missing_turn_step
-from core.rebuild.request import AGENT, Request, stream_requests
+from core.rebuild.request import AGENT, UNFINISHED, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.model_specs import missing_price
@@ -34,9 +34,6 @@ from core.shared.wire import call_text
 
 CLIP = 400
 COST_ROWS = 512  # request rows of ``cost --json`` dumped in one call (about 160 kB of JSON)
-
-
-UNFINISHED = "unfinished: the log ends before its answer"  # the mark of a request in flight as the log ends
 
 
 def _label(r: dict[str, Any]) -> str:

@@ -237,6 +237,9 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [t for t in value if isinstance(t, dict)] if isinstance(value, list) else []
 
 
+UNFINISHED = "unfinished: the log ends before its answer"  # how reports mark a request the log ends in
+
+
 @record(frozen=True, slots=True)
 class Point:
     """When a request went out: its step, its attempt and the last event logged before it."""
@@ -245,6 +248,7 @@ class Point:
     step: int
     attempt: int
     seq: int
+    unfinished: bool = False  # in flight as the log ends, no answer logged (``RequestClock.in_flight``)
 
 
 class RequestClock:
@@ -270,6 +274,15 @@ class RequestClock:
         turn, step, attempt = self.armed
         self.armed = None
         return Point(turn, step, attempt, seq - 1)
+
+    def in_flight(self, end: int) -> Point | None:
+        """The request in flight when the log ends before seq ``end``, if any: one due to go out (a step
+        started, a retry armed) with nothing logged after, so it went out after the last event and no answer
+        is logged. It leaves the clock as it is, so a growing log goes on from there."""
+        if self.armed is None:
+            return None
+        turn, step, attempt = self.armed
+        return Point(turn, step, attempt, end - 1, unfinished=True)
 
     def after(self, etype: str, data: dict[str, Any]) -> None:
         """Called once the event (whose ``data`` object is given) is projected."""
@@ -930,6 +943,8 @@ class RequestPass:
         elif self.want(point):  # one of a few, lean: its surface read back (only the nodes a retry adds, again)
             route = self.routes.get((point.turn, point.step))
             self.open = build_request(session, point, self.host, route, self.cache, lean=True)
+        if self.open is not None:
+            self.open.unfinished = point.unfinished
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -1003,10 +1018,10 @@ class RequestPass:
         ``unfinished``."""
         if self.clock.armed is not None and self.seen < session.next_seq - 1:  # it ended on untold deltas
             self._went_out(session, self.clock.before(self.seen + 1, CHUNK))
-        if self.clock.armed is not None:  # one went out after the last event, and no answer is logged
-            self._went_out(session, self.clock.before(session.next_seq, CHUNK))
-            if self.open is not None:
-                self.open.unfinished = True
+        point = self.clock.in_flight(session.next_seq)
+        if point is not None:
+            self.clock.armed = None
+            self._went_out(session, point)
         done, self.open = self.open, None
         if done is not None:
             self._emit(done, session)
@@ -1131,4 +1146,6 @@ def request_at(
             break
         if data.get("turn") != point.turn:
             break
-    return build_request(view, point, host, route)
+    request = build_request(view, point, host, route)
+    request.unfinished = point.unfinished
+    return request

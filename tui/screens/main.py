@@ -23,6 +23,7 @@ from core.read.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS
 from core.read.streams import Block, Collapsed, StreamBlocks, collapse_seqs, stream_text
 from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
+from core.rebuild.request import UNFINISHED
 from core.shared.diagnostics import Diagnostic
 from core.shared.jsonout import dumps
 from tui.keymap import key_of
@@ -375,6 +376,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         parts = [part("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse", KEEP)]
         if self.stop is not None:
             parts.insert(0, part(f"◷ {self.stop.moment.label()}", "bold reverse magenta", KEEP))
+            if self.stop.unfinished:  # scrubbed past the last request that went out: it has no answer yet
+                parts.insert(1, part(f"request {UNFINISHED}", "bold magenta", 4))
         if self.filter.active:
             shortest = part(f"filter on ({key_of(self.app, 'main.clear_filter')} clears)", "yellow", KEEP)
             parts.append(shortest)

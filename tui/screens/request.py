@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from core.read.summary import human_chars, one_line
-from core.rebuild.request import wire_chars
+from core.rebuild.request import UNFINISHED, wire_chars
 from core.rebuild.request_diff import break_location
 from core.shared.text import QUOTED, clip, model_label, printable
 from core.shared.wire import call_text
@@ -61,6 +61,8 @@ def heading(view: RequestView) -> Text:
         parts.append(f"tool_choice {r.body['tool_choice']}")
     if r.usage:
         parts.append("usage " + " ".join(f"{k}={v}" for k, v in r.usage.items()))
+    if r.unfinished:
+        parts.append(UNFINISHED)
     return Text(printable(" · ".join(parts)), style="bold")  # the model and the usage's keys quote the log
 
 
