@@ -123,6 +123,18 @@ class _Column:
     def __len__(self) -> int:
         return sum(map(len, self.blocks))
 
+    def bisect_right(self, value: int, hi: int) -> int:
+        """``bisect.bisect_right(self, value, 0, hi)`` of a column ascending over its first ``hi`` rows, done in C
+        on the block that holds the answer (one ``__getitem__`` per row looked at costs a Python call each)."""
+        if hi <= 0:
+            return 0
+        last = (hi - 1) >> SHIFT  # the block of row hi - 1: the ones before it are full
+        k = bisect.bisect_right(self.blocks, value, 0, last + 1, key=itemgetter(0)) - 1
+        if k < 0:
+            return 0
+        stop = hi - (k << SHIFT) if k == last else 1 << SHIFT
+        return (k << SHIFT) + bisect.bisect_right(self.blocks[k], value, 0, stop)
+
     def widen(self, code: str) -> None:
         """Hold values of the wider machine type ``code`` from now on, the values so far kept."""
         self.blocks = [array(code, block) for block in self.blocks]
@@ -328,7 +340,7 @@ class LineStore(KeepingEvents):
         self.take_notes()
         if not 0 <= n < self._end:
             raise IndexError(n)
-        return bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
+        return self._seq0.bisect_right(n, self._lines_seen) - 1
 
     def size_of(self, n: int) -> int:
         """Bytes of the line holding seq ``n`` (a packed row's size for each of its members)."""
@@ -368,7 +380,7 @@ class LineStore(KeepingEvents):
         if not ids:
             return
         seq0, types, lengths, lines = self._seq0, self._type, self._length, self._lines_seen
-        for k in range(max(0, bisect.bisect_right(seq0, start, 0, lines) - 1), lines):
+        for k in range(max(0, seq0.bisect_right(start, lines) - 1), lines):
             if types[k] in ids:
                 stop = seq0[k + 1] if k + 1 < lines else self._end
                 yield range(max(seq0[k], start), stop), lengths[k]
