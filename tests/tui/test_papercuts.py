@@ -135,7 +135,7 @@ async def test_a_control_key_after_the_host_exited_says_when(
         for key in ("K", "P", "m", "S"):
             await pilot.press(key)
         await until(
-            pilot, lambda: sum("no live host (it exited at 2026" in n.message for n in toasts) == 4
+            pilot, lambda: sum("No live host (it exited at 2026" in n.message for n in toasts) == 4
         )
         assert on_ui == []
         assert isinstance(app.screen, MainScreen)
