@@ -104,3 +104,14 @@ def text(value: str) -> dict[str, Any]:
 
 def tool_call(call_id: str, name: str = "bash", arguments: str = "{}") -> dict[str, Any]:
     return {"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}
+
+
+def cut_in_flight(fixture: Path, log: Path) -> Path:
+    """Write to ``log`` the real DSH log ``fixture`` (``multi-turn``) cut right after its last step's prompt: that
+    step's request went out and never came back, as a host killed mid-request leaves it."""
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    types = [json.loads(line)["type"] for line in lines]
+    start = max(i for i, t in enumerate(types) if t == "step/start")
+    assert types[start + 1] == "user/message" and types[start + 2] == "assistant/chunk"
+    log.write_bytes(b"".join(lines[: start + 2]))
+    return log

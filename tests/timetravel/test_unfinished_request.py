@@ -12,6 +12,7 @@ import pytest
 from core.cli import main
 from core.log.reader import read_log
 from core.rebuild.request import iter_requests
+from tests.timetravel.dsh_log import cut_in_flight
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "multi-turn.session.jsonl"
@@ -20,13 +21,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "multi-turn.session.jsonl"
 @pytest.fixture
 def killed(tmp_path: Path) -> Path:
     """multi-turn cut right after turn 2 step 1's prompt: that step's request went out and never came back."""
-    lines = FIXTURE.read_bytes().splitlines(keepends=True)
-    types = [json.loads(line)["type"] for line in lines]
-    start = max(i for i, t in enumerate(types) if t == "step/start")
-    assert types[start + 1] == "user/message" and types[start + 2] == "assistant/chunk"
-    log = tmp_path / "session.jsonl"
-    log.write_bytes(b"".join(lines[: start + 2]))
-    return log
+    return cut_in_flight(FIXTURE, tmp_path / "session.jsonl")
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:

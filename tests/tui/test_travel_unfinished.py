@@ -4,11 +4,11 @@ mark it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from tests.timetravel.dsh_log import cut_in_flight
 from tests.tui.pilot import main_screen, make_app, opened, settle
 from tui.screens.request import RequestScreen
 
@@ -18,13 +18,7 @@ MARK = "unfinished: the log ends before its answer"
 
 def _killed(fixtures_dir: Path, tmp_path: Path) -> Path:
     """multi-turn cut right after turn 2 step 1's prompt: that step's request went out and never came back."""
-    lines = (fixtures_dir / "multi-turn.session.jsonl").read_bytes().splitlines(keepends=True)
-    types = [json.loads(line)["type"] for line in lines]
-    start = max(i for i, t in enumerate(types) if t == "step/start")
-    assert types[start + 1] == "user/message" and types[start + 2] == "assistant/chunk"
-    log = tmp_path / "session.jsonl"
-    log.write_bytes(b"".join(lines[: start + 2]))
-    return log
+    return cut_in_flight(fixtures_dir / "multi-turn.session.jsonl", tmp_path / "session.jsonl")
 
 
 @pytest.mark.anyio
