@@ -370,7 +370,7 @@ def _render_cost(r: dict[str, Any]) -> str:
         note = f"{note} ({UNFINISHED})".lstrip() if q["unfinished"] else note
         lines.append(
             f"{q['turn']:>4} {step:<5} {q['hit'] if q['hit'] is not None else '-':<9} {q['miss']:<9} "
-            f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {note}"
+            f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {note}".rstrip()
         )
     lines.append("")
     for t in r["turns"]:

@@ -166,3 +166,10 @@ def test_cost_of_a_model_without_a_price_says_which_key_to_set(
     assert "no price for model my-model (set model.prices.my-model in the config)" in out.splitlines()
     code, out, _ = _run(capsys, "cost", str(log), "--json")
     assert json.loads(out)["unpriced"] == ["my-model"]
+
+
+def test_cost_text_rows_end_without_trailing_spaces(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    # a row whose cache-break column is empty ended in the padding of the cost column before it
+    code, out, _ = _run(capsys, "cost", str(fixtures_dir / "multi-turn.session.jsonl"))
+    assert code == 0 and "$0.0009" in out
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
