@@ -4,6 +4,7 @@ host."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -14,6 +15,7 @@ from typing import Any
 from core.control.host_state import read_host_state
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
+from tests.conftest import Processes
 from tests.e2e.test_tmux_watch import TAPEDECK, Tmux, pytestmark  # noqa: F401 - the same skip condition
 
 
@@ -25,13 +27,17 @@ def _wait(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> Any
     return value
 
 
-def _host(tmp: Path, root: Path, sid: str, pace: float) -> tuple[subprocess.Popen[bytes], Path]:
+def _host(
+    processes: Processes, tmp: Path, root: Path, sid: str, pace: float
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """A demo host of session ``sid`` under ``root``, once its log says it runs (killed with its group at the test's
+    end if the test has not stopped it)."""
     workspace = create_demo_workspace(tmp / f"ws-{sid}")
     script = write_script(tmp / f"script-{sid}.json")
     argv = [str(TAPEDECK), "run", "--provider", f"scripted:{script}", "--workspace", str(workspace),
             "--sessions-root", str(root), "--session-id", sid, "--pace", str(pace), "--linger", *TASKS]  # fmt: skip
     env = {**os.environ, "TAPEDECK_HOME": str(tmp / "home")}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = processes.start(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = _wait(lambda: next(iter(root.glob(f"*/{sid}/session.jsonl")), None), f"{sid}'s log")
     _wait(lambda: read_host_state(log).live, f"{sid}'s host")
     return proc, log
@@ -49,13 +55,17 @@ def _first(screen: str) -> str | None:
 
 
 def _control(log: Path, op: str) -> None:
-    subprocess.run([str(TAPEDECK), "control", str(log), op, "--wait"], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [str(TAPEDECK), "control", str(log), op, "--wait"], check=True, capture_output=True, timeout=60
+    )
 
 
-def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resumes_it(tmp_path: Path) -> None:
+def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resumes_it(
+    tmp_path: Path, processes: Processes
+) -> None:
     root = tmp_path / "sessions"
-    hosts = [_host(tmp_path, root, sid, pace) for sid, pace in (("paused-a", 0.5), ("stopped-b", 0.5),
-                                                                  ("running-c", 30))]  # fmt: skip
+    hosts = [_host(processes, tmp_path, root, sid, pace)
+             for sid, pace in (("paused-a", 0.5), ("stopped-b", 0.5), ("running-c", 30))]  # fmt: skip
     (_, paused), (_, stopped), _ = hosts
     tmux = Tmux(f"td-fleet-{os.getpid()}", [str(TAPEDECK), "watch", str(root)],
                 {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}, size=(80, 24))  # fmt: skip
@@ -74,18 +84,19 @@ def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resum
         tmux.keys("n")  # wraps around to the paused session
         tmux.keys("P")
         # the dialog itself (its buttons), not the footer's or a row's words: a y sent before it is there is lost
-        tmux.wait_for(lambda t: "Resume (y)" in t and "Cancel (n)" in t, "a confirm to resume the paused session")
+        tmux.wait_for(
+            lambda t: "Resume (y)" in t and "Cancel (n)" in t, "a confirm to resume the paused session"
+        )
         tmux.keys("y")
         _wait(lambda: read_host_state(paused).state != "paused", "the host to take the resume")
-        tmux.wait_for(lambda t: _row(t, "paused-a")[:1] in (["running"], ["idle"]), "the row no longer paused")
+        tmux.wait_for(
+            lambda t: _row(t, "paused-a")[:1] in (["running"], ["idle"]), "the row no longer paused"
+        )
     finally:
         tmux.kill()
         for proc, log in hosts:
             if proc.poll() is None:
                 subprocess.run([str(TAPEDECK), "control", str(log), "stop"], capture_output=True)
-        for proc, _ in hosts:
-            try:
+        for proc, _ in hosts:  # one the stop has not ended by then, the processes fixture kills
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()

@@ -181,15 +181,11 @@ def test_an_export_never_replaces_the_notes_it_reads(tmp_path: Path, capsys: pyt
         assert target.read_bytes() == notes and not list(tmp_path.glob(".*.part"))
 
 
-def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path) -> None:
+def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path, processes: Processes) -> None:
     """Redaction is on by default when the output leaves the terminal: ``export LOG --format md > comment.md`` and
     ``export LOG --format md | gh issue comment 26 -F -`` are shared as ``-o FILE`` is (they went out with every
     key in them); on a terminal, where the operator reads it, the log is shown as it is."""
     import pty
-    import subprocess
-    import sys
-
-    from tests.export.planted import plant
 
     key = "sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz"
     log = plant(tmp_path / "s.jsonl", f"use {key}", "ok", "done")
@@ -206,7 +202,7 @@ def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path) -> None:
     assert key.encode() not in run(stdout=subprocess.PIPE).stdout
     assert key.encode() in run("--no-redact", stdout=subprocess.PIPE).stdout
     main_fd, terminal = pty.openpty()
-    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=terminal, stderr=subprocess.DEVNULL)
+    process = processes.start(argv, env=env, cwd=tmp_path, stdout=terminal, stderr=subprocess.DEVNULL)
     os.close(terminal)
     shown = b""
     while True:
