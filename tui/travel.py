@@ -28,6 +28,11 @@ from core.shared.errors import TapedeckError
 from tui.live import LiveSession
 
 
+def point_seqs(points: list[Point]) -> list[int]:
+    """The seq each request went out after, in the order of ``points``."""
+    return [point.seq for point in points]
+
+
 @dataclass(frozen=True)
 class Stop:
     """One moment to show: the surface after ``moment.seq`` and the request in flight then, if any."""
@@ -59,11 +64,12 @@ class Moments:
     timeline: SurfaceTimeline  # a later sync of the same session only adds edits past ``seen``
     seen: int  # the events taken in: seqs below this
     points: list[Point]
+    seqs: list[int]  # the seq of each of ``points`` (ascending), kept as requests arrive
     marks: dict[str, list[int]]
 
     def point_at(self, seq: int) -> int | None:
         """The request in flight at ``seq``: the last one that went out at or before it."""
-        i = bisect.bisect_right([p.seq for p in self.points], seq) - 1
+        i = bisect.bisect_right(self.seqs, seq) - 1
         return i if i >= 0 else None
 
     def stop_at(self, seq: int) -> Stop:
@@ -102,6 +108,7 @@ class TimeTravel:
         self._session: Session | None = None
         self._timeline = SurfaceTimeline()
         self._points: list[Point] = []
+        self._seqs: list[int] = []  # the seq of each of ``_points``
         self._marks: dict[str, list[int]] = {etype: [] for etype in MARK_TYPES}
         self._points_upto = 0  # points and marks cover the events below this seq
         self._clock = RequestClock()
@@ -114,15 +121,20 @@ class TimeTravel:
             session = self.live.session
             if session is not self._session:  # a reload or a replaced file: start over
                 self._session, self._timeline, self._points, self._points_upto = session, SurfaceTimeline(), [], 0
+                self._seqs = []
                 self._clock = RequestClock()
                 self._marks = {etype: [] for etype in MARK_TYPES}
             self._timeline.extend(session, self.live.lock)
             seen = self._timeline.seen
             if self._points_upto != seen:  # only what arrived since the last call is read
-                self._points = self._points + request_points(session, self._points_upto, seen, self._clock)
+                arrived = request_points(session, self._points_upto, seen, self._clock)
+                self._points = self._points + arrived
+                self._seqs = self._seqs + point_seqs(arrived)
                 marks = request_marks(session, self._points_upto)
                 self._marks = {etype: self._marks[etype] + [s for s in marks[etype] if s < seen] for etype in marks}
                 self._points_upto = seen
             in_flight = self._clock.in_flight(seen)  # went out after the last event: listed, not kept
-            points = self._points if in_flight is None else [*self._points, in_flight]
-            return Moments(self.live, session, self._timeline, seen, points, self._marks)
+            points, seqs = self._points, self._seqs
+            if in_flight is not None:
+                points, seqs = [*points, in_flight], [*seqs, in_flight.seq]
+            return Moments(self.live, session, self._timeline, seen, points, seqs, self._marks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -9,9 +10,14 @@ from types import TracebackType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import tui.travel as travel_module
 from core.read.load import load_session
 from core.read.session import Session
+from core.rebuild.request import Point
+from tests.log.helpers import HEADER, assistant, number, user
 from tests.tui.logs import policy_log
 from tui.travel import TimeTravel
 
@@ -74,3 +80,70 @@ def test_a_sync_that_starts_over_leaves_a_read_under_way_whole(fixtures_dir: Pat
         assert (got.index, got.request.body) == (expected.index, expected.request.body)
     else:
         assert (got.moment, got.surface, got.point) == (expected.moment, expected.surface, expected.point)
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
+    """A log of turns of steps whose requests go out once or again (a retry, a failed stream), cut anywhere (the
+    last request then in flight), and the counts of events after which a sync comes."""
+    body: list[dict[str, Any]] = [{"type": "request/header", "data": {"header": {"system": "s", "config": {}}}}]
+    for turn in range(1, draw(st.integers(1, 4)) + 1):
+        body.append({"type": "turn/start", "data": {"turn": turn}})
+        for step in range(1, draw(st.integers(1, 3)) + 1):
+            at = {"turn": turn, "step": step}
+            body.append({"type": "step/start", "data": at})
+            if step == 1:
+                body.append(user(f"task {turn}"))
+            for again in draw(st.lists(st.sampled_from(["retry", "failed"]), max_size=2)):
+                body.append({"type": "assistant/chunk", "data": {**at, "chunk": {"type": "text-delta", "text": "x"}}})
+                if again == "retry":
+                    body.append({"type": "llm/retry", "data": at})
+                else:
+                    failed = {"type": "finish", "reason": {"kind": "error"}}
+                    body.append({"type": "assistant/chunk", "data": {**at, "chunk": failed}})
+            body.append(assistant(turn, step, f"answer {turn}.{step}"))
+            body.append({"type": "step/end", "data": at})
+        body.append({"type": "turn/end", "data": {"turn": turn, "reason": {"kind": "completed"}}})
+    events = number(body[: draw(st.integers(1, len(body)))])
+    syncs = sorted(draw(st.lists(st.integers(1, len(events)), max_size=5)))
+    return events, [*syncs, len(events)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(_requests())
+def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
+    case: tuple[list[dict[str, Any]], list[int]],
+) -> None:
+    """``Moments.point_at`` listed the seq of every request the log held on each key press (``,``/``.``, ``T``,
+    ``R``, a click on the chart) to bisect it: O(requests) per key. ``TimeTravel.sync`` now keeps that list as
+    requests arrive and a key press only bisects it. Its answers are the old ones at every seq of a log synced
+    piece by piece (the request in flight as the log ends among them), and each request's seq is taken once, in
+    the sync that found it, however many keys are pressed."""
+    events, syncs = case
+    session = Session.from_events(HEADER, [])
+    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
+    taken: list[int] = []
+    built = travel_module.point_seqs
+
+    def counted(points: list[Point]) -> list[int]:
+        taken.append(len(points))
+        return built(points)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(travel_module, "point_seqs", counted)
+        fed = 0
+        for upto in syncs:
+            for event in events[fed:upto]:
+                session.apply(event)
+            fed = upto
+            moments = travel.sync()
+            for seq in range(-1, moments.seen + 1):
+                old = bisect.bisect_right([p.seq for p in moments.points], seq) - 1
+                assert moments.point_at(seq) == (old if old >= 0 else None), seq
+        kept = sum(taken)
+        for _ in range(20):  # key presses with nothing new in the log
+            for seq in range(moments.seen):
+                moments.point_at(seq)
+            travel.sync().point_at(moments.seen - 1)
+    answered = len(moments.points) - (1 if moments.points and moments.points[-1].unfinished else 0)
+    assert kept == sum(taken) == answered
