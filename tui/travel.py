@@ -95,7 +95,9 @@ class Moments:
         index = min(index, len(self.points) - 1)
         with self.live.lock:
             request = request_at(self.session, self.timeline, self.points[index], self.marks)
-            before = request_at(self.session, self.timeline, self.points[index - 1], self.marks) if index else None
+            before = (
+                request_at(self.session, self.timeline, self.points[index - 1], self.marks) if index else None
+            )
             diff = diff_requests(before, request, self.session)
         return RequestView(index, len(self.points), request, diff)
 
@@ -120,7 +122,12 @@ class TimeTravel:
         with self._sync_lock:
             session = self.live.session
             if session is not self._session:  # a reload or a replaced file: start over
-                self._session, self._timeline, self._points, self._points_upto = session, SurfaceTimeline(), [], 0
+                self._session, self._timeline, self._points, self._points_upto = (
+                    session,
+                    SurfaceTimeline(),
+                    [],
+                    0,
+                )
                 self._seqs = []
                 self._clock = RequestClock()
                 self._marks = {etype: [] for etype in MARK_TYPES}
@@ -131,7 +138,9 @@ class TimeTravel:
                 self._points = self._points + arrived
                 self._seqs = self._seqs + point_seqs(arrived)
                 marks = request_marks(session, self._points_upto)
-                self._marks = {etype: self._marks[etype] + [s for s in marks[etype] if s < seen] for etype in marks}
+                self._marks = {
+                    etype: self._marks[etype] + [s for s in marks[etype] if s < seen] for etype in marks
+                }
                 self._points_upto = seen
             in_flight = self._clock.in_flight(seen)  # went out after the last event: listed, not kept
             points, seqs = self._points, self._seqs

@@ -44,12 +44,16 @@ class _Live:
             reload()
         self._lock.acquire()
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._lock.release()
 
 
 @pytest.mark.parametrize("read", ["stop_at", "stop_at_request", "request"])
-def test_a_sync_that_starts_over_leaves_a_read_under_way_whole(fixtures_dir: Path, tmp_path: Path, read: str) -> None:
+def test_a_sync_that_starts_over_leaves_a_read_under_way_whole(
+    fixtures_dir: Path, tmp_path: Path, read: str
+) -> None:
     """``TimeTravel`` read ``points``, ``timeline`` and ``marks`` outside its sync lock, so a worker whose read came
     while another worker's sync started over on a replaced log (a shorter one) mixed the two logs: the old log's
     session with the new log's timeline (an IndexError past its end), or an index into the new log's requests.
@@ -86,7 +90,9 @@ def test_a_sync_that_starts_over_leaves_a_read_under_way_whole(fixtures_dir: Pat
 def _requests(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
     """A log of turns of steps whose requests go out once or again (a retry, a failed stream), cut anywhere (the
     last request then in flight), and the counts of events after which a sync comes."""
-    body: list[dict[str, Any]] = [{"type": "request/header", "data": {"header": {"system": "s", "config": {}}}}]
+    body: list[dict[str, Any]] = [
+        {"type": "request/header", "data": {"header": {"system": "s", "config": {}}}}
+    ]
     for turn in range(1, draw(st.integers(1, 4)) + 1):
         body.append({"type": "turn/start", "data": {"turn": turn}})
         for step in range(1, draw(st.integers(1, 3)) + 1):
@@ -95,7 +101,9 @@ def _requests(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
             if step == 1:
                 body.append(user(f"task {turn}"))
             for again in draw(st.lists(st.sampled_from(["retry", "failed"]), max_size=2)):
-                body.append({"type": "assistant/chunk", "data": {**at, "chunk": {"type": "text-delta", "text": "x"}}})
+                body.append(
+                    {"type": "assistant/chunk", "data": {**at, "chunk": {"type": "text-delta", "text": "x"}}}
+                )
                 if again == "retry":
                     body.append({"type": "llm/retry", "data": at})
                 else:
