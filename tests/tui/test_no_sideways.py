@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widget import Widget
 
 from tests.fleet.test_fleet_tui import _app as fleet_app
@@ -18,6 +19,7 @@ from tests.fleet.test_fleet_tui import _loaded, _root
 from tests.tui.logs import HEADER, append, policy_log, release_hosts
 from tests.tui.pilot import make_app, quiet, settle, until
 from tests.tui.test_live_bad_input import bad_events
+from tui.widgets.footer import PriorityFooter
 
 pytestmark = pytest.mark.anyio
 SIZES = [(60, 20), (80, 24)]
@@ -75,6 +77,51 @@ async def test_the_event_list_does_not_scroll_sideways_after_an_append(tmp_path:
             append(path, log, start)
             await until(pilot, lambda: events.virtual_size.height > rows)
             assert await settled_sideways(pilot) == []
+    finally:
+        release_hosts()
+
+
+def painted_footers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The footers wider than their screen in every frame painted from now on: Textual's screen paints through
+    ``_compositor_refresh``, which is wrapped to look at the footers first (and then paint as it would)."""
+    wide: list[str] = []
+    paint = Screen._compositor_refresh
+
+    def looked_at(screen: Screen[Any]) -> None:
+        wide.extend(f"{type(screen).__name__}: {footer.max_scroll_x} cells past {footer.size.width}"
+                    for footer in screen.query(PriorityFooter) if footer.max_scroll_x > 0)  # fmt: skip
+        paint(screen)
+
+    monkeypatch.setattr(Screen, "_compositor_refresh", looked_at)
+    return wide
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen", list(KEYS))
+async def test_no_frame_shows_a_footer_wider_than_its_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, screen: str, size: tuple[int, int]
+) -> None:
+    """The footer fitted its keys to the width only after the screen was laid out with all of them: each time the
+    bindings changed (the app starting, a screen opening, an append changing what a key does), one frame showed
+    every key, the last cut at the edge, and the footer could be scrolled sideways until the fit came (the test
+    above saw it once, at 60x20, when a loaded machine ran it just then). Now no painted frame has one."""
+    log = policy_log()
+    path = log.write(tmp_path / "demo" / "session.jsonl")
+    start = len(log.events)
+    for turn in range(4, 9):
+        log.turn(turn, f"step {turn}", "ok")
+    wide = painted_footers(monkeypatch)
+    app = make_app(path, follow=True)
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            for key in KEYS[screen]:
+                await pilot.press(key)
+                await settle(pilot)
+            append(path, log, start)
+            await until(pilot, lambda: app.live is not None and app.live.session.next_seq == len(log.events))
+            await quiet(pilot)
+            assert wide == []
     finally:
         release_hosts()
 

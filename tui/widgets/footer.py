@@ -25,6 +25,14 @@ class PriorityFooter(Footer):
 
         yield from sorted(items, key=rank)  # sorted is stable: the others keep their order
 
+    async def recompose(self) -> None:
+        """Compose the keys again (the screen's bindings changed) and fit them before the screen is laid out: fitted
+        only once that layout was done, one frame showed every key, the last cut at the edge and the footer wider
+        than the screen, so it could be scrolled sideways for a moment."""
+        async with self.batch():
+            await super().recompose()
+            self._fit(self.screen)
+
     def on_mount(self) -> None:
         """Fit the keys again after every layout of the screen (a resize, keys that changed)."""
         self.screen.screen_layout_refresh_signal.subscribe(self, self._fit)
