@@ -55,15 +55,70 @@ const BEGUN = Symbol.for("tapedeck-bridge.begun"); // session id -> ids whose ru
 // session id -> id -> {id, op, origin?} of a request whose run began and has no final outcome yet: a successor
 // lists what an instance it replaced still runs, so a DSH killed after the reload leaves it on record
 const IN_FLIGHT = Symbol.for("tapedeck-bridge.in-flight");
+// session id -> the SessionBridge of an instance disposed while no other one was live: a reload, most likely, whose
+// new instance takes the session over in a few milliseconds; its exit is written only when none does (`settleExits`)
+const LEAVING = Symbol.for("tapedeck-bridge.leaving");
+const EXIT_HOOK = Symbol.for("tapedeck-bridge.exit-hook"); // whether this process writes the leaving ones' exit at its end
 // For tests only: while the file this names exists, requests read from the inbox wait there before they run, so
 // that a test can kill DSH or reload the plugin in the window between reading a request and running it.
 const HOLD_FILE = process.env.TAPEDECK_BRIDGE_HOLD;
 // For tests only: while the file this names exists, a request that ran waits there before its outcome is written
 // (and before DSH is asked to write its command pair), so that a test can kill DSH in that window.
 const HOLD_OUTCOME_FILE = process.env.TAPEDECK_BRIDGE_HOLD_OUTCOME;
+// For tests only: while the file this names exists, no instance attaches a session it has not attached yet (each one
+// held adds a line `waiting` to the file), so that a test can read the session between a reload's dispose of the old
+// instance and the new one's first write.
+const HOLD_ATTACH_FILE = process.env.TAPEDECK_BRIDGE_HOLD_ATTACH;
+
+// Whether the test hook holds `bridge` from attaching (the file HOLD_ATTACH_FILE names exists); the first time, it
+// says so in the file.
+function attachHeld(bridge) {
+  let fd;
+  try {
+    if (!HOLD_ATTACH_FILE) return false;
+    fd = fs.openSync(HOLD_ATTACH_FILE, fs.constants.O_WRONLY | fs.constants.O_APPEND); // never made again once gone
+  } catch {
+    return false;
+  }
+  try {
+    if (!bridge.held) fs.writeSync(fd, "waiting\n");
+    bridge.held = true;
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
 
 function current() {
   return globalThis[LIVE]?.at(-1);
+}
+
+// Writes the exit of every session an instance left that no live instance follows (`all`: every one, the process
+// ends): no new instance came within a reload's grace, the plugin was unloaded.
+function settleExits(all = false) {
+  const leaving = globalThis[LEAVING];
+  const successor = current();
+  for (const [id, bridge] of leaving ?? [])
+    if (all || !successor?.sessions.has(id)) {
+      leaving.delete(id);
+      bridge.exit();
+    }
+}
+
+// Whether the application around the plugin's context is being disposed (DSH exits): no instance follows this one.
+// An ancestor fiber disposed (no uid) or unloading (state 5, Cordis's FiberState.UNLOADING) says so; a plugin's
+// own reload restarts its fiber alone.
+function appEnding(ctx) {
+  try {
+    for (let fiber = ctx.fiber, parent = fiber?.parent?.fiber; parent && parent !== fiber; ) {
+      if (parent.uid === null || parent.state === 5) return true;
+      fiber = parent;
+      parent = fiber.parent?.fiber;
+    }
+  } catch {
+    // another Cordis: the exit is written once no instance follows within the grace, or at the process's end
+  }
+  return false;
 }
 
 // op -> argument specs: [name, kind, required, choices, description] (core/control/inbox.py, DSH_OPS)
@@ -662,6 +717,7 @@ export class SessionBridge {
     this.written = undefined; // the last state written to bridge.json
     this.settledIdle = false; // the log holds what the agent wrote before it went idle (see settleIdle)
     this.idleFlush = undefined; // the flush settleIdle waits for
+    this.leftAt = undefined; // when its instance was disposed, leaving the session to the next one (see leave)
   }
 
   file(name) {
@@ -724,6 +780,9 @@ export class SessionBridge {
       return false;
     }
     this.leaveStandby();
+    // an instance disposed before this one came (a reload) handed the session over: it never went away
+    const handed = globalThis[LEAVING]?.get(this.agent.id);
+    globalThis[LEAVING]?.delete(this.agent.id);
     this.line = 0;
     this.written = undefined; // an older instance answering again writes its state afresh
     this.partial = null;
@@ -746,7 +805,7 @@ export class SessionBridge {
     }
     // When the bridge was away (never ran here, or stopped longer ago than a reload takes), requests that came
     // in meanwhile are answered cancelled instead of firing late; a reload's short gap loses nothing.
-    const lastAlive = previous && aliveAt(previous, now);
+    const lastAlive = handed ? now : previous && aliveAt(previous, now);
     this.absentSince = lastAlive === undefined ? -Infinity : lastAlive;
     this.absent = lastAlive === undefined || now - lastAlive > RELOAD_GRACE_MS;
     // Another DSH process wrote the file before: what it read and had not run, it never will (however soon DSH
@@ -930,6 +989,21 @@ export class SessionBridge {
     });
   }
 
+  // Its instance is disposed and no other one is live: bridge.json says the state the session has, its heartbeat
+  // fresh, for the instance a reload makes next to take over, as it does within milliseconds. A reload is no exit
+  // (every reader would take the session for one no bridge runs); the exit is written when none takes it over.
+  leave(now) {
+    if (!this.attached || this.written === "exited") return;
+    this.writeBridge(now, true);
+    this.leftAt = now;
+    (globalThis[LEAVING] ??= new Map()).set(this.agent.id, this);
+  }
+
+  // No instance took over the session this one left: it exited when it left.
+  exit() {
+    this.writeBridge(this.leftAt, true, true);
+  }
+
   // The standby file this process wrote goes once it serves the session or exits (another's stays).
   leaveStandby() {
     this.trouble("standby", undefined);
@@ -943,8 +1017,9 @@ export class SessionBridge {
 
   writeBridge(now, force = false, exited = false) {
     // once it said it exited (the session disposed, the plugin unloaded), what it still finishes (an outcome, a
-    // flush) must not make the file say a bridge runs the session again
-    if (!this.attached || (this.written === "exited" && !exited)) return;
+    // flush) must not make the file say a bridge runs the session again; once it left the session to a successor,
+    // the file is that one's, and what this one may still write is its exit
+    if (!this.attached || ((this.written === "exited" || this.leftAt !== undefined) && !exited)) return;
     const state = exited ? "exited" : this.state();
     if (state !== this.written) this.since = now;
     if (!force && state === this.written && now - (this.beat ?? 0) < HEARTBEAT_MS) return;
@@ -1904,6 +1979,7 @@ class Bridge {
 
   attach(session) {
     if (!this.answers()) return false;
+    if (!session.attached && attachHeld(this)) return false;
     try {
       return session.attached || session.attach(Date.now());
     } catch (err) {
@@ -1920,6 +1996,8 @@ class Bridge {
     bridge.leaveStandby();
     if (this.answers()) bridge.writeBridge(Date.now(), true, true);
     this.sessions.delete(agent.id);
+    const left = globalThis[LEAVING]?.get(agent.id); // this one never attached it: the session ends with its agent
+    if (left && globalThis[LEAVING].delete(agent.id)) left.exit();
     globalThis[OVERRIDES]?.delete(agent.id);
     globalThis[BEGUN]?.delete(agent.id);
     globalThis[IN_FLIGHT]?.delete(agent.id);
@@ -1984,11 +2062,22 @@ class Bridge {
     this.abort.abort(new Error("tapedeck-bridge unloaded"));
     const live = globalThis[LIVE] ?? [];
     live.splice(live.indexOf(this), 1);
+    // with a successor live, that one writes bridge.json; without, DSH exits, or a reload makes one next
+    const ending = live.length === 0 && appEnding(this.ctx);
+    const now = Date.now();
     for (const bridge of this.sessions.values()) {
+      if (ending) bridge.writeBridge(now, true, true);
+      else if (live.length === 0) bridge.leave(now); // before its held steps go: the state it writes is still theirs
       bridge.handOver();
-      if (live.length === 0) bridge.writeBridge(Date.now(), true, true); // with a successor, it writes its own
     }
     this.sessions.clear();
+    if (live.length === 0 && !ending) {
+      setTimeout(settleExits, RELOAD_GRACE_MS).unref?.();
+      if (!globalThis[EXIT_HOOK]) {
+        globalThis[EXIT_HOOK] = true;
+        process.once("exit", () => settleExits(true));
+      }
+    }
     if (answered) current()?.tick(); // an older instance still alive answers again (it re-reads the files)
   }
 }

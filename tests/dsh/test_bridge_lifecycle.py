@@ -188,8 +188,9 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(text.replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        # DSH disposes the old instance first, and it says exited (since the edit too): the verdict waits for the new
-        # instance's own first word, whenever it attaches, and that word is the pause it took over
+        # DSH disposes the old instance first, which leaves bridge.json as it was (paused since before the edit): the
+        # verdict waits for the new instance's own first word, whenever it attaches, and that word is the pause it
+        # took over
         reloaded = wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")
         assert reloaded["state"] == "paused"
         resume = send(d, "resume")
@@ -351,7 +352,7 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's exit
+        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's file
         assert outcomes(d) == []
         hold.unlink()
         assert final_outcome(d, sent[0]["id"])["detail"]["objective"] == "read before the reload"
@@ -496,7 +497,7 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         edit = profile_patch.with_name(profile_patch.name + ".edit")
         edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
         os.replace(edit, profile_patch)
-        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's exit
+        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's file
         assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
