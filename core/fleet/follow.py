@@ -302,8 +302,8 @@ class Fleet:
         self._dirty: set[str] = set()  # watches polled since their row was made
         self.remade: set[str] = set()  # the keys whose rows the last ``rows`` call made again
         self._order: list[str] = []  # the keys in the fleet's order, as the last ``rows`` call found it
-        self.skipped: list[str] = []
-        self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
+        self.skipped: list[SkipNote] = []
+        self.unreached: list[SkipNote] = []  # the notes of ``skipped`` that are machines which could not be listed
         # the errors of the sessions the last poll, a one-off read, could not read through (their rows left out)
         self.unread: list[str] = []
         self.alongside = False  # other logs are read with these (``core.fleet.alerts.AlertSources``' local ones)
@@ -319,7 +319,7 @@ class Fleet:
         there) is noted in ``skipped`` and ``unreached``; a machine whose host key is refused raises
         ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
-        skipped: list[str] = []
+        skipped: list[SkipNote] = []
         listed: set[str] = set()  # every log found under the targets that answered
         silent: set[str] = set()  # the machines a target of which did not answer
         for target in self.targets:
@@ -340,7 +340,7 @@ class Fleet:
                 self._born.update(str(log) for log in new)
             self._answered.add(str(target))
         self.skipped = skipped
-        self.unreached = [note for note in skipped if isinstance(note, SkipNote) and note.kind == UNREACHED]
+        self.unreached = [note for note in skipped if note.kind == UNREACHED]
         self._forget(listed, silent)
         self._adopt()
 
@@ -413,8 +413,7 @@ class Fleet:
         self.watches[key] = watch
         self._pending.discard(log)
         # a note that it could not be read goes now, not at the next listing
-        self.skipped = [note for note in self.skipped if not (isinstance(note, SkipNote) and note.kind == UNREADABLE
-                                                              and note.subject == key)]  # fmt: skip
+        self.skipped = [note for note in self.skipped if not (note.kind == UNREADABLE and note.subject == key)]
 
     def poll(self, now: int | None = None, final: bool = False, clock: bool | Collection[str] = True,
              raised: list[Alert] | None = None, sweep: bool = True) -> int:  # fmt: skip
