@@ -58,7 +58,9 @@ MAX_HOST_BYTES = 4096  # the most of host.json read, here and over SSH (a host w
 STATE_EVENT = "tapedeck/state"
 LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
-UNKNOWN = "unknown"  # what a follower's row says before it believes a reading of the host (``core.fleet.follow``)
+# a host.json that cannot be looked at (``Refused``), and what a follower's row says before it believes a reading
+# of the host (``core.fleet.follow``)
+UNKNOWN = "unknown"
 KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
 PID_MAX_LIMIT = 1 << 22  # the largest pid Linux can be set to hand out
@@ -72,7 +74,8 @@ _LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line
 class HostState:
     """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms),
     ``kind`` (``tapedeck`` or ``dsh``), for a bridged DSH session what its ``bridge.json`` says and, for an
-    ``unknown`` state (a remote ``host.json`` that cannot be read), why it is not known (``problem``)."""
+    ``unknown`` state (a ``host.json`` the system will not let be read, here or over SSH), why it is not known
+    (``problem``)."""
 
     state: str
     pid: int | None = None
@@ -184,6 +187,8 @@ def host_record(log: Path) -> HostRecord:
         data = read_regular(state_path(log), MAX_HOST_BYTES, follow=False)
     except FileNotFoundError:
         return None, None
+    except PermissionError as exc:  # its directory may not be searched, or the file read: a host may well run
+        return None, Refused(exc.strerror or str(exc))
     except OSError as exc:
         why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror or exc})"
         return None, why
@@ -196,6 +201,28 @@ def host_record(log: Path) -> HostRecord:
     if not isinstance(obj, dict) or obj.get("state") not in STATES:
         return None, "names no host state"
     return obj, None
+
+
+class Refused(str):
+    """Why there is no record when the system refuses to let host.json be looked at (``cannot be read (…)``), its
+    ``reason`` in the system's (or the SFTP server's) words: whether a host runs the session is unknown."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> Refused:
+        why = super().__new__(cls, f"cannot be read ({quoted(reason)})")
+        why.reason = reason
+        return why
+
+    def __reduce__(self) -> tuple[type[Refused], tuple[str]]:
+        """Copied and pickled whole, its reason with it."""
+        return Refused, (self.reason,)
+
+
+def unknown_state(reason: str) -> HostState:
+    """The state of a session whose host.json the system refuses to let be looked at (``reason``, its words), here
+    and over SSH alike: ``unknown``, since its host may run."""
+    return HostState(UNKNOWN, problem=f"its host.json {Refused(reason)}")
 
 
 def _head(log: Path) -> bytes | None:
@@ -286,14 +313,17 @@ def read_host_state(
 ) -> HostState:
     """The host state of the session log at ``log`` (cheap: one lock probe and one small file; ``hosted``: whether
     the log holds a ``tapedeck/host`` event, when the caller read it whole, else its start is looked at;
-    ``record``: ``host_record`` of the log, when the caller read it just now, else it is read here)."""
+    ``record``: ``host_record`` of the log, when the caller read it just now, else it is read here). ``unknown``
+    when host.json may not be looked at (``Refused``) and no host is seen to hold the log, as over SSH."""
     path = Path(log)
-    recorded = (record if record is not None else host_record(path))[0]
+    recorded, problem = record if record is not None else host_record(path)
     pid = int_or_none((recorded or {}).get("pid"))
     since = int_or_none((recorded or {}).get("since"))
     if is_owned(path):
         state = (recorded or {}).get("state")
         return HostState(state if state in LIVE_STATES else "running", pid, since)
+    if isinstance(problem, Refused):  # neither its record nor the log's start can be trusted to say none runs
+        return unknown_state(problem.reason)
     if recorded is None and not (_ever_hosted(path) if hosted is None else hosted):
         return bridge_state(path)
     if recorded is None or recorded.get("state") != "exited":

@@ -49,6 +49,7 @@ from core.control.host_state import (
     HostState,
     bridge_host_state,
     hosted_in,
+    unknown_state,
     with_standby,
 )
 from core.log.decoder import LogDecoder
@@ -347,7 +348,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
         elif (st := stats[posixpath.join(d, BRIDGE_FILE)]) is not None:  # one that is no file, or was not read
             recorded.append((KIND_DSH, (None, unusable_bridge(posixpath.join(d, BRIDGE_FILE), st.kind == "link"))))
         elif (why := refused.get(posixpath.join(d, STATE_FILE))) is not None:  # its host may run: not known
-            recorded.append((UNKNOWN, f"its host.json cannot be read ({quoted(why)})"))
+            recorded.append((UNKNOWN, why))
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))
@@ -494,7 +495,7 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
         runs = boot is not None and this_boot(info, view) and starts.get(info.pid or 0) == info.proc_start
         return bridge_host_state(info, bridge_live(info, runs, view), runs, same_machine(info, view))
     if kind == UNKNOWN:
-        return HostState(UNKNOWN, problem=rec)
+        return unknown_state(rec)
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]
