@@ -172,3 +172,25 @@ async def test_the_diagnostics_heading_keeps_its_hint_at_80_columns(tmp_path: Pa
         line = heading.render_line(0).text.rstrip()
         assert line == f"{DiagnosticsScreen.HEADING} · session t-1", line
         assert "enter: go to it" in line
+
+
+async def test_a_policy_heading_names_a_dsh_session_by_its_short_id_at_80_columns(
+    tmp_path: Path, fixtures_dir: Path
+) -> None:
+    """A DSH session's id is a 36-character UUID: named whole after the heading, it pushed the Diagnostics hint
+    ('enter: go to it') out of an 80-column line. The heading names the session as the fleet and the alerts do,
+    by the id's first 8 characters."""
+    from tests.tui.pilot import make_app, settled_main_screen
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
+        heading = app.screen.query_one("#policy-heading")
+        await until(pilot, lambda: "session 228b7b82" in str(heading.render()))
+        line = heading.render_line(0).text.rstrip()
+        assert line == f"{DiagnosticsScreen.HEADING} · session 228b7b82", line

@@ -40,7 +40,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.remote.inbox import MaybeWritten
 from core.shared.errors import TapedeckError
-from core.shared.text import js_json, printable
+from core.shared.text import js_json, printable, short_session
 from core.shared.values import int_or_none
 from tui.cells import cut
 from tui.failures import unexpected
@@ -356,8 +356,9 @@ class PolicyScreen(Screen[None]):
         return self.HEADING
 
     def _draw_heading(self) -> None:
-        """The title, cut at a word's end where it does not fit, then ``· session ID``."""
-        title, session_id = map(printable, self._heading)  # both may quote the log
+        """The title, cut at a word's end where it does not fit, then ``· session ID`` (the id's head, as the fleet
+        and the alerts name a session: a DSH id, 36 characters, would leave the title no room at 80 columns)."""
+        title, session_id = printable(self._heading[0]), printable(short_session(self._heading[1]))
         line = self.query_one("#policy-heading", Static)
         suffix = f" · session {session_id}" if session_id else ""
         room = line.size.width - len(suffix) if line.size.width else None
