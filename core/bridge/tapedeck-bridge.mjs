@@ -1084,10 +1084,14 @@ export class SessionBridge {
 
   append(data) {
     try {
-      const flags = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
+      const flags = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
       const fd = fs.openSync(this.file(OUTCOMES), flags, 0o600);
       try {
-        fs.writeSync(fd, JSON.stringify(data) + "\n");
+        // A line a write cut short (DSH killed, a full disk) is ended first, left as it is: run on into it, this
+        // outcome would be part of a line no reader parses.
+        const st = fs.fstatSync(fd);
+        const cut = st.isFile() && st.size > 0 && readAt(fd, st.size - 1, 1)[0] !== 0x0a;
+        fs.writeSync(fd, (cut ? "\n" : "") + JSON.stringify(data) + "\n");
       } finally {
         fs.closeSync(fd);
       }
