@@ -95,11 +95,33 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     own = _dir_logs(link, [(target, entries.items())], skipped)
     if own or not roots:
         return own
-    projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
-    sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
-                skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
+    projects = _subdirs(link, [(target, entries.items())], skipped)
+    sessions = _subdirs(link, list(zip(projects, link.listdir_many([p.path for p in projects], skipped), strict=True)),
+                        skipped)  # fmt: skip
     listings = list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True))
     return _dir_logs(link, listings, skipped)
+
+
+def _subdirs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
+             skipped: list[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
+    """The directories among the entries listed in each directory of ``listings``, in their order, a symbolic link to
+    one included, as the local listing follows links (``core.log.sessions``): the links' stats through them are
+    asked in one round trip (none when no entry is a link). A link the server will not follow for us (into a place
+    it may not search) is noted in ``skipped`` when given, in the local listing's words (raised when it is None);
+    one that loops or names nothing is left out without a note, as there. A link to an ancestor is followed as
+    any: the layout's fixed depth bounds the listing, here as there."""
+    entries = [(sdir.join(name), kind) for sdir, listed in listings for name, kind in listed if kind in ("dir", "link")]
+    links = [entry.path for entry, kind in entries if kind == "link"]
+    refused: dict[str, str] = {}
+    stats = dict(zip(links, link.stat_many(links, refused=refused if skipped is not None else None), strict=True))
+    dirs = []
+    for entry, kind in entries:
+        if entry.path in refused:
+            assert skipped is not None
+            skipped.append(skip_note(UNLISTED, entry, f"{quoted_path(str(entry))}: {quoted(refused[entry.path])}"))
+        elif kind == "dir" or ((st := stats[entry.path]) is not None and st.kind == "dir"):
+            dirs.append(entry)
+    return dirs
 
 
 def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
@@ -109,7 +131,7 @@ def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str
     if remote_logs(link, target):
         return None
     entries = link.listdir(target.path)
-    dirs = [target.join(name) for name, kind in entries if kind == "dir"]
+    dirs = _subdirs(link, [(target, entries)])
     sessions = _dir_logs(link, list(zip(dirs, link.listdir_many([d.path for d in dirs]), strict=True)))
     files = [] if sessions else [target.join(name) for name, kind in entries if kind == "file"]
     logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
