@@ -76,17 +76,20 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
     trip; without ``roots``, none: only a log or a directory's own are looked for). A file by another name is a log
     too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an empty listing costs one stat more); a
-    directory it cannot list (``target`` included, whose stat is then not raised either), or a log's name on what
-    is no log (``target``'s own included), is noted in ``skipped`` when given (as
-    ``core.log.sessions.session_logs`` notes one)."""
+    directory it cannot list (``target`` included, whose stat is then not raised either), a ``target`` listed as
+    nothing whose stat the server refuses (``cannot stat``), or a log's name on what is no log (``target``'s own
+    included), is noted in ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
     entries = dict(link.listdir(target.path, skipped))
     if not entries:
-        refused: dict[str, str] = {}  # a path the server will not look into: its listing's note says so
+        refused: dict[str, str] = {}  # a path the server will not look into: noted, unless its listing's note says so
         st = link.stat_many([target.path], refused=refused if skipped is not None else None)[0]
         if refused:
+            assert skipped is not None
+            if not any(note.subject == str(target) for note in skipped):  # listed as nothing, yet not stat'ed either
+                skipped.append(skip_note(UNLISTED, target, _cannot(target, "stat", refused[target.path])))
             return []
         if st is None:
             raise LogNotFoundError(_missing(link, target))

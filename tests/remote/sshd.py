@@ -16,6 +16,8 @@ from pathlib import Path
 from tests.conftest import Processes
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SFTP_SERVER = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server") if Path(p).exists()),
+                   "/usr/lib/openssh/sftp-server")  # fmt: skip
 MISSING = None if Path(SSHD).exists() and shutil.which("ssh-keygen") else "needs the OpenSSH server (sshd) and ssh-keygen"
 
 
@@ -26,10 +28,13 @@ def _free_port() -> int:
 
 
 class Sshd:
-    """``sshd -D`` on 127.0.0.1:``port`` in a process group of its own (``kill`` ends its sessions too)."""
+    """``sshd -D`` on 127.0.0.1:``port`` in a process group of its own (``kill`` ends its sessions too). ``sftp_flags``:
+    more options for its SFTP server (``-l DEBUG3``: each request it serves is logged, in ``sftp_log``)."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, sftp_flags: tuple[str, ...] = ()) -> None:
         self.base = base
+        self.sftp_flags = sftp_flags
+        self.sftp_log = base / "sftp.log"
         base.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.host_key = base / "host_ed25519"
@@ -46,13 +51,14 @@ class Sshd:
     def _configure(self) -> None:
         """Write the server's config and the client's for ``port`` (and known_hosts, once ``trust`` wrote it)."""
         base, ssh = self.base, self.home / ".ssh"
-        sftp = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server")
-                     if Path(p).exists()), "internal-sftp")  # fmt: skip
+        sftp = SFTP_SERVER if Path(SFTP_SERVER).exists() else "internal-sftp"
+        # the flags, and what the server logs to ``sftp_log`` (sshd runs an SFTP server program through a shell)
+        logged = f" {' '.join(self.sftp_flags)} -e 2>>{self.sftp_log}" if self.sftp_flags else ""
         (base / "sshd_config").write_text(
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\nPidFile {base / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {base / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
-            f"Subsystem sftp {sftp} -d {self.home}\n"  # the far side's home is the client's: ``box:~/x`` lands there
+            f"Subsystem sftp {sftp} -d {self.home}{logged}\n"  # the far side's home is the client's: ``box:~/x`` lands there
         )
         (ssh / "config").write_text(
             f"Host testbox\n  HostName 127.0.0.1\n  Port {self.port}\n  User {getpass.getuser()}\n"

@@ -1,0 +1,49 @@
+"""A target the far SFTP server lists as nothing and will not stat (a server set to refuse stat requests,
+``sftp-server -P stat,lstat``) was left out without a word: a log given by its path, an empty directory and a path
+that is not there all listed as no session at all. The operator is now told which target could not be looked at,
+and why, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.remote.link import link_for
+from core.remote.sessions import remote_logs
+from core.remote.target import RemoteTarget
+from tests.remote.sshd import Sshd
+
+
+@pytest.mark.parametrize("name", ["a.log", "empty", "nope"])
+def test_a_target_the_server_will_not_stat_is_noted_not_left_out_silently(
+    statless_sshd: Sshd, tmp_path: Path, name: str
+) -> None:
+    """Each is noted, in the words a remote log the server will not stat gets (``cannot stat (…)``)."""
+    (tmp_path / "a.log").write_bytes(b'{"type":"session","version":0,"id":"a"}\n')
+    (tmp_path / "empty").mkdir()
+    statless_sshd.trust()
+    target = RemoteTarget(None, "testbox", str(tmp_path / name))
+    skipped: list[str] = []
+    assert remote_logs(link_for(target), target, skipped) == []
+    assert skipped == [f"skipped testbox:{tmp_path / name}: cannot stat (Permission denied)"]
+    assert [(note.kind, note.subject) for note in skipped] == [("unlisted", str(target))]  # type: ignore[attr-defined]
+
+
+def test_a_target_the_server_will_not_list_is_noted_once(sshd: Sshd, tmp_path: Path) -> None:
+    """A directory the server will neither list nor stat (one it may not search) keeps the listing's note, alone."""
+    denied = Path("/proc/1/cwd")
+    try:
+        (denied / "x").stat()
+    except PermissionError:
+        pass
+    except OSError:
+        pytest.skip(f"{denied} is not refused here")
+    else:
+        pytest.skip(f"this machine lets us stat {denied}/x")
+    (tmp_path / "refused").symlink_to(denied)
+    sshd.trust()
+    target = RemoteTarget(None, "testbox", str(tmp_path / "refused"))
+    skipped: list[str] = []
+    assert remote_logs(link_for(target), target, skipped) == []
+    assert skipped == [f"skipped testbox:{tmp_path / 'refused'}: Permission denied"]
