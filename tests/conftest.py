@@ -135,16 +135,25 @@ def _simulated_hosts_exit() -> Iterator[None]:
 HOST_THREADS = ("tapedeck-inbox", "prolong")  # what a host runs beside the loop until ``close``
 
 
+def host_threads_left(before: set[threading.Thread], bound: float = 60.0) -> list[str]:
+    """The names of the host threads started since ``before`` that still run after ``bound`` s. Each is joined
+    as it stops, so this returns once the last has (at once when none runs): a closed host's threads may take
+    seconds to see the close on a loaded machine, and only one that outlives the bound is left running."""
+    deadline = time.monotonic() + bound
+    while left := [t for t in threading.enumerate() if t not in before and t.name.startswith(HOST_THREADS)]:
+        left[0].join(max(0.0, deadline - time.monotonic()))
+        if time.monotonic() >= deadline:
+            return sorted(t.name for t in left if t.is_alive())
+    return []
+
+
 @pytest.fixture(autouse=True)
 def _hosts_are_closed() -> Iterator[None]:
     """Fail a test that leaves a host's inbox watcher or prolong writer running (it never closed the host)."""
     before = set(threading.enumerate())
     yield
-    deadline = time.monotonic() + 2.0
-    while left := [t.name for t in threading.enumerate() if t not in before and t.name.startswith(HOST_THREADS)]:
-        if time.monotonic() > deadline:
-            pytest.fail(f"the test left host threads running (close its hosts): {', '.join(sorted(left))}")
-        time.sleep(0.01)
+    if left := host_threads_left(before):
+        pytest.fail(f"the test left host threads running (close its hosts): {', '.join(left)}")
 
 
 class Processes:
