@@ -36,6 +36,7 @@ from tests.dsh.harness import (
 from tests.dsh.test_bridge_lifecycle import (
     ROOT,
     _answering_since,
+    _hold_outcomes,
     _inbox_read_to,
     _installed_world,
     _no_replays,
@@ -212,3 +213,41 @@ def test_dsh_killed_in_a_reload_s_gap_reads_as_exited_and_its_next_start_runs_no
         )
     assert td_runs(log_events(d)) == []
     assert [o["requestId"] for o in outcomes(d)] == [read["id"]]
+
+
+def test_a_message_running_across_a_reload_is_answered_once_by_the_instance_that_ran_it(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A reload while a steer runs (its outcome held by ``TAPEDECK_BRIDGE_HOLD_OUTCOME``), its outcome written in
+    the gap by the old instance: every reader says the session runs through the gap, the new instance lists the
+    request in flight only until that outcome is out and never runs it again, and the agent got the message once."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold_attach = _hold_attach(world)
+    hold_outcome = _hold_outcomes(world)
+    hold_outcome.unlink()
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Reloaded while a steer runs: steps=30 sleep=1")
+        hold_outcome.touch()
+        steer = send(d, "message", {"text": "steered across the reload"})
+        wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the steer in flight")
+        hold_attach.touch()
+        edited = _reload(world, 2)
+        wait_for(lambda: _held(hold_attach) == 1, 60, "the new plugin instance, held before it attaches")
+        hold_outcome.unlink()  # the old instance writes the outcome now, in the gap
+        assert final_outcome(d, steer["id"])["outcome"] == "applied"
+        seen = _read_through_the_gap(d, world)
+        assert _all_live(seen), sorted(set(seen))
+        hold_attach.unlink()
+        reloaded = wait_for(lambda: _answering_since(d, edited), 60, "the new instance's first word")
+        assert "inFlight" not in reloaded, reloaded
+        # the new instance reads the inbox in order, after what it took over: once this is answered, a second run of
+        # the steer would be in the log already
+        after = send(d, "checkpoint")
+        assert final_outcome(d, after["id"])["outcome"] == "applied"
+    said = [
+        e
+        for e in log_events(d)
+        if e["type"] == "user/message" and "across the reload" in json.dumps(e["data"])
+    ]
+    assert len(said) == 1, said
+    _no_replays(d, sent=2)
