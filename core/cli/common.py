@@ -32,6 +32,40 @@ def for_terminal(text: str) -> str:
     return printable(text) if sys.stdout.isatty() else text
 
 
+def column(text: str, width: int) -> str:
+    """``text`` as a cell of a text table's column ``width`` terminal cells wide, whatever the rows
+    before and after it hold, so rows printed as they come line up: a text with a tab, a line break or a control
+    character has its whitespace collapsed to single spaces and its controls drawn (``printable``); it is padded
+    with spaces, and a longer one cut in the middle with ``…``, keeping its first third and its tail, where names
+    that share a prefix differ (``plugin:@dee…k-ai/dsh-system-prompt``; ``--json`` keeps it whole). Cells are
+    counted by ``rich.cells``, as the TUI draws them."""
+    if not text.isprintable():  # a tab or a line break would break the row: collapsed as ``one_line`` does
+        text = printable(" ".join(text.split()))
+    if text.isascii():  # one cell a character, measured without Rich
+        if len(text) <= width:
+            return text + " " * (width - len(text))
+        head = (width - 1) // 3
+        return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}"
+    from rich.cells import split_graphemes  # a wide character takes 2 cells, a combining mark none
+
+    spans, cells = split_graphemes(text)
+    if cells <= width:
+        return text + " " * (width - cells)
+    head_cells, tail_cells = (width - 1) // 3, width - 1 - (width - 1) // 3
+    head = used = 0
+    for _, end, size in spans:  # whole graphemes from the start, as many as fit
+        if used + size > head_cells:
+            break
+        head, used = end, used + size
+    tail = len(text)
+    taken = 0
+    for start, _, size in reversed(spans):  # … and from the end
+        if taken + size > tail_cells:
+            break
+        tail, taken = start, taken + size
+    return f"{text[:head]}…{text[tail:]}" + " " * (width - 1 - used - taken)
+
+
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)`` (``for_terminal``)."""
     if as_json:

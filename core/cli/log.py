@@ -25,6 +25,7 @@ from core.cli.args import (
 from core.cli.common import (
     RULE_SECTIONS,
     JsonList,
+    column,
     emit,
     guarded,
     json_member,
@@ -46,7 +47,7 @@ from core.read.surface import surface_row
 from core.remote.copy import with_remote_copy
 from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import counted, model_label, printable, quoted, quoted_path
+from core.shared.text import counted, model_label, quoted, quoted_path
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -217,7 +218,8 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
 
 def _surface_line(row: dict[str, Any]) -> str:
     mark = "*" if row["replacement"] else " "
-    return f"{row['seq']:>6}{mark} {row['role']:<9} {row['source']:<34} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
+    role, source = column(str(row["role"]), 9), column(row["source"], 34)
+    return f"{row['seq']:>6}{mark} {role} {source} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
 
 
 def _events(args: argparse.Namespace) -> None:
@@ -260,12 +262,12 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             spool.write(f"{head}  {summarize(event, 100)}\n".encode())
 
     def column_of(etype: Any) -> str:
-        column = columns.get(etype) if etype.__class__ is str else None
-        if column is None:
-            column = f"{printable(etype):<26} "
+        text = columns.get(etype) if etype.__class__ is str else None
+        if text is None:
+            text = f"{column(etype, 26)} "
             if etype.__class__ is str:
-                columns[etype] = column
-        return column
+                columns[etype] = text
+        return text
 
     def take_row(session: Session, row: PackedRow, turn: int | None) -> None:
         """``take`` of every member of ``row``: as JSON in one dump, as text its lines rendered from the row without
