@@ -183,14 +183,15 @@ class LogDecoder:
         if compressed:
             from core.log.frames import FrameStream  # a zstd log's alone: a raw one never imports it
 
-            self._frames = FrameStream()
+            self._frames = FrameStream(streamed=True)
         self._warned_types: set[str] = set()
         self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
         self._pos = 0  # zstd: where the line being decoded starts in its frame's data
         self._len = 0  # bytes of the line being decoded
         # the data whose lines ``_lines`` decodes: the line of an event a ``Consumer.typed`` sink took, noted at
         # ``start`` with ``length`` (``RecordNote``), is ``fed[start : start + length]`` while ``after`` is told of it
-        self.fed = b""
+        # (a piece of a streamed zstd frame is sliced by where in the frame's data its lines are: ``Shifted``)
+        self.fed: bytes | Shifted = b""
 
     @classmethod
     def for_records(cls, name: str, header: dict[str, Any]) -> LogDecoder:
@@ -256,7 +257,7 @@ class LogDecoder:
         if compressed:
             from core.log.frames import FrameStream
 
-            decoder._frames = FrameStream(offset)
+            decoder._frames = FrameStream(offset, streamed=True)
         return decoder
 
     def decode_record(self, raw: bytes, seq: int) -> list[dict[str, Any] | PackedRow]:
@@ -298,17 +299,20 @@ class LogDecoder:
                 self.fatal = f"{self.name}: holds uncompressed JSON lines, but its name says zstd"
                 return out
             for frame in self._frames.feed(data):
-                if frame.data is None and self.header is None and frame.offset == 0:
+                if frame.error is not None and self.header is None and frame.offset == 0:
                     self.fatal = f"{self.name}: the first zstd frame is unreadable ({frame.error}), so no header"
                     return out
-                if frame.data is None:
+                if frame.error is not None:
                     out.diagnostics.append(
                         Diagnostic(
                             "corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset
                         )
                     )
                     continue
-                self._feed_lines(frame.data, frame.offset, out, fixed_offset=True)
+                for at, piece in frame.pieces():  # a frame past a window: a window at a time
+                    self._feed_lines(piece, frame.offset, out, fixed_offset=True, at=at)
+                    if self.fatal:
+                        break
         return out
 
     def finish(self) -> DecodeBatch:
@@ -357,7 +361,11 @@ class LogDecoder:
                 self._line(rest, offset, out)
         return out
 
-    def _feed_lines(self, data: bytes, base: int, out: DecodeBatch, fixed_offset: bool = False) -> None:
+    def _feed_lines(
+        self, data: bytes, base: int, out: DecodeBatch, fixed_offset: bool = False, at: int = 0
+    ) -> None:
+        """Decode the lines of ``data``: file offset ``base`` on (raw), or of the zstd frame at ``base``
+        (``fixed_offset``), where ``data`` starts ``at`` bytes into what the frame decodes to."""
         start = 0
         if self._partial:
             nl = data.find(b"\n")
@@ -374,19 +382,22 @@ class LogDecoder:
             nl = data.find(b"\n", start)
             if nl < 0:
                 break
-            self._pos = start
+            self._pos = start + at
             self._line(data[start:nl], base if fixed_offset else base + start, out)
             start = nl + 1
         if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
             return
-        start = self._lines(data, start, base, fixed_offset, out)
+        start = self._lines(data, start, base, fixed_offset, out, at)
         if start < len(data):
             self._partial += memoryview(data)[start:]  # one copy, not a slice and a copy
-            self._partial_at = (base if fixed_offset else base + start, start)
+            self._partial_at = (base if fixed_offset else base + start, start + at)
 
-    def _lines(self, data: bytes, start: int, base: int, fixed_offset: bool, out: DecodeBatch) -> int:
+    def _lines(
+        self, data: bytes, start: int, base: int, fixed_offset: bool, out: DecodeBatch, at: int = 0
+    ) -> int:
         """Decode every complete line of ``data`` from ``start`` on (the header is known); return where the
-        partial rest begins. ``base`` is the file offset of ``data[0]``, or of every line when ``fixed_offset``.
+        partial rest begins. ``base`` is the file offset of ``data[0]``, or of every line when ``fixed_offset``;
+        ``data`` starts ``at`` bytes into its zstd frame's data, where a note says a line starts.
 
         The hot loop: a line orjson parses into an object goes straight to ``_row``/``_event``, or with the plain
         envelope to its type's ``Consumer.typed`` sink (``_event`` when it declines); anything else (a blank,
@@ -408,7 +419,7 @@ class LogDecoder:
         end = data.rfind(b"\n", start) + 1  # the partial rest begins there
         if not end:
             return start
-        self.fed = data
+        self.fed = data if not at else Shifted(data, at)
         # A BytesIO hands out its lines (with their newline) in C, finding each with memchr: fewer steps a line than
         # a ``find`` and a slice (``split`` compares every byte). It shares ``data``, partial rest and all: a slice
         # without the rest would copy every byte fed (a zstd frame's lines come fed whole), so the loop stops there.
@@ -482,7 +493,7 @@ class LogDecoder:
                         run = 0
                         obj["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
                         if record is not None:
-                            record((seq, 1, base if fixed_offset else base + start, start, size - 1, CHUNK))
+                            record((seq, 1, base if fixed_offset else base + start, start + at, size - 1, CHUNK))
                         self.next_seq = seq + 1
                         chunk_to(obj, t, p, piece)  # type: ignore[misc]
                         start += size
@@ -493,7 +504,7 @@ class LogDecoder:
                 if spans:
                     lined += 1
                 elif record is not None:
-                    record((seq, n, base if fixed_offset else base + start, start, size - 1, CHUNK))
+                    record((seq, n, base if fixed_offset else base + start, start + at, size - 1, CHUNK))
                 self.next_seq = seq + n
                 start += size
                 continue
@@ -503,7 +514,7 @@ class LogDecoder:
                     lined = 0
                 deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                 run = 0
-            self._pos, self._len = start, size - 1  # where the line is, for the note of what it yields
+            self._pos, self._len = start + at, size - 1  # where the line is, for the note of what it yields
             if etype is _LINE:
                 del raw  # a multi-MB line is not held twice while it is parsed: sliced again without its newline
                 self._line(data[start : start + size - 1], base if fixed_offset else base + start, out)
@@ -527,7 +538,7 @@ class LogDecoder:
                 if when is None:
                     obj["time"] = 0
                 if record is not None:
-                    record((seq, 1, base if fixed_offset else base + start, start, size - 1, etype))
+                    record((seq, 1, base if fixed_offset else base + start, start + at, size - 1, etype))
                 self.next_seq = seq + 1
                 if (told := after.get(etype)) is not None:
                     told(obj)
@@ -744,6 +755,19 @@ class LogDecoder:
         out.diagnostics.append(
             Diagnostic("rejected-legacy", f"legacy {etype} shape has no upgrade path (DSH refuses it)", offset, seq)
         )
+
+
+class Shifted:
+    """A piece of a zstd frame's data that starts ``at`` bytes into it, sliced by where in the whole its lines are."""
+
+    __slots__ = ("data", "at")
+
+    def __init__(self, data: bytes, at: int) -> None:
+        self.data, self.at = data, at
+
+    def __getitem__(self, part: slice) -> bytes:
+        """The bytes of the frame's data ``part`` takes (within this piece)."""
+        return self.data[part.start - self.at : part.stop - self.at]
 
 
 def _discard(item: Any) -> None:

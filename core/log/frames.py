@@ -2,14 +2,18 @@
 
 DSH writes a zstd log as concatenated independent frames (header in frame 1, then one frame per append batch).
 ``zstandard``'s one-shot ``decompress`` stops after the first frame, so frames are located by walking the standard
-frame format and decoded one by one. An incomplete final frame is kept for the next feed. A frame is decoded
-whole, so one that decodes to more than ``FRAME_LIMIT`` (by its header, or as it decodes when its header does not
-say) is refused as a ``FrameTooLarge`` rather than filling the memory.
+frame format and decoded one by one. An incomplete final frame is kept for the next feed. A frame that decodes to
+more than ``FRAME_LIMIT`` (by its header, or as it decodes when its header does not say) is refused as a
+``FrameTooLarge`` rather than filling the memory. The log decoder's frames (``FrameStream(streamed=True)``) that
+decode to more than ``WINDOW`` (``zstd FILE`` writes a whole log as one) are decoded as a stream: checked to
+their end first, so a corrupt one still yields no line, then decoded again a window at a time as its lines are
+read, so what a reader holds of a frame is its compressed bytes and a window, never all it decodes to.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +27,7 @@ _SKIPPABLE_MAGIC = 0x184D2A50
 
 FRAME_LIMIT = 1 << 30  # bytes a frame may decode to (DSH writes one per append batch, `zstd FILE` one in all)
 _SLICE = 1 << 10  # compressed bytes fed at a time to a frame that does not say its size: 32 MiB out at most
+WINDOW = 8 << 20  # decoded bytes a streamed frame is handed on in (and one slice's output more at most)
 
 
 class FrameError(ValueError):
@@ -89,30 +94,47 @@ class DecodedFrame:
 
     offset: int
     length: int
-    data: bytes | None  # None when the frame was corrupt
+    data: bytes | None  # None when the frame was corrupt (``error``) or is decoded as a stream (``source``)
     error: str | None = None
+    source: bytes | bytearray | None = None  # a streamed frame, checked: decoded again by ``pieces``
+
+    def pieces(self) -> Iterator[tuple[int, bytes]]:
+        """What a frame that is not corrupt decodes to, in pieces, each with where it starts in the whole: its
+        ``data`` in one, or its ``source`` decoded again a ``WINDOW`` at a time."""
+        if self.data is not None:
+            yield 0, self.data
+            return
+        import zstandard
+
+        at = 0
+        # a context of its own: the thread's may decode other frames (a line read back) between two pieces
+        for piece in _stream(zstandard.ZstdDecompressor(), self.source or b""):
+            yield at, piece
+            at += len(piece)
 
 
 _local = threading.local()
 
 
-def decode_frame(frame: bytes | memoryview) -> bytes:
-    """Decompress exactly one complete frame (checksum verified by zstd when present); ``FrameTooLarge`` when it
-    decodes to more than ``FRAME_LIMIT`` bytes.
-
-    One decompressor context is reused per thread: creating one per frame costs more than small frames do.
-    """
+def _context() -> ZstdDecompressor:
+    """This thread's decompressor context: creating one per frame costs more than small frames do."""
     dctx = getattr(_local, "dctx", None)
     if dctx is None:
         import zstandard  # only zstd logs need it, and it costs ms to import
 
         dctx = _local.dctx = zstandard.ZstdDecompressor()
-    return _bounded(dctx, bytes(frame))
+    return dctx
 
 
-def _bounded(dctx: ZstdDecompressor, data: bytes) -> bytes:
-    """What the frame (or the start of one) ``data`` decodes to, refused past ``FRAME_LIMIT``: a frame whose header
-    says its size is refused on that (zstd decodes no byte past what it says), any other as it decodes."""
+def decode_frame(frame: bytes | memoryview) -> bytes:
+    """Decompress exactly one complete frame (checksum verified by zstd when present); ``FrameTooLarge`` when it
+    decodes to more than ``FRAME_LIMIT`` bytes."""
+    return _bounded(_context(), bytes(frame))
+
+
+def _content_size(data: bytes | bytearray) -> int:
+    """What the frame (or the start of one) ``data`` says it decodes to, -1 when it does not say; ``FrameTooLarge``
+    past ``FRAME_LIMIT``."""
     import zstandard
 
     try:
@@ -121,15 +143,51 @@ def _bounded(dctx: ZstdDecompressor, data: bytes) -> bytes:
         size = -1  # a header cut short: zstd says what is wrong with it as it decodes
     if size > FRAME_LIMIT:
         raise FrameTooLarge(size)
+    return size
+
+
+def _bounded(dctx: ZstdDecompressor, data: bytes | bytearray) -> bytes:
+    """What the frame (or the start of one) ``data`` decodes to, refused past ``FRAME_LIMIT``: a frame whose header
+    says its size is refused on that (zstd decodes no byte past what it says), any other as it decodes."""
+    if _content_size(data) >= 0:
+        return dctx.decompressobj().decompress(data)
+    return b"".join(_stream(dctx, data))
+
+
+def _stream(dctx: ZstdDecompressor, data: bytes | bytearray) -> Iterator[bytes]:
+    """What the frame (or the start of one) ``data`` decodes to, as it decodes, in pieces of ``WINDOW`` bytes and
+    at most one slice's output more (the last one shorter); ``FrameTooLarge`` past ``FRAME_LIMIT``, a
+    ``zstandard.ZstdError`` where it is corrupt, as decoding it whole raises them."""
+    _content_size(data)
     decoder = dctx.decompressobj()
-    if size >= 0:
-        return decoder.decompress(data)
+    view = memoryview(data)
     out = bytearray()
+    total = 0
     for at in range(0, len(data), _SLICE):
-        out += decoder.decompress(data[at : at + _SLICE])
-        if len(out) > FRAME_LIMIT:
-            raise FrameTooLarge(None)
-    return bytes(out)
+        out += decoder.decompress(view[at : at + _SLICE])
+        if len(out) >= WINDOW:
+            total += len(out)
+            if total > FRAME_LIMIT:
+                raise FrameTooLarge(None)
+            yield bytes(out)
+            out.clear()
+    if total + len(out) > FRAME_LIMIT:
+        raise FrameTooLarge(None)
+    if out:
+        yield bytes(out)
+
+
+def _checked(frame: bytes | bytearray) -> bytes | None:
+    """What the complete ``frame`` decodes to when that is one ``_stream`` piece; None when it is more (decoded to
+    its end, so that zstd checks it, and let go); raises as ``decode_frame`` does."""
+    if 0 <= _content_size(frame) <= WINDOW:
+        return decode_frame(frame)
+    pieces = _stream(_context(), frame)
+    first = next(pieces, b"")
+    more = False
+    for _ in pieces:
+        more = True
+    return None if more else first
 
 
 def recover_lines(torn: bytes) -> bytes:
@@ -147,9 +205,12 @@ def recover_lines(torn: bytes) -> bytes:
 class FrameStream:
     """Incremental splitter: feed compressed bytes, get back every complete frame decoded."""
 
-    def __init__(self, base_offset: int = 0) -> None:
+    def __init__(self, base_offset: int = 0, streamed: bool = False) -> None:
+        """Frames from file offset ``base_offset`` on; ``streamed``: one that decodes to more than ``WINDOW`` comes
+        checked, to be decoded again by ``DecodedFrame.pieces``."""
         self._buf = bytearray()
         self._base = base_offset  # file offset of _buf[0]
+        self._streamed = streamed
 
     @property
     def pending(self) -> int:
@@ -188,7 +249,21 @@ class FrameStream:
             import zstandard
 
             try:
-                out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(bytes(buf[pos:end]))))
+                frame: bytes | bytearray
+                if self._streamed and pos == 0 and end == len(buf):
+                    # the whole buffer (a log in one frame) is taken, not copied: the loop ends on the empty buffer
+                    # that replaces it, and cuts nothing from that
+                    frame, buf = buf, bytearray()
+                    self._buf = buf
+                else:
+                    with memoryview(buf) as view:  # one copy of the frame, let go before the buffer is cut
+                        frame = bytes(view[pos:end])
+                if not self._streamed:
+                    out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(frame)))
+                elif (data := _checked(frame)) is not None:
+                    out.append(DecodedFrame(self._base + pos, end - pos, data))
+                else:
+                    out.append(DecodedFrame(self._base + pos, end - pos, None, source=frame))
             except zstandard.ZstdError as exc:
                 out.append(DecodedFrame(self._base + pos, end - pos, None, f"corrupt zstd frame: {exc}"))
             except FrameTooLarge as exc:
