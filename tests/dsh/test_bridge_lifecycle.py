@@ -110,7 +110,9 @@ def test_restart_resumes_the_session_and_replays_nothing(
     assert bridge_json(d)["state"] == "exited"
     # the operator left it paused: what inspect and the fleet say of the exited session tells the next start holds
     shown = _tapedeck("inspect", str(d))
-    assert "left it paused" in shown.stdout and "until it is resumed" in shown.stdout, shown.stdout + shown.stderr
+    assert "left it paused" in shown.stdout and "until it is resumed" in shown.stdout, (
+        shown.stdout + shown.stderr
+    )
     assert json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]["bridge"]["paused"] is True
     listed = _tapedeck("sessions", str(world.sessions))
     assert "DSH exited, left paused" in listed.stdout, listed.stdout + listed.stderr
@@ -290,7 +292,9 @@ def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes
     time.sleep(3.5)  # longer than a reload's gap
     with DshWeb(world) as web:
         web.prompt(sid, "After the restart: steps=1 sleep=0")
-        wait_for(lambda: bridge_json(d)["state"] == "idle" and len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+        wait_for(
+            lambda: bridge_json(d)["state"] == "idle" and len(_turn_ends(d)) >= 2, 60, "the new turn to end"
+        )
         done = final_outcome(d, rewind["id"])
         assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
     assert rewind["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]
@@ -317,7 +321,9 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
-    send_line(d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode())  # past the cursor
+    send_line(
+        d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode()
+    )  # past the cursor
     hold.unlink()
     wait_for(lambda: time.time() * 1000 > expiring["expires"], 5, "the third request's time to run out")
     with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
@@ -345,7 +351,10 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
     profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Reloaded mid-turn: steps=30 sleep=1")
-        sent = [send(d, "checkpoint", {"objective": "read before the reload"}), send(d, "message", {"text": "held"})]
+        sent = [
+            send(d, "checkpoint", {"objective": "read before the reload"}),
+            send(d, "message", {"text": "held"}),
+        ]
         read_to = (d / "control.jsonl").stat().st_size
         wait_for(lambda: _inbox_read_to(d) == read_to, 60, "the bridge to read both requests")
         edited = time.time() * 1000
@@ -382,14 +391,16 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the checkpoint in flight")
         (held,) = bridge_json(d)["inFlight"]
         assert held["op"] == "checkpoint"
-        wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 60, "the mark kept")
+        wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 60, "the mark kept")
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
         out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 4, out + err
     told = json.loads(out)["data"]
-    assert (told["requestId"], told["outcome"]) == (held["id"], "unknown") and "may or may not" in told["error"]
+    assert (told["requestId"], told["outcome"]) == (held["id"], "unknown") and "may or may not" in told[
+        "error"
+    ]
     hold.unlink()
     with DshWeb(world) as web:
         web.prompt(sid, "After the restart: steps=1 sleep=0")
@@ -397,7 +408,9 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
         assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
         assert "inFlight" not in bridge_json(d)
         wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
-        assert final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2  # the first mark was placed
+        assert (
+            final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2
+        )  # the first mark was placed
     _no_replays(d, sent=2)
 
 
@@ -411,7 +424,9 @@ def test_a_request_dsh_ran_and_logged_before_it_died_is_answered_as_its_log_says
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=1")
         steer = send(d, "message", {"text": "steered, then killed"})
-        wait_for(lambda: [done for run, done in td_runs(log_events(d)) if done], 60, "the command pair in the log")
+        wait_for(
+            lambda: [done for run, done in td_runs(log_events(d)) if done], 60, "the command pair in the log"
+        )
         assert outcomes(d) == []
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
@@ -445,7 +460,9 @@ def test_requests_sent_to_a_killed_dsh_that_never_read_them_are_cancelled_when_i
         done = final_outcome(d, unread["id"])
         assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before reading it"), done
         done = final_outcome(d, after["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "it arrived while no bridge was running"), done
+        assert (done["outcome"], done["error"]) == ("cancelled", "it arrived while no bridge was running"), (
+            done
+        )
         assert final_outcome(d, queued["id"])["outcome"] == "applied"
         wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
@@ -469,7 +486,9 @@ def test_an_outcome_written_after_the_bridge_was_removed_leaves_it_unloaded(
         hold.unlink()
         final_outcome(d, mark["id"])
         # the unloaded plugin rewrites bridge.json once the outcome is out, the request no longer in flight
-        rewritten = wait_for(lambda: (now := bridge_json(d)) and "inFlight" not in now and now, 60, "the rewrite")
+        rewritten = wait_for(
+            lambda: (now := bridge_json(d)) and "inFlight" not in now and now, 60, "the rewrite"
+        )
         assert rewritten["state"] == "exited"
         host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
         assert (host["state"], host["bridge"].get("unloaded")) == ("none", True), host
@@ -502,7 +521,9 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
-    assert mark["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]  # DSH logged none of it
+    assert mark["id"] not in [
+        run["request"]["id"] for run, _ in td_runs(log_events(d))
+    ]  # DSH logged none of it
     assert mark["id"] not in [o["requestId"] for o in outcomes(d)]
     hold.unlink()
     with DshWeb(world) as web:
@@ -531,4 +552,8 @@ def test_a_wait_on_a_request_pending_when_dsh_died_says_it_was_pending(
         web.proc.wait()
         out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 1, out + err
-    assert "while request" in out and "was still pending (waitingFor: idle)" in out and "before it answered" not in out, out
+    assert (
+        "while request" in out
+        and "was still pending (waitingFor: idle)" in out
+        and "before it answered" not in out
+    ), out
