@@ -2345,17 +2345,25 @@ class Redactor:
             self.uncount(found)
         return found
 
+    def _count_all(self, found: tuple[int, ...], sign: int) -> None:
+        """Count ``found`` (a ``tally_since``) once more (``sign`` 1) or once less (-1), every kind of it under one
+        hold of the lock: a ``summary`` sees all of them counted or none."""
+        mine = self._mine
+        for at, n in enumerate(found):
+            mine.tally[at] += sign * n
+        if mine.counting:
+            with self._lock:
+                for at, n in enumerate(found):
+                    if n:
+                        self.counts[KINDS[at]] += sign * n
+
     def uncount(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) no more: its caller counts it where the export shows it."""
-        for at, n in enumerate(found):
-            if n:
-                self._count(at, -n)
+        self._count_all(found, -1)
 
     def add(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) again: what redacting the same value once more replaces."""
-        for at, n in enumerate(found):
-            if n:
-                self._count(at, n)
+        self._count_all(found, 1)
 
     def aside(
         self, values: list[Any], dump: bytes | None = None, seen: Seen | None = None
@@ -2404,7 +2412,8 @@ class Redactor:
             mine.tally, mine.counting = outer
 
     def summary(self) -> dict[str, int]:
-        """Replacements so far by kind, every kind listed: every thread's."""
+        """Replacements so far by kind, every kind listed: every thread's, copied under the lock every count is made
+        under (one kind a replacement, all of a call's at once: ``_count_all``), so one snapshot."""
         with self._lock:
             return {kind: self.counts[kind] for kind in KINDS}
 

@@ -86,3 +86,50 @@ def test_each_thread_is_told_what_its_own_calls_replaced(switching: None) -> Non
     errors = _together(redact, found)
     assert not errors, errors[0]
     assert r.summary() == {**dict.fromkeys(KINDS, 0), "key": 2 * ROUNDS}
+
+
+class _PausingLock:
+    """A lock that, when the thread ``who`` first releases it, waits until another thread has read (``read``) what
+    that release let it see: the place between two of that thread's updates, where a reader would see a torn count."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.who: int | None = None
+        self.released = threading.Event()
+        self.read = threading.Event()
+
+    def __enter__(self) -> _PausingLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._lock.release()
+        if threading.get_ident() == self.who and not self.released.is_set():
+            self.released.set()
+            assert self.read.wait(60), "the reader did not read in 60 s"
+
+
+@pytest.mark.parametrize("found", [(1, 1, 0, 0), (2, 0, 1, 1)])
+@pytest.mark.parametrize("way", ["add", "uncount"])
+def test_the_summary_is_one_snapshot_of_every_kind_a_call_counts(way: str, found: tuple[int, ...]) -> None:
+    """``add`` and ``uncount`` counted each kind of theirs under the lock on its own, so a ``summary`` taken between
+    two kinds saw one counted and not the other (a key and no env of one secret's two kinds). The reader is let in
+    at the first release of the lock by the counting thread: it sees all of the call's kinds or none."""
+    r = Redactor(environ={}, home="/home/ann")
+    lock = _PausingLock()
+    r._lock = lock  # type: ignore[assignment]  # (the same ``with`` protocol, paused where a reader may come in)
+    seen: list[dict[str, int]] = []
+
+    def count() -> None:
+        lock.who = threading.get_ident()
+        getattr(r, way)(found)
+
+    def read() -> None:
+        assert lock.released.wait(60), "the counting thread released no lock in 60 s"
+        seen.append(r.summary())
+        lock.read.set()
+
+    errors = _together(count, read)
+    assert not errors, errors[0]
+    sign = -1 if way == "uncount" else 1
+    assert seen == [{kind: sign * n for kind, n in zip(KINDS, found, strict=True)}]
