@@ -1979,9 +1979,11 @@ def written_forms(values: list[str]) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _search_set(patterns: tuple[bytes, ...]) -> Any:
-    """The compiled ``re2.Set`` of ``patterns``, kept for the next redactor of the same environment and home:
-    compiling it took 10-30 ms, each export pays it once and a process that exports many times (the TUI's ``X``,
-    a test's thousands of exports) only at the first. Matching a set is thread-safe in RE2."""
+    """The compiled ``re2.Set`` of ``patterns``, kept for the next redactor of the same home: compiling it took
+    10-30 ms, each export pays it once and a process that exports many times (the TUI's ``X``, a test's thousands of
+    exports) only at the first. Matching a set is thread-safe in RE2. No environment value is among ``patterns``
+    (``Redactor`` searches for those on its own): a set kept here, and its key, would keep every secret of an
+    environment alive after the last redactor that needed it."""
     which = re2.Set.SearchSet()
     for pattern in patterns:
         which.Add(pattern)
@@ -2063,14 +2065,18 @@ class Redactor:
             ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),
         ]  # fmt: skip
-        if secrets:
-            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode()), 0, None))
         if home is not None:  # a whole directory where a path starts: ``/root`` never the start of ``/rootfs``
             whole = r"\b" if re.match(r"\w", home[-1], re.ASCII) else ""
             own = re2.compile(_PATH_START + (re.escape(home) + whole + ")").encode())
             self._patterns.append(("home", own, 1, None))
-        # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
+        # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run;
+        # the environment's values, last, are searched for apart (``_search_set`` keeps no secret)
         self._which = _search_set(tuple(pattern.pattern for _, pattern, _, _ in self._patterns))
+        self._env: tuple[list[int], Any] | None = None  # the env pattern's place among them, and its search
+        if secrets:
+            env = re2.compile("|".join(map(re.escape, secrets)).encode())
+            self._env = [len(self._patterns)], env._regexp.Match
+            self._patterns.append(("env", env, 0, None))
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
         literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
         screen = re2.compile(b"|".join([_SCREEN, *literals]))._regexp
@@ -2140,6 +2146,8 @@ class Redactor:
             return []
         data = text.encode()
         which = self._which.Match(data)
+        if self._env is not None and self._env[1](self._unanchored, data, 0, len(data))[0][0] >= 0:
+            which = [*(which or ()), *self._env[0]]
         if which is None:
             return []
         try:

@@ -61,3 +61,14 @@ def test_no_text_or_key_redacted_is_held_by_the_module_after_the_call() -> None:
     del out, walked, found
     gc.collect()
     assert _holding_a_secret() == []
+
+
+def test_no_environment_secret_is_held_by_the_module_once_its_redactors_are_gone() -> None:
+    """The compiled pattern set was remembered for the next redactor of the same environment (``_search_set``), keyed
+    by the patterns themselves: every environment secret, written into the env pattern, stayed alive in the module
+    after the last redactor that needed it was gone."""
+    r = Redactor(environ={"DB_PASSWORD": f"{MARK}envpw"}, home="/home/ann")
+    assert r.text(f"connect with {MARK}envpw now") == "connect with [redacted env] now"
+    del r
+    gc.collect()
+    assert _holding_a_secret() == []
