@@ -122,7 +122,10 @@ _KEY_WORDS = (
     rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SETTING_MAX = 256  # bytes from which a value is no setting word, number or path (``_secret_value``)
-SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
+# characters from which a value known only by its shape, with no key word naming it (the password a login call
+# takes after its user), may be a secret: a shorter one would be found in ordinary text. A value a key word names
+# (``password = "ab"``, ``PASSWORD=ab``, ``{"secret": "Q"}``) goes whatever its length: the key's name makes it one
+SHORTEST = 3
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
 # (``"``), and the blanks before its first word (``_NETRC_BLANK``)
 _LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
@@ -686,7 +689,9 @@ SCALARS = frozenset({int, float, bool, type(None)})
 # strings a walk redacted, by id: the string (which keeps its id taken), what it became and what that replaced
 Seen = dict[int, tuple[str, str, tuple[int, ...] | None]]
 Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
-KEY_REDACTED = 0  # what a walk's ``Seen`` holds when it redacted a dict's key (no string's id is 0)
+# what a walk's ``Seen`` holds when no copy may be taken from its notes (``_from_seen``; no string's id is 0): it
+# redacted a dict's key, or one string object came out two ways (under a key named for a secret, and elsewhere)
+NO_COPY = 0
 # the words an event's structure is written in (an event's or a block's type, a role, a kind, a surface op): none
 # holds anything to redact, so a string that is one is given back without a scan or a note wherever it is; any other
 # string is text, whatever key holds it (an unknown type may hold anything a damaged or hostile log put there)
@@ -811,9 +816,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False  # what it found (``Identifier``), not a test's ``expected token: abc123``
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
-        return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(name, value)
-    if _STRING_PREFIX.match(value):  # code's string with its prefix (``token = f"{a}{b}"``), no value with a quote
-        return False
+        return bool(value) and _literal_secret(value) and not _lexer_word(name, value)
+    if _STRING_PREFIX.match(data, m.start(3)):  # code's string with its prefix (``token = f"{a}{b}"``, ``rb"\\d+"``:
+        return False  # ``_literals`` judge it), no value with a quote
     if value[:1] == b"&" and _RUST_REFERENCE.match(data, m.end(1)):
         return False  # a Rust reference's type, ``TOKEN: &'static str = …`` (``_literals`` judge what is assigned)
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
@@ -827,8 +832,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
         # long value judging all of it, ``DB_PASSWORD=a,1DB_PASSWORD=a,…``, took time growing as its square)
         value = data[m.start(3) : min(joined, m.start(3) + SETTING_MAX + 1)]
         return not _placeholder(value) and (len(value) > SETTING_MAX or not _setting(value.decode(errors="replace")))
-    if len(value) < SHORTEST or _placeholder(value) or _lexer_word(name, value):
-        return False
+    if _placeholder(value) or _lexer_word(name, value) or _MARKUP.fullmatch(value):  # (one character is enough:
+        return False  # ``PASSWORD=x``)
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
     # an env file's ``DB_PASSWORD=…``, an npm config's ``_auth=…`` or a connection string's ``;Pwd=…``: data,
@@ -935,7 +940,7 @@ def _literals(data: bytes, m: Any) -> list[tuple[int, int]]:
         value, prefix = data[at:close], (t.group(1) or b"").lower()
         judged = not (first or compared or depth and not default)
         at, first, compared = close + len(t.group(2)), False, False
-        if not judged or len(value) < SHORTEST or not _literal_secret(value):
+        if not judged or not value or not _literal_secret(value):
             continue
         if b"f" in prefix and b"{" in value:  # an f-string's replacement field: code
             continue
@@ -977,6 +982,9 @@ def _expression_start(data: bytes, m: Any) -> int | None:
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}
 _OWN_CLOSE = {b")": b"(", b"]": b"[", b"}": b"{"}  # a closing bracket and the one it closes (``_joined_end``)
 _STRING_PREFIX = re.compile(rb"[fFrRbBuU]{1,2}\\*[\"']")  # a string's prefix in code: ``f"``, ``rb'``
+# an unquoted value that is markup, no secret: a YAML block scalar's header (``password: |``, ``>-``: the block is
+# ``_YAML_BLOCK``'s), or one or two characters of punctuation (YAML's null ``~``, a table's ``-``)
+_MARKUP = re.compile(rb"[|>][1-9+-]{0,2}|[!-/:-@\[-`{-~]{1,2}")
 
 
 _BARE_QUOTE = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: in JSON text, the end of the string
@@ -1448,10 +1456,10 @@ def _option_value(data: bytes, m: Any) -> bool:
 
 def _sql_password(data: bytes, m: Any) -> bool:
     """True when the quoted value after ``PASSWORD`` or ``IDENTIFIED BY`` is one: all of it, to its closing quote,
-    from three characters, and no placeholder (``'$PASS'``, ``'<password>'``) nor a file a search tool is given
+    of any length, and no placeholder (``'$PASS'``, ``'<password>'``) nor a file a search tool is given
     (``grep password 'config.yml'``, ``_search_argument``)."""
     value = data[m.start(2) : _quoted_end(data, m, 2)]
-    return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start(1))
+    return bool(value) and _literal_secret(value) and not _search_argument(data, m.start(1))
 
 
 # a setter's call, its name and bracket, just before its first argument (``props.setProperty(``, ``put(``,
@@ -1466,22 +1474,22 @@ def _named_value(data: bytes, m: Any) -> bool:
     """True when a quoted value given to a quoted name for a secret is one: assigned to it, or, after a comma, given
     with a constant's name (``define('DB_PASSWORD', …)``) or to a setter (``props.setProperty("password", …)``,
     ``_SETTER``; ``s.replace("token", …)`` is code) and no other
-    constant's (a list of names: ``["API_KEY", "DB_PASSWORD"]``), all of it to its closing quote from three
-    characters, no placeholder or setting, and digits only under a name that counts nothing (``_digit_secret``)."""
+    constant's (a list of names: ``["API_KEY", "DB_PASSWORD"]``), all of it to its closing quote whatever its
+    length, no placeholder or setting, and digits only under a name that counts nothing (``_digit_secret``)."""
     value = data[m.start(5) : _quoted_end(data, m, 5)]
     named = m.group(2).isupper() or _SETTER.search(data, max(0, m.start() - 48), m.start()) is not None
     if m.group(3).endswith(b",") and (not named or _CONSTANT.fullmatch(value)):
         return False
     if value.isdigit():
         return _digit_secret(m.group(2), value)
-    return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(2), value)
+    return bool(value) and _literal_secret(value) and not _lexer_word(m.group(2), value)
 
 
 def _login_value(data: bytes, m: Any) -> bool:
     """True when the password a login call takes after its user (``_LOGIN_CALL``) is one: all of it, to its closing
     quote, from three characters, and no placeholder (``"$PW"``) or setting."""
     value = data[m.start(2) : _quoted_end(data, m, 2)]
-    return len(value) >= SHORTEST and _literal_secret(value)
+    return len(value) >= SHORTEST and _literal_secret(value)  # (no key word names it: ``SHORTEST``)
 
 
 def _go_end(data: bytes, m: Any, group: int) -> int:
@@ -1494,10 +1502,10 @@ def _go_end(data: bytes, m: Any, group: int) -> int:
 
 
 def _go_value(data: bytes, m: Any) -> bool:
-    """True when the string Go's ``var`` gives a name for a secret is one: all of it, from three characters, no
+    """True when the string Go's ``var`` gives a name for a secret is one: all of it, whatever its length, no
     placeholder or setting, and no lexer's word under ``token`` (``_lexer_word``)."""
     value = data[m.start(3) : _go_end(data, m, 3)]
-    return len(value) >= SHORTEST and _literal_secret(value) and not _lexer_word(m.group(1), value)
+    return bool(value) and _literal_secret(value) and not _lexer_word(m.group(1), value)
 
 
 _FISH_QUERIES = frozenset(b"e q S n erase query show names".split())  # ``set``'s options that assign nothing
@@ -1523,7 +1531,7 @@ def _fish_value(data: bytes, m: Any) -> bool:
 
 def _xml_text(data: bytes, m: Any) -> bool:
     """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
-    no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
+    no placeholder, setting or colour (``${env.DB_PASSWORD}``), of any length, or, all digits, under a name
     that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays); under an element named ``token``
     alone, not letters and blanks only nor a ``_lexer_word`` (a lexer's or a language tool's ``<token>return</token>``,
     ``<token>STRING_LITERAL</token>``)."""
@@ -1535,7 +1543,7 @@ def _xml_text(data: bytes, m: Any) -> bool:
         return False
     if value.isdigit():
         return _digit_secret(name, value)
-    return len(value) >= SHORTEST and _literal_secret(value)
+    return bool(value) and _literal_secret(value)
 
 
 def _root_home(data: bytes, m: Any) -> bool:
@@ -1549,10 +1557,10 @@ def _cli_value(data: bytes, m: Any) -> bool:
 
 
 def _default_value(data: bytes, m: Any) -> bool:
-    """True when the default a parameter's expansion gives a secret (``_DEFAULTED``) is one: from three characters,
+    """True when the default a parameter's expansion gives a secret (``_DEFAULTED``) is one: of any length,
     no reference, number, path or setting word (``${API_KEY:-none}``, ``${PASSWORD:-/run/pw}``)."""
     value = data[m.start(1) : _quoted_end(data, m, 1)]
-    return len(value) >= SHORTEST and not _placeholder(value) and not _setting(value.decode(errors="replace"))
+    return bool(value) and not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
 def _positional_value(data: bytes, m: Any) -> bool:
@@ -1954,11 +1962,11 @@ def _string_end(data: bytes, start: int, stop: int, escapes: int) -> int:
 
 def _yaml_block(data: bytes, m: Any) -> bool:
     """True when a YAML block scalar under a key named for a secret holds one: its first line is deeper than the
-    key, and its text, from three characters, is no placeholder (``${{ secrets.TOKEN }}``)."""
+    key, and its text, of any length, is no placeholder (``${{ secrets.TOKEN }}``)."""
     if len(m.group(3)) <= len(m.group(1)):
         return False
     value = data[m.start(4) : _block_end(data, m, 4)]
-    return len(value) >= SHORTEST and not _placeholder(value)
+    return bool(value) and not _placeholder(value)
 
 
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
@@ -2287,7 +2295,7 @@ class Redactor:
         out = self.text(key, name=True)
         seen = self._mine.seen
         if out is not key and seen is not None:
-            seen[KEY_REDACTED] = (key, out, None)
+            seen[NO_COPY] = (key, out, None)
         return out
 
     def _keyed(self, key: str, value: str) -> str:
@@ -2295,7 +2303,7 @@ class Redactor:
         goes when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
         one, and no ``_lexer_word``); an object's string is no text the text rules see as ``"password": "hunter2"``."""
         data = value.encode()
-        if len(value) >= SHORTEST and _literal_secret(data) and not _lexer_word(key.encode(), data):
+        if value and _literal_secret(data) and not _lexer_word(key.encode(), data):
             return self._noted(value, self._whole_key)
         return self._walk(value)
 
@@ -2310,6 +2318,9 @@ class Redactor:
             return redact(value)
         before = self.tally()
         out = redact(value)
+        noted = seen.get(id(value))
+        if noted is not None and noted[0] is value and noted[1] != out:  # (``{"password": s, "note": s}``)
+            seen[NO_COPY] = (value, out, None)
         seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
         return out
 
@@ -2450,7 +2461,7 @@ class _Unseen(Exception):
 def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...] | None] | None:
     """What ``Redactor.aside(values)`` gives, each string taken from ``seen`` (None: a string redaction could
     change is not there)."""
-    if KEY_REDACTED in seen:  # ``_taken`` copies no key
+    if NO_COPY in seen:  # ``_taken`` copies no key, and takes one string object one way
         return None
     clean = _unchanged(values, seen)
     if clean is not None:  # most nodes: every string noted as it is (a clean event's), so nothing is made anew
@@ -2474,7 +2485,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            if len(item) < SHORTEST or item in WORDS:  # what ``_walk`` gives back unnoted
+            if not item or item in WORDS:  # what ``_walk`` gives back unnoted
                 continue
             noted = seen.get(id(item))
             if noted is None or noted[0] is not item:
@@ -2499,7 +2510,7 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
     ``seen`` (every string of an event) alive until the collector runs, and a pass runs with it paused."""
     kind = type(value)
     if kind is str:
-        if len(value) < SHORTEST or value in WORDS:  # too short to be replaced, or a word: ``_walk`` gives it back
+        if not value or value in WORDS:  # empty, or a word: ``_walk`` gives it back
             return value
         noted = seen.get(id(value))
         if noted is None or noted[0] is not value:

@@ -1108,12 +1108,69 @@ def test_a_value_in_json_text_ends_at_its_line_s_escaped_end() -> None:
     assert r.summary() == {"key": 5, "env": 0, "email": 0, "home": 0}
 
 
-def test_a_short_quoted_value_and_a_short_word_after_an_option_stay() -> None:
-    """A quoted value is a secret from three characters, all of it counted to its closing quote; unquoted, one
-    after an option from six: shorter ones, and code that only quotes around the key word, stay."""
-    text = ('password = "ab"; token: "x"; psk=""; print("password: " + pw); --password abc1; '
-            "if password == '': login --token 'ab'\nsecret = 'a' + b\n")  # fmt: skip
+def test_a_short_word_after_an_option_an_empty_value_and_a_lexer_s_token_stay() -> None:
+    """Unquoted, a value after an option is a secret from six characters (a shorter word is as likely code's name);
+    an empty value, a lexer's word under ``token`` and code that only quotes around the key word stay."""
+    text = ('token: "x"; psk=""; print("password: " + pw); --password abc1; if password == \'\': login\n'
+            "password=pw; token = tok\n")  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('password = "ab"', 'password = "[redacted key]"'), ("secret = 'a' + b", "secret = '[redacted key]' + b"),
+        ("login --token 'ab' now", "login --token '[redacted key]' now"), ("PASSWORD=ab\n", "PASSWORD=[redacted key]\n"),
+        ("db:\n  password: x\n", "db:\n  password: [redacted key]\n"), ("api_key: 'Q1'", "api_key: '[redacted key]'"),
+        ("<password>ab</password>", "<password>[redacted key]</password>"),
+        ('var password string = "7"', 'var password string = "[redacted key]"'),
+        ("url=${DB_PASSWORD:-ab}", "url=${DB_PASSWORD:-[redacted key]}"),
+        ("ALTER USER bob WITH PASSWORD 'ab';", "ALTER USER bob WITH PASSWORD '[redacted key]';"),
+        ("define('DB_PASSWORD', 'ab');", "define('DB_PASSWORD', '[redacted key]');"),
+        ("password: |\n  ab\nuser: x", "password: |\n  [redacted key]\nuser: x"),
+        ('{"cmd": "export TOKEN=\\"Zz\\""}', '{"cmd": "export TOKEN=\\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_a_value_of_one_or_two_characters_a_key_names_a_secret_goes(text: str, out: str) -> None:
+    """A value of one or two characters stayed wherever it was (``SHORTEST`` was 3): ``password = "ab"`` kept the
+    password. It is the key's name that makes a value a secret, not its length: an operator who shares a log with
+    ``PASSWORD=ab`` in it has shared the password. Such a value goes wherever a key word names it, quoted, or
+    unquoted where it is data (an env file's line, a config file's)."""
+    _redacts(text, out)
+
+
+def test_a_short_value_under_a_json_key_named_for_a_secret_goes_and_a_lexer_s_word_stays() -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    value = {"password": "ab", "secret": "Q", "api_key": "x1", "token": "ab", "note": "ab"}
+    assert r.walk(value) == {**value, "password": "[redacted key]", "secret": "[redacted key]",
+                             "api_key": "[redacted key]"}  # fmt: skip
+    found, counts = r.aside([value])
+    assert found == [{**value, "password": "[redacted key]", "secret": "[redacted key]", "api_key": "[redacted key]"}]
+    seen: Seen = {}
+    walked = r.walk(value, seen=seen)
+    assert r.aside([value], seen=seen) == ([walked], counts)  # taken from what the walk noted: nothing short kept
+
+
+@pytest.mark.parametrize("value", ["Q", "Abc" + str(1)])
+def test_one_string_object_under_a_secret_s_key_and_another_key_is_not_copied_from_the_notes(value: str) -> None:
+    """A walk notes each string it redacts by its identity, and ``aside`` copied the notes: one string object under
+    ``password`` and under ``note`` (a one-character string is always one object) was noted twice, as hidden and
+    as kept, the second note winning, so the copy gave the password back. Such notes are copied no more: the value
+    is walked again."""
+    r = Redactor(environ={}, home="/home/ann")
+    held = {"password": value, "note": value}
+    seen: Seen = {}
+    assert r.walk(held, seen=seen) == {"password": "[redacted key]", "note": value}
+    assert r.aside([held], seen=seen) == ([{"password": "[redacted key]", "note": value}], (1, 0, 0, 0))
+
+
+def test_a_value_known_only_by_its_shape_still_needs_its_length() -> None:
+    """Where no key word names a value, its shape alone says it may be a secret, and a short one would be found in
+    ordinary text: an environment secret of two characters is replaced nowhere (``ENV_MIN_NAMED``), nor is the
+    password of two a login call takes after its user."""
+    text = 'connect ab to cd; server.login("bob", "ab")'
+    r = Redactor(environ={"DB_PASSWORD": "ab", "API_TOKEN": "cd"}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
 
@@ -1448,7 +1505,6 @@ def test_a_condition_after_a_spaced_equals_stays() -> None:
     """Code that assigns a condition keeps its words: an operand is a string, a literal, a reference, a dotted or
     snake_case name, or the key's own name."""
     text = """password = pwd or ''
-password = pwd or "x"
 password = password or fallback
 password = pwd if ok else None
 password = x is not None
@@ -1460,6 +1516,7 @@ password = pwd or default_password
     assert r.text(text) == text and sum(r.summary().values()) == 0
     escaped = orjson.dumps({"c": text}).decode()
     assert r.text(escaped) == escaped
+    _redacts('password = pwd or "x"', 'password = pwd or "[redacted key]"')  # (a literal it may take: the password)
 
 
 @pytest.mark.parametrize(
@@ -1801,7 +1858,7 @@ def test_a_quoted_password_after_sql_s_password_or_identified_by_goes(text: str,
 
 
 def test_sql_without_a_quoted_password_stays() -> None:
-    text = "ALTER USER bob WITH PASSWORD NULL; -- password 'x' is too short; password '$PASS' or '<password>'\n"
+    text = "ALTER USER bob WITH PASSWORD NULL; -- password '' is empty; password '$PASS' or '<password>'\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
