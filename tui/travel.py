@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from typing import Generic, TypeVar, overload
 
 from core.read.session import Session
 from core.read.timetravel import Moment, SessionAt, SurfaceTimeline, moment
@@ -27,10 +30,43 @@ from core.rebuild.request_diff import RequestDiff, diff_requests
 from core.shared.errors import TapedeckError
 from tui.live import LiveSession
 
+T = TypeVar("T")
+
 
 def point_seqs(points: list[Point]) -> list[int]:
     """The seq each request went out after, in the order of ``points``."""
     return [point.seq for point in points]
+
+
+class Seen(Sequence[T], Generic[T]):
+    """The first ``count`` items of ``items``, then ``last`` when there is one: what one sync saw of a list that the
+    later syncs only append to, read without copying it (a copy on each key press cost O(requests) a key)."""
+
+    def __init__(self, items: list[T], count: int, last: T | None = None) -> None:
+        self._items = items
+        self._count = count
+        self._last = last
+        self._len = count if last is None else count + 1
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        k = index + self._len if index < 0 else index
+        if not 0 <= k < self._len:
+            raise IndexError(index)
+        return self._items[k] if k < self._count else self._last  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[T]:
+        yield from islice(self._items, self._count)
+        if self._last is not None:
+            yield self._last
 
 
 @dataclass(frozen=True)
@@ -63,9 +99,9 @@ class Moments:
     session: Session
     timeline: SurfaceTimeline  # a later sync of the same session only adds edits past ``seen``
     seen: int  # the events taken in: seqs below this
-    points: list[Point]
-    seqs: list[int]  # the seq of each of ``points`` (ascending), kept as requests arrive
-    marks: dict[str, list[int]]
+    points: Sequence[Point]
+    seqs: Sequence[int]  # the seq of each of ``points`` (ascending), kept as requests arrive
+    marks: dict[str, Sequence[int]]
 
     def point_at(self, seq: int) -> int | None:
         """The request in flight at ``seq``: the last one that went out at or before it."""
@@ -117,8 +153,9 @@ class TimeTravel:
         self._sync_lock = threading.Lock()
 
     def sync(self) -> Moments:
-        """Catch up with what the live session projected since the last call (worker thread). The lists a
-        ``Moments`` holds are never extended: what arrives later goes into new ones."""
+        """Catch up with what the live session projected since the last call (worker thread). A ``Moments`` holds
+        views (``Seen``) of the lists kept here, which later syncs only append to, so what it holds never changes
+        and no key press copies them; starting over makes new lists."""
         with self._sync_lock:
             session = self.live.session
             if session is not self._session:  # a reload or a replaced file: start over
@@ -135,15 +172,16 @@ class TimeTravel:
             seen = self._timeline.seen
             if self._points_upto != seen:  # only what arrived since the last call is read
                 arrived = request_points(session, self._points_upto, seen, self._clock)
-                self._points = self._points + arrived
-                self._seqs = self._seqs + point_seqs(arrived)
-                marks = request_marks(session, self._points_upto)
-                self._marks = {
-                    etype: self._marks[etype] + [s for s in marks[etype] if s < seen] for etype in marks
-                }
+                self._points.extend(arrived)
+                self._seqs.extend(point_seqs(arrived))
+                for etype, found in request_marks(session, self._points_upto).items():
+                    self._marks[etype].extend(s for s in found if s < seen)
                 self._points_upto = seen
             in_flight = self._clock.in_flight(seen)  # went out after the last event: listed, not kept
-            points, seqs = self._points, self._seqs
-            if in_flight is not None:
-                points, seqs = [*points, in_flight], [*seqs, in_flight.seq]
-            return Moments(self.live, session, self._timeline, seen, points, seqs, self._marks)
+            kept = len(self._points)
+            points = Seen(self._points, kept, in_flight)
+            seqs = Seen(self._seqs, kept, None if in_flight is None else in_flight.seq)
+            marks: dict[str, Sequence[int]] = {
+                etype: Seen(found, len(found)) for etype, found in self._marks.items()
+            }
+            return Moments(self.live, session, self._timeline, seen, points, seqs, marks)

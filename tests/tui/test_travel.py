@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -155,3 +157,72 @@ def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
             travel.sync().point_at(moments.seen - 1)
     answered = len(moments.points) - (1 if moments.points and moments.points[-1].unfinished else 0)
     assert kept == sum(taken) == answered
+
+
+def _long_log(requests: int) -> list[dict[str, Any]]:
+    """A log of ``requests`` one-step turns, then a turn whose request went out, and last the first two deltas of
+    its answer."""
+    body: list[dict[str, Any]] = [
+        {"type": "request/header", "data": {"header": {"system": "s", "config": {}}}}
+    ]
+    for turn in range(1, requests + 2):
+        at = {"turn": turn, "step": 1}
+        body += [
+            {"type": "turn/start", "data": {"turn": turn}},
+            {"type": "step/start", "data": at},
+            user(f"t{turn}"),
+        ]
+        if turn <= requests:
+            body += [assistant(turn, 1, "ok"), {"type": "step/end", "data": at}]
+            body.append({"type": "turn/end", "data": {"turn": turn, "reason": {"kind": "completed"}}})
+    delta = {
+        "type": "assistant/chunk",
+        "data": {"turn": requests + 1, "step": 1, "chunk": {"type": "text-delta"}},
+    }
+    return number([*body, delta, delta])
+
+
+def _allocated(call: Callable[[], Any]) -> int:
+    """The most memory ``call`` held at once beyond what was held before it (bytes, ``tracemalloc``)."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_key_press_copies_none_of_the_requests_of_a_live_log() -> None:
+    """Each ``,``/``.``, ``T``, ``R`` or chart click syncs first, and the sync copied the list of every request
+    found and of their seqs whenever one was in flight or any event had come since the last key, as on a live log
+    they mostly have: O(requests) a key (0.43 ms a sync at 20,000 requests, 24 µs at 1,000). It now hands out
+    views of the lists it appends to, so a key costs what came since the last one, and a ``Moments`` read later
+    still answers from what its own sync saw."""
+    requests = 5000
+    events = _long_log(requests)
+    session = Session.from_events(HEADER, events[:-2])
+    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
+    before = travel.sync()
+    assert len(before.points) == requests + 1 and before.points[-1].unfinished
+    one_list = sys.getsizeof([0] * requests)  # what a copy of the requests' seqs alone takes
+
+    in_flight = _allocated(lambda: travel.sync().point_at(3))  # nothing new, a request in flight
+    assert in_flight < one_list / 4, (in_flight, one_list)
+
+    session.apply(events[-2])  # its answer starts: the request in flight is one the log holds now
+    travel.sync()
+    session.apply(events[-1])
+    streaming = _allocated(lambda: travel.sync().point_at(3))  # one new event, no new request
+    assert streaming < one_list / 4, (streaming, one_list)
+
+    after = travel.sync()
+    assert [p.seq for p in after.points] == [p.seq for p in before.points]
+    assert not after.points[-1].unfinished and before.points[-1].unfinished
+    assert (len(before.points), before.point_at(after.seen), before.seen) == (
+        requests + 1,
+        requests,
+        after.seen - 2,
+    )
+    assert {etype: list(seqs) for etype, seqs in before.marks.items()} == {"request/header": [0]} | {
+        etype: [] for etype in before.marks if etype != "request/header"
+    }
