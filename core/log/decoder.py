@@ -323,10 +323,9 @@ class LogDecoder:
         self._route(out)
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
-            from core.log.frames import recover_lines
+            from core.log.frames import recovered_frame
 
-            recovered = recover_lines(self._frames.pending_bytes())
-            n_lines = recovered.count(b"\n")
+            recovered, n_lines = recovered_frame(self._frames.pending_bytes(), offset)
             out.diagnostics.append(
                 Diagnostic(
                     "torn-frame",
@@ -336,8 +335,9 @@ class LogDecoder:
                     "warning",
                 )
             )
-            if recovered:
-                self._feed_lines(recovered, offset, out, fixed_offset=True)
+            for at, piece in recovered.pieces():  # its complete lines, a window at a time past one
+                if piece:
+                    self._feed_lines(piece, offset, out, fixed_offset=True, at=at)
         if self._partial:
             rest = bytes(self._partial)
             self._partial.clear()

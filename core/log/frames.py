@@ -7,7 +7,8 @@ more than ``FRAME_LIMIT`` (by its header, or as it decodes when its header does 
 ``FrameTooLarge`` rather than filling the memory. The log decoder's frames (``FrameStream(streamed=True)``) that
 decode to more than ``WINDOW`` (``zstd FILE`` writes a whole log as one) are decoded as a stream: checked to
 their end first, so a corrupt one still yields no line, then decoded again a window at a time as its lines are
-read, so what a reader holds of a frame is its compressed bytes and a window, never all it decodes to.
+read, so what a reader holds of a frame is its compressed bytes and a window, never all it decodes to; so is a
+torn final frame's (``recovered_frame``).
 """
 
 from __future__ import annotations
@@ -97,10 +98,11 @@ class DecodedFrame:
     data: bytes | None  # None when the frame was corrupt (``error``) or is decoded as a stream (``source``)
     error: str | None = None
     source: bytes | bytearray | None = None  # a streamed frame, checked: decoded again by ``pieces``
+    end: int | None = None  # a torn streamed frame: the decoded bytes ``pieces`` hands on (whole lines)
 
     def pieces(self) -> Iterator[tuple[int, bytes]]:
         """What a frame that is not corrupt decodes to, in pieces, each with where it starts in the whole: its
-        ``data`` in one, or its ``source`` decoded again a ``WINDOW`` at a time."""
+        ``data`` in one, or its ``source`` decoded again a ``WINDOW`` at a time (up to ``end``)."""
         if self.data is not None:
             yield 0, self.data
             return
@@ -109,6 +111,10 @@ class DecodedFrame:
         at = 0
         # a context of its own: the thread's may decode other frames (a line read back) between two pieces
         for piece in _stream(zstandard.ZstdDecompressor(), self.source or b""):
+            if self.end is not None and at + len(piece) > self.end:
+                piece = piece[: self.end - at]
+            if not piece:
+                return
             yield at, piece
             at += len(piece)
 
@@ -188,6 +194,32 @@ def _checked(frame: bytes | bytearray) -> bytes | None:
     for _ in pieces:
         more = True
     return None if more else first
+
+
+def recovered_frame(torn: bytes, offset: int) -> tuple[DecodedFrame, int]:
+    """The incomplete (torn) frame ``torn`` at file ``offset`` as a frame whose ``pieces`` are the complete lines
+    ``recover_lines`` gives (decoded again a ``WINDOW`` at a time when they are more than one window), and how
+    many lines those are."""
+    import zstandard  # only zstd logs get here
+
+    lines = kept = total = 0
+    first: bytes | None = None
+    more = False
+    try:
+        for piece in _stream(_context(), torn):
+            if (nl := piece.rfind(b"\n")) >= 0:
+                kept = total + nl + 1
+            lines += piece.count(b"\n")
+            total += len(piece)
+            if first is None:
+                first = piece
+            else:
+                more = True
+    except (zstandard.ZstdError, FrameTooLarge):
+        return DecodedFrame(offset, len(torn), b""), 0
+    if not more:
+        return DecodedFrame(offset, len(torn), (first or b"")[:kept]), lines
+    return DecodedFrame(offset, len(torn), None, source=torn, end=kept), lines
 
 
 def recover_lines(torn: bytes) -> bytes:
