@@ -40,6 +40,9 @@ warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh
 BACKOFF = 0.5  # seconds before the first reconnect; doubled after each failed one
 MAX_BACKOFF = 15.0
 CALL_TIMEOUT = 20.0  # one SFTP call (the connect included) gives up after this long
+# a read's open gives up after this long (``SshLink._open``): half a call's bound, so that a server merely slow to open
+# a regular file is waited for, and a FIFO swapped in is given up before the call would call the machine unreachable
+OPEN_WAIT = CALL_TIMEOUT / 2
 READ_CHUNK = 1 << 18  # bytes per SFTP read request
 
 T = TypeVar("T")
@@ -69,10 +72,10 @@ class FileGone(TapedeckError):
 class NotRegular(TapedeckError):
     """The path is no regular file (a FIFO, a device, a directory …): it was not opened, since the server's open of
     a FIFO waits for a writer, and every call on the connection behind it waits too; ``why`` says so in a few words
-    (of ``fmt``, its file type)."""
+    (of ``fmt``, its file type), unless given (what else showed it to be none: an open that waited)."""
 
-    def __init__(self, where: RemoteTarget, fmt: int) -> None:
-        self.why = f"{special_file(fmt)}, not a regular file: not opened, as a read of it would hold up the connection"
+    def __init__(self, where: RemoteTarget, fmt: int, why: str | None = None) -> None:
+        self.why = why or f"{special_file(fmt)}, not a regular file: not opened, as a read of it would hold up the connection"
         super().__init__(f"{quoted_path(str(where))}: cannot read ({self.why})")
 
 
@@ -240,13 +243,29 @@ class SshLink:
         said = f"{quoted_path(str(self.target.at(path)))}: cannot {doing} ({quoted(exc.reason)})"
         return FileGone(said) if isinstance(exc, asyncssh.SFTPNoSuchFile) else TapedeckError(said)
 
-    async def _regular(self, sftp: Any, path: str) -> None:
+    async def _regular(self, sftp: Any, path: str, known: RemoteStat | None = None) -> None:
         """Raise ``NotRegular`` when ``path`` (through links, as an open goes) is no regular file: asked before it
         is opened, since the server's open of a FIFO waits for a writer, and the whole connection with it (until
-        ``CALL_TIMEOUT``)."""
-        attrs = await sftp.stat(path)
-        if _kind(attrs) != "file":
-            raise NotRegular(self.target.at(path), _fmt(attrs))
+        ``CALL_TIMEOUT``). ``known``: its stat as the caller took it a moment ago, trusted instead of asking again."""
+        if known is None:
+            attrs = await sftp.stat(path)
+            known = RemoteStat(0, 0, _kind(attrs), _fmt(attrs))
+        if known.kind != "file":
+            raise NotRegular(self.target.at(path), known.fmt)
+
+    async def _open(self, sftp: Any, path: str) -> Any:
+        """``path`` opened for reading, given up after ``OPEN_WAIT``: SFTP has no open that does not wait, and the
+        server's open of a FIFO swapped in since its stat waits for a writer, every later request of the session
+        behind it. The connection is then dropped, not called unreachable (the next call connects anew), and
+        ``NotRegular`` says why; the server's process that waits in the open is left to the far machine."""
+        import asyncio
+
+        try:
+            return await asyncio.wait_for(sftp.open(path, "rb"), OPEN_WAIT)
+        except TimeoutError:
+            self._drop()
+            raise NotRegular(self.target.at(path), 0, f"its open waited {OPEN_WAIT:g} s, as a FIFO's does for a "
+                             "writer: given up, the connection made anew") from None  # fmt: skip
 
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None
@@ -284,17 +303,24 @@ class SshLink:
 
         return self.call(go) if paths else []
 
-    def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
-        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end; ``unlinked`` as ``read_ranges``)."""
-        return self.read_ranges(path, [(offset, length)], unlinked)[0]
+    def read(self, path: str, offset: int, length: int, unlinked: bool = False, known: RemoteStat | None = None) -> bytes:
+        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end; ``unlinked`` and ``known`` as
+        ``read_ranges``)."""
+        return self.read_ranges(path, [(offset, length)], unlinked, known)[0]
 
-    def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]], unlinked: bool = False,
+                    known: RemoteStat | None = None) -> list[bytes]:  # fmt: skip
         """The bytes of each ``(offset, length)`` range of the file (fewer at its end), read through one open
         handle with every request in flight at once: one round trip for them all, after the stat that makes sure it
-        is a regular file (``NotRegular`` when it is not: it is never opened). With ``unlinked`` (the path was no
-        symbolic link when its stat was taken) none are returned (empty) when the path is a link once it is open:
-        SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's than
-        the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``)."""
+        is a regular file (``NotRegular`` when it is not: it is never opened), which a caller that passes what its
+        own stat of a moment ago found skips (``known``: a request and a round trip fewer). With ``unlinked`` (the
+        path was no symbolic link when its stat was taken) none are returned (empty) when the path is a link once it
+        is open: SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's
+        than the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``).
+
+        A FIFO swapped in after that stat: its open is given up after ``OPEN_WAIT`` (``_open``); one a writer holds
+        open opens at once, and is told from a file in the reads' round trip (the path's ``lstat`` with
+        ``unlinked``, else the open handle's ``fstat``): closed, nothing of it returned (``NotRegular``)."""
 
         async def one(f: Any, offset: int, length: int) -> bytes:
             parts = []
@@ -313,14 +339,20 @@ class SshLink:
             import asyncssh
 
             try:
-                await self._regular(sftp, path)
-                async with sftp.open(path, "rb") as f:
-                    looked = [sftp.lstat(path)] if unlinked else []  # after the open, in the reads' round trip
-                    *now, data = await asyncio.gather(*looked, asyncio.gather(*(one(f, offset, length)
-                                                                                 for offset, length in ranges)))  # fmt: skip
+                await self._regular(sftp, path, known)
+                async with await self._open(sftp, path) as f:
+                    looked = sftp.lstat(path) if unlinked else f.stat()  # after the open, in the reads' round trip
+                    now, data = await asyncio.gather(looked, asyncio.gather(*(one(f, offset, length) for offset, length
+                                                                              in ranges)), return_exceptions=True)  # fmt: skip
+                    if isinstance(now, BaseException):
+                        raise now
+                    if _kind(now) not in ("file", "link"):  # swapped in since the stat (a read of it fails, or waits)
+                        raise NotRegular(self.target.at(path), _fmt(now))
+                    if isinstance(data, BaseException):
+                        raise data
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
-            return [b"" for _ in ranges] if now and _kind(now[0]) == "link" else list(data)
+            return [b"" for _ in ranges] if unlinked and _kind(now) == "link" else list(data)
 
         data = self.call(go)
         self.bytes_read += sum(map(len, data))

@@ -12,6 +12,8 @@ a log read from the start has them compared once more after it was quiet for ``S
 resets the log with ``log-reset``. Left unseen: a rewrite to exactly the size just appended within the second of
 that append, with the head and those last bytes unchanged. A log that was no link at its stat is read only while it
 is none (``SshLink.read_ranges``' ``unlinked``): a link swapped in between gives no bytes, and the next poll stats it.
+The reads trust the poll's stat that found a regular file (``read_ranges``' ``known``: no stat of their own before
+the open); a FIFO swapped in since is given up at its open or seen in the reads' round trip, never read.
 
 A dropped connection ends the poll with what was read before it (``unreachable`` says why) and leaves the offset
 and decoder after the last byte decoded, so the next successful poll goes on from there: nothing is lost or read
@@ -73,6 +75,9 @@ class RemoteTailer(Tailer):
         self.answered_at: int | None = None
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
         self._unlinked = False  # the path was no symbolic link at the last stat: one swapped in since is not read
+        # the last stat, when it found a regular file: the reads trust it instead of a stat of their own before the
+        # open (``SshLink.read_ranges``' ``known``)
+        self._known: RemoteStat | None = None
 
     @property
     def compressed(self) -> bool:
@@ -81,7 +86,7 @@ class RemoteTailer(Tailer):
 
     def _read_at(self, offset: int, size: int) -> bytes:
         with _refused_read():
-            return self.link.read(self.target.path, offset, min(size, READ_CHUNK), self._unlinked)
+            return self.link.read(self.target.path, offset, min(size, READ_CHUNK), self._unlinked, self._known)
 
     def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
         self.resume(decoder, offset)
@@ -93,7 +98,7 @@ class RemoteTailer(Tailer):
         kept = min(offset, TAIL_CHECK)
         with _refused_read():
             head, tail = self.link.read_ranges(self.target.path, [(0, min(offset, FINGERPRINT)), (offset - kept, kept)],
-                                               self._unlinked)  # fmt: skip
+                                               self._unlinked, self._known)  # fmt: skip
         self._decoder, self._offset, self._head, self._tail = decoder, offset, head, tail
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
@@ -119,6 +124,7 @@ class RemoteTailer(Tailer):
 
     def _stat(self) -> FileState | None:
         st = self._prefetched[0] if self._prefetched else self.link.stat(self.target.path, own=True)
+        self._known = st if st is not None and st.kind == "file" else None
         if st is None:
             return None
         self.last_write = st.mtime_ms
@@ -146,7 +152,8 @@ class RemoteTailer(Tailer):
         k = min(k, len(self._tail))
         a, b = self._head_window()
         try:
-            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)], self._unlinked)
+            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)], self._unlinked,
+                                               self._known)  # fmt: skip
         except Unreachable:
             raise
         except TapedeckError:  # the server refused the read: the read that follows reports it, as a local one's
@@ -175,7 +182,8 @@ class RemoteTailer(Tailer):
         while self._offset < end:
             try:
                 with _refused_read():
-                    data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset), self._unlinked)
+                    data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset), self._unlinked,
+                                          self._known)  # fmt: skip
             except Unreachable as exc:
                 self._lost = exc
                 return

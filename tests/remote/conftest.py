@@ -21,6 +21,12 @@ def sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
 
 
 @pytest.fixture
+def logged_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
+    """As ``sshd``, its SFTP server logging each request it serves (``Sshd.sftp_log``)."""
+    yield from _served(tmp_path, monkeypatch, ("-l", "DEBUG3"))
+
+
+@pytest.fixture
 def statless_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
     """As ``sshd``, its SFTP server refusing every stat and lstat (``sftp-server -P``, as an operator may set it)."""
     yield from _served(tmp_path, monkeypatch, ("-P", "stat,lstat"))

@@ -47,7 +47,7 @@ class _Machine:
     def output(self, command: str) -> bytes | None:
         return self.stat_out
 
-    def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
+    def read(self, path: str, offset: int, length: int, unlinked: bool = False, known: RemoteStat | None = None) -> bytes:
         return self.files.get(path, b"")[offset : offset + length]
 
     def read_files(self, paths: list[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
@@ -196,7 +196,7 @@ def test_a_zstd_copy_tied_to_its_raw_log_by_the_second_is_measured_once_not_at_e
     read: list[int] = []
 
     class Counting(_Machine):
-        def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
+        def read(self, path: str, offset: int, length: int, unlinked: bool = False, known: RemoteStat | None = None) -> bytes:
             data = super().read(path, offset, length)
             read.append(len(data))
             return data
@@ -261,7 +261,7 @@ def test_one_remote_log_the_server_will_not_stat_leaves_the_rest_of_the_fleet_po
                 return [None if p == denied else st for p, st in zip(paths, super().stat_many(paths, follow), strict=True)]
             return super().stat_many(paths, follow)
 
-        def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
+        def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False, known: RemoteStat | None = None) -> list[bytes]:
             return [self.read(path, offset, length) for offset, length in ranges]
 
         def readlinks(self, paths: list[str]) -> list[str | None]:

@@ -4,12 +4,14 @@ session of the machine) waited behind it until the call gave up, 20 s later, cal
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from core.remote.link import NotRegular, link_for
+from core.remote.link import OPEN_WAIT, NotRegular, link_for
 from core.remote.target import RemoteTarget
 from tests.remote.sshd import MISSING, Sshd
 
@@ -53,3 +55,87 @@ def test_a_fifo_among_files_read_together_is_refused_and_the_others_are_read(
         fifo.path: "a FIFO, not a regular file: not opened, as a read of it would hold up the connection"
     }
     assert link.unreachable_since is None
+
+
+def _swapped_for_a_fifo(path: str) -> None:
+    """The regular file at ``path`` replaced by a FIFO, as a swap on the far machine would."""
+    os.remove(path)
+    os.mkfifo(path)
+
+
+def test_a_fifo_swapped_in_after_the_stat_is_given_up_without_holding_the_link(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """A log's reads trust the poll's stat (no stat of their own before the open), so a FIFO swapped in after it is
+    opened: the server's open waits for a writer, and it held the whole connection until the call gave up (20 s),
+    calling the machine unreachable. The open is now given up after ``OPEN_WAIT``, in words that say why, and the
+    connection made anew: the machine is not called unreachable, and its next calls, reads too, are answered."""
+    sshd.trust()
+    log, other = _fifo_beside_a_log(tmp_path)
+    (tmp_path / "s2" / "session.jsonl").unlink()
+    (tmp_path / "s2" / "session.jsonl").write_bytes(b'{"type":"session","version":0,"id":"s2"}\n')
+    link = link_for(log)
+    st = link.stat(log.path, own=True)
+    assert st is not None and st.kind == "file"
+    assert link.read(log.path, 0, 9, True, st) == b'{"type":"'
+    first = _servers_of(sshd)  # the connection's SFTP server, which will wait in the open
+    _swapped_for_a_fifo(log.path)
+    try:
+        with pytest.raises(NotRegular) as refused:
+            link.read(log.path, 0, 100, True, st)
+        assert str(refused.value) == (f"testbox:{log.path}: cannot read (its open waited {OPEN_WAIT:g} s, as a "
+                                      "FIFO's does for a writer: given up, the connection made anew)")  # fmt: skip
+        assert link.unreachable_since is None
+        assert link.stat(other.path) is not None
+        assert link.read(other.path, 0, 9, True, link.stat(other.path, own=True)) == b'{"type":"'
+    finally:
+        _release_the_waiting_server(sshd, log.path, first)
+
+
+def _release_the_waiting_server(sshd: Sshd, fifo: str, servers: list[int]) -> None:
+    """Let the far SFTP server that waits in its open of ``fifo`` (one of ``servers``) go on (a writer comes and goes
+    at once: it reads nothing, and exits, its connection gone), and wait until it has: it outlives sshd's session,
+    which ``Sshd.kill`` ends with its descendants, so it would be left running."""
+    os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
+    deadline = time.monotonic() + 60
+    while set(servers) & set(_servers_of(sshd)):
+        assert time.monotonic() < deadline, f"the SFTP server waiting on {fifo} did not exit"
+        time.sleep(0.05)
+
+
+def _servers_of(sshd: Sshd) -> list[int]:
+    """The pids of the SFTP servers of ``sshd`` that run (its home names them), zombies left out."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if (
+                entry.name.isdigit()
+                and str(sshd.home).encode() in (entry / "cmdline").read_bytes()
+                and (
+                    b"sftp-server" in (entry / "cmdline").read_bytes()
+                    and (entry / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
+                )
+            ):
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_fifo_swapped_in_with_a_writer_is_opened_and_closed_unread(sshd: Sshd, tmp_path: Path) -> None:
+    """A FIFO swapped in that a writer holds open: the open does not wait, and what was opened is seen to be no
+    regular file in the reads' round trip; it is refused as one, nothing of it returned, nothing waiting on it."""
+    sshd.trust()
+    log, _ = _fifo_beside_a_log(tmp_path)
+    link = link_for(log)
+    for unlinked in (True, False):  # the path's lstat tells it, or the open handle's fstat
+        (tmp_path / "s1" / "session.jsonl").unlink(missing_ok=True)
+        (tmp_path / "s1" / "session.jsonl").write_bytes(b'{"type":"session","version":0,"id":"s1"}\n')
+        st = link.stat(log.path, own=True)
+        _swapped_for_a_fifo(log.path)
+        writer = os.open(log.path, os.O_RDWR | os.O_NONBLOCK)  # a writer (and reader) that never writes
+        try:
+            with pytest.raises(NotRegular) as refused:
+                link.read(log.path, 0, 100, unlinked, st)
+        finally:
+            os.close(writer)
+        assert refused.value.why.startswith("a FIFO, not a regular file"), refused.value
+        assert link.unreachable_since is None

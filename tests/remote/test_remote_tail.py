@@ -170,10 +170,10 @@ class _Machine:
         st = os.stat(path)
         return RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "file")
 
-    def read(self, path: str, offset: int, length: int, unlinked: bool = False) -> bytes:
+    def read(self, path: str, offset: int, length: int, unlinked: bool = False, known: RemoteStat | None = None) -> bytes:
         return self.read_ranges(path, [(offset, length)])[0]
 
-    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False, known: RemoteStat | None = None) -> list[bytes]:
         self.reads += 1
         if self.reads in self.lost:
             raise Unreachable("testbox: the connection was lost", 0)
@@ -198,7 +198,7 @@ class _Refusing(_Machine):
 
     refused: set[int] = set()
 
-    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False) -> list[bytes]:
+    def read_ranges(self, path: str, ranges: list[tuple[int, int]], unlinked: bool = False, known: RemoteStat | None = None) -> list[bytes]:
         if self.reads + 1 in self.refused:
             self.reads += 1
             raise TapedeckError(f"testbox:{path}: cannot read (Permission denied)")
