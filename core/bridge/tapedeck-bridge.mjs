@@ -481,18 +481,77 @@ function expiryError(request) {
 
 // --- small file helpers --------------------------------------------------------------------------------------
 
-// Replaces `file` by one holding `data` (written under a temporary name, renamed into place); when that fails, the
-// temporary file is removed and the error thrown.
+// Replaces `file` by one holding `data` (written under a temporary name, synced to the disk, renamed into place, and
+// the directory synced where the platform allows it), so that a crash of the machine leaves the old file or the new
+// one, never an empty one; when that fails, the temporary file is removed and the error thrown.
 function writeAtomic(file, data) {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
   try {
-    fs.writeFileSync(tmp, data, { mode: 0o600 });
+    const fd = fs.openSync(tmp, "w", 0o600);
+    try {
+      fs.writeFileSync(fd, data);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(tmp, file);
   } catch (err) {
     try {
       fs.unlinkSync(tmp);
     } catch {}
     throw err;
+  }
+  syncDir(path.dirname(file));
+}
+
+// Syncs the directory `dir` (a rename in it reaches the disk); where a directory cannot be opened or synced (some
+// platforms and file systems refuse), the rename stands as the file system keeps it.
+function syncDir(dir) {
+  let fd;
+  try {
+    fd = fs.openSync(dir, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0));
+    fs.fsyncSync(fd);
+  } catch {
+    // not where the platform allows it
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+// The temporary files of writeAtomic that this plugin names in a session directory, `.<file>.<pid>.tmp`.
+const TEMPORARY = new RegExp(`^\\.(?:${[BRIDGE, STATE, STANDBY].map((f) => f.replaceAll(".", "\\.")).join("|")})\\.(\\d+)\\.tmp$`);
+
+// Removes from `dir` the temporary files writeAtomic left when its process was killed between the write and the
+// rename: each one whose pid no live process has here, and older than a heartbeat's freshness (a DSH whose pids are
+// not this one's, in a sibling container sharing the directory, may be writing it this very moment). A live
+// process's file stays, as does anything that is not a regular file.
+function sweepTemporaries(dir, now) {
+  let names;
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(TEMPORARY.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pidAlive(pid)) continue;
+    const file = path.join(dir, name);
+    try {
+      const st = fs.lstatSync(file);
+      if (st.isFile() && now - st.mtimeMs > HEARTBEAT_FRESH_MS) fs.unlinkSync(file);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
+// Whether a process of pid `pid` is alive here (one this process may not signal is alive too).
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err?.code !== "ESRCH";
   }
 }
 
@@ -755,6 +814,8 @@ export class SessionBridge {
   // Called from the poll loop until the session directory exists.
   attach(now) {
     if (!fs.existsSync(this.dir)) return false;
+    if (!this.swept) sweepTemporaries(this.dir, now);
+    this.swept = true;
     const previous = readJson(this.file(BRIDGE));
     // Another DSH process that runs this session too (a second `dsh` resuming it) answers its inbox already: two
     // bridges would run each request twice, and take turns writing bridge.json. This one waits until that one
