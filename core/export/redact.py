@@ -1102,13 +1102,64 @@ def _lexer_word(name: bytes, value: bytes) -> bool:
     return name.lower() == b"token" and letters.isalpha() and (letters.isupper() or letters.islower())
 
 
+NAMES_MAX = 4096  # names each judge of names remembers at most (``_remembered``): a log's objects have few keys
+
+
+class _Pending(threading.local):
+    """The answers the judges of names gave one thread since its last ``_settle``, by judge and name: kept for the
+    call being made alone, until it says whether what they were asked about held anything to replace."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple[Callable[[Any], bool], Any], bool] = {}
+
+
+_pending = _Pending()
+_KNOWN: dict[Callable[[Any], bool], dict[Any, bool]] = {}  # each judge's answers remembered for every thread
+
+
+def _remembered(judge: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``judge``, a judge of names (a log's keys, asked again and again), remembering its answers for every thread,
+    but only about names that held nothing redaction replaced: a new answer stays the asking thread's
+    (``_pending``) until ``_settle`` remembers it (the key or the text it was read from held nothing to replace)
+    or forgets it. So no name that is or holds a secret outlives the call that read it, no thread is answered
+    from a name another thread is still judging, and the names of a clean object stay remembered across events
+    that hold secrets."""
+    known = _KNOWN[judge] = {}
+
+    def ask(name: Any) -> bool:
+        answer = known.get(name)
+        if answer is None:
+            pending = _pending.answers
+            answer = pending.get((judge, name))
+            if answer is None:
+                answer = pending[judge, name] = judge(name)
+        return answer
+
+    ask.__doc__ = judge.__doc__
+    return ask
+
+
+def _settle(held: bool) -> None:
+    """End the answers this thread's judges of names gave since it last settled: remembered for every thread when
+    what they were asked about held nothing to replace (``held`` false), else forgotten."""
+    pending = _pending.answers
+    if pending:
+        if not held:
+            for (judge, name), answer in pending.items():
+                known = _KNOWN[judge]
+                if len(known) >= NAMES_MAX:
+                    known.clear()
+                known[name] = answer
+        pending.clear()
+
+
 def _digit_secret(name: bytes, value: bytes) -> bool:
     """True when ``value`` is four digits or more after a key named for a secret (``password: 12345678``,
     ``PGPASSWORD=4711``, ``api_key: 20240607``): the secret itself, but under a key that counts (``_counting``)."""
     return len(value) >= 4 and value.isdigit() and _number_key(name.decode(errors="replace"))
 
 
-@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+@_remembered
 def _number_key(name: str) -> bool:
     """True when a number of four digits or more under the key ``name`` (the whole of it: ``max_token``) is a
     secret: the key is named for a password, or for another secret (``api_key``, ``secret``, ``token``, ``auth``)
@@ -1137,7 +1188,7 @@ _NOT_PASSWORDS = frozenset({
 _CONDITION = re.compile(rb"(?:^|[\s(])(?:if|elif|while|and|or|not)[ \t]+(?:not[ \t]+)?(?:[A-Za-z_]\w*\.)*\Z")
 
 
-@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+@_remembered
 def _no_password(name: str) -> bool:
     """True when ``name``'s last word is ``pass``, ``pw`` or ``pwd`` and the word before it makes the name no
     password's (``_NOT_PASSWORDS``: ``first_pass``, ``renderPass``, ``OLD_PWD``)."""
@@ -1414,18 +1465,11 @@ _SHELL_WORDS = (
 )
 
 
-@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+@_remembered
 def _secret_key(key: Any) -> bool:
     """True when ``key`` of a JSON object names a secret (``password``, ``api_key``, ``x-auth-token``, ``DB_PASS``,
     ``auth``): ``_PAIR`` would take the value after it quoted."""
     return type(key) is str and _SECRET_KEY.search(key) is not None and not _no_password(key)
-
-
-def _forget_names() -> None:
-    """Forget the names ``_secret_key``, ``_number_key`` and ``_no_password`` remember (a log's keys, asked again
-    and again): after a redaction that replaced something, one of them may be what it replaced, or hold it."""
-    for remembered in (_secret_key, _number_key, _no_password):
-        remembered.cache_clear()
 
 
 def _secret_number(key: Any, value: Any) -> bool:
@@ -2101,9 +2145,13 @@ class Redactor:
     def text(self, text: str, name: bool = False) -> str:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``); a ``name`` (a
         dict's key) keeps a word an environment secret holds (``_spans``)."""
-        spans = self._spans(text, name)
+        return self._text(text, name)[0]
+
+    def _text(self, text: str, name: bool = False) -> tuple[str, bool]:
+        """``text`` redacted, and whether it held anything a pattern kept (``_spans``), replaced or not."""
+        spans, held = self._spans(text, name)
         if not spans:
-            return text
+            return text, held
         out: list[str] = []
         done = 0
         for start, end, kinds in spans:
@@ -2111,14 +2159,14 @@ class Redactor:
             out.append(self._replacement(text[start:end], kinds, _userinfo(text, start, end)))
             done = end
         out.append(text[done:])
-        return "".join(out)
+        return "".join(out), held
 
     def pieces(self, texts: list[str]) -> tuple[list[str], list[Counts | None]]:
         """``texts`` redacted as the one text they make joined (a model stream's deltas, each shown on its own: a
         secret one delta cuts goes from both), each replacement in the piece its match starts in, and what each
         piece's replacements are, counted nowhere."""
         joined = "".join(texts)
-        spans = self._spans(joined)
+        spans, _ = self._spans(joined)
         if not spans:
             return texts, [None] * len(texts)
         out: list[str] = []
@@ -2143,25 +2191,30 @@ class Redactor:
             start = end
         return out, found
 
-    def _spans(self, text: str, name: bool = False) -> list[tuple[int, int, set[str]]]:
-        """Where ``text`` holds something to replace, in order, as code point offsets, and what kinds it is. In a
-        ``name`` an environment secret that is a word (``message``, ``_WORD``) is none: a key is named so.
+    def _spans(self, text: str, name: bool = False) -> tuple[list[tuple[int, int, set[str]]], bool]:
+        """Where ``text`` holds something to replace, in order, as code point offsets, and what kinds it is; and
+        whether it held anything a pattern kept, before what a ``name`` or a replacement made already keeps (the
+        names its judges were asked about are remembered only when it held nothing: ``_settle``). In a ``name`` an
+        environment secret that is a word (``message``, ``_WORD``) is none: a key is named so.
 
         Every kind is matched on the original text and overlapping matches are merged into one span, so a secret
         inside another (an environment value that is also part of a key) goes whole. The patterns run on the
         text's UTF-8 bytes, encoded once (they match whole code points, so each span is one of the text's)."""
         if len(text) < 5:
-            return []
+            return [], False
         data = text.encode()
         which = self._which.Match(data)
         if self._env is not None and self._env[1](self._unanchored, data, 0, len(data))[0][0] >= 0:
             which = [*(which or ()), *self._env[0]]
         if which is None:
-            return []
+            return [], False
+        held = True  # (until the patterns say otherwise)
         try:
             spans = self._matched(data, which)
+            held = bool(spans)
         finally:
             _kept.forget()
+            _settle(held)
         if name:
             spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
         if b"[redacted" in data or b"%5Bredacted" in data:  # what an export replaced already (an export of one, a
@@ -2169,8 +2222,7 @@ class Redactor:
             marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
             spans = [span for span in spans if not _replaced_already(data, span[0], span[1], marks)]
         if not spans:
-            return []
-        _forget_names()  # (a name a judge asked about may hold what is replaced)
+            return [], held
         if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
             spans = _code_points(data, spans)
         spans.sort()
@@ -2183,7 +2235,7 @@ class Redactor:
                 continue
             merged.append((start, end, kinds))
             start, end, kinds = s_start, s_end, {kind}
-        return merged
+        return merged, held
 
     def _matched(self, data: bytes, which: Any) -> list[tuple[int, int, str]]:
         """The spans of ``data`` the patterns ``which`` names match and their judges keep, by kind, in no order."""
@@ -2250,13 +2302,11 @@ class Redactor:
         """``walk`` below its first screen."""
         mine = self._mine
         outer, mine.seen = mine.seen, seen
-        before = sum(mine.tally)
         try:
             return self._walk(value)
         finally:
             mine.seen = outer
-            if sum(mine.tally) != before:  # a key it replaced may be among the names remembered
-                _forget_names()
+            _settle(True)  # (nothing is left to settle, but when the walk was cut short: forgotten)
 
     def _walk(self, value: Any) -> Any:
         """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""
@@ -2265,9 +2315,18 @@ class Redactor:
             return self.text(value) if self._mine.seen is None else self._noted(value, self.text)
         if kind is dict:
             walk, keyed, key = self._walk, self._keyed, self._key
-            pairs = [(key(k), v if type(v) is str and v in WORDS else keyed(k, v) if _secret_key(k) and type(v) is str
-                      else self._whole_key(str(v)) if _secret_number(k, v) else walk(v))
-                     for k, v in value.items()]  # fmt: skip
+            pairs = []
+            append, pending = pairs.append, _pending.answers  # (this thread's, the same dict from settle to settle)
+            for k, v in value.items():
+                name, held = key(k)
+                if type(v) is str and v in WORDS:
+                    append((name, v))
+                    continue
+                secret = type(v) is str and _secret_key(k)
+                number = not secret and _secret_number(k, v)
+                if pending:  # what was asked about the key anew: remembered when it held nothing
+                    _settle(held)
+                append((name, keyed(k, v) if secret else self._whole_key(str(v)) if number else walk(v)))
             out = dict(pairs)
             return out if len(out) == len(pairs) else _apart(pairs)
         if kind is list or kind is tuple:
@@ -2285,18 +2344,19 @@ class Redactor:
             return self.text(value)
         return value
 
-    def _key(self, key: Any) -> Any:
+    def _key(self, key: Any) -> tuple[Any, bool]:
         """A dict's key redacted as text (a damaged or forged log can make an e-mail address, a key or a home one;
         two keys that become one are told apart, ``_apart``), but as a name: an environment secret that is a word, as a
         log's own keys are (``message``, ``arguments``), stays in it; a walk that notes what it redacts notes that a
-        key was, so that no copy is taken from its notes (``_from_seen``)."""
+        key was, so that no copy is taken from its notes (``_from_seen``). And whether the key held anything a
+        pattern kept, replaced or not (``_spans``)."""
         if type(key) is not str or key in WORDS:
-            return key
-        out = self.text(key, name=True)
+            return key, False
+        out, held = self._text(key, name=True)
         seen = self._mine.seen
         if out is not key and seen is not None:
             seen[NO_COPY] = (key, out, None)
-        return out
+        return out, held
 
     def _keyed(self, key: str, value: str) -> str:
         """``_walk`` of the string ``value`` under ``key``, a dict's key named for a secret (``_secret_key``): all of it
@@ -2463,14 +2523,16 @@ def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...
     change is not there)."""
     if NO_COPY in seen:  # ``_taken`` copies no key, and takes one string object one way
         return None
-    clean = _unchanged(values, seen)
-    if clean is not None:  # most nodes: every string noted as it is (a clean event's), so nothing is made anew
-        return (values, None) if clean else None
-    found = [0] * len(KINDS)
     try:
+        clean = _unchanged(values, seen)
+        if clean is not None:  # most nodes: every string noted as it is (a clean event's), so nothing is made anew
+            return (values, None) if clean else None
+        found = [0] * len(KINDS)
         out = [_taken(value, seen, found) for value in values]
     except _Unseen:
         return None
+    finally:
+        _settle(True)  # (the keys asked about here were the walk's: what it remembered of them, it remembered)
     return (out, tuple(found)) if any(found) else (values, None)
 
 

@@ -72,3 +72,73 @@ def test_no_environment_secret_is_held_by_the_module_once_its_redactors_are_gone
     del r
     gc.collect()
     assert _holding_a_secret() == []
+
+
+class _Counted:
+    """A compiled pattern whose ``search`` calls are counted: how often the judges of names judged a name anew."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def search(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.pattern.search(*args)
+
+
+def test_a_redaction_that_replaces_something_forgets_only_the_names_that_held_it(monkeypatch: Any) -> None:
+    """After any call that replaced something, the names the judges remembered for every thread were all thrown
+    away (``_forget_names``), so on a log where most events hold a secret each event judged its keys anew. Only a
+    name that held something replaced is forgotten now: the keys of a clean object stay remembered after an event
+    that held a secret, and a key that was a secret is not among them (``_holding_a_secret``)."""
+    counted = _Counted(redact._SECRET_KEY)
+    monkeypatch.setattr(redact, "_SECRET_KEY", counted)
+    r = Redactor(environ={}, home="/home/ann")
+    clean = {"type": "note", "status_code": 12345, "max_tokens": 4096, "content": "password: none at all"}
+    r.walk(clean)
+    asked = counted.calls
+    assert asked > 0
+    held = {f"ghp_{MARK}abcdefghijklmnop0123": 1, "status_code": 12345, "content": f"password: {MARK}x"}
+    assert MARK not in str(r.walk(held))
+    counted.calls = 0
+    r.walk(clean)
+    assert counted.calls == 0, "the clean object's keys were judged again"
+    gc.collect()
+    assert _holding_a_secret() == []
+
+
+class _PausedAt:
+    """A compiled pattern whose ``findall`` of ``name`` lets another thread look (``reached``), then waits for it
+    (``go``): a place inside a redaction, after the judges of names answered about the key before it."""
+
+    def __init__(self, pattern: Any, name: str) -> None:
+        self.pattern, self.name = pattern, name
+        self.reached, self.go = threading.Event(), threading.Event()
+
+    def findall(self, text: Any) -> Any:
+        if text == self.name:
+            self.reached.set()
+            assert self.go.wait(60), "the other thread did not look in 60 s"
+        return self.pattern.findall(text)
+
+
+def test_a_name_that_holds_a_secret_is_seen_by_no_other_thread_while_it_is_judged(monkeypatch: Any) -> None:
+    """A key that holds a secret was remembered for every thread as soon as it was judged, so another thread could
+    find it in the module while the redaction that read it went on. It stays its own thread's until the call ends
+    (and is then forgotten): the other thread looks while the walk is inside the key's value."""
+    paused = _PausedAt(redact._NAME_WORDS, "qz_password")
+    monkeypatch.setattr(redact, "_NAME_WORDS", paused)
+    r = Redactor(environ={}, home="/home/ann")
+    out: list[Any] = []
+    seen: list[list[Any]] = []
+    walker = threading.Thread(
+        target=lambda: out.append(r.walk({f"ghp_{MARK}abcdefghijklmnop0123": "qz_password: Sup3rSecret9"}))
+    )
+    walker.start()
+    try:
+        assert paused.reached.wait(60), "the walk did not reach the key's value in 60 s"
+        seen.append(_holding_a_secret())
+    finally:
+        paused.go.set()
+        walker.join(60)
+    assert not walker.is_alive() and MARK not in str(out)
+    assert seen == [[]]
