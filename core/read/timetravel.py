@@ -72,7 +72,12 @@ class SurfaceTimeline:
             if end <= start:
                 return
             replacements = {seq: list(nodes) for seq, nodes in session.shadowed.items() if seq >= start}
-            live = [seq for seq in session.surface if seq >= start]
+            # the nodes from ``start`` on that were appended stand after every older node (a replacement keeps the
+            # order of what it leaves, and is a key of ``replacements``): read from the end, not the whole surface
+            surface, k = session.surface, len(session.surface)
+            while k and surface[k - 1] >= start:
+                k -= 1
+            live = surface[k:]
         appended = {seq for seq in live if seq not in replacements}
         for nodes in replacements.values():
             appended.update(s for s in nodes if s >= start and s not in replacements)
@@ -211,4 +216,3 @@ def moment(session: Session, seq: int) -> Moment:
             if s.start_seq <= seq and (s.end_seq is None or seq <= s.end_seq):
                 step = number
     return Moment(seq, turn, step)
-
