@@ -823,6 +823,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False  # a Rust reference's type, ``TOKEN: &'static str = …`` (``_literals`` judge what is assigned)
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
         value = data[m.start(3) : query]
+    elif (glued := _glued(data, m.start(3))) is not None:  # a quoted piece glued in (``ab'c d'``): no code's name,
+        value = data[m.start(3) : glued]  # judged whole as a quoted value is
+        return _literal_secret(value) and not _lexer_word(name, value)
     elif _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
         return not _placeholder(value)
     elif (words := _code_span_words(data, m)) is not None:  # backquoted words (``TOKEN=`Abc def` ``)
@@ -997,15 +1000,22 @@ def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     no code writes after a call, an index or a type (``Ab{}00xy``, ``Ab(x)9``). In a JSON string (its line begun at
     a ``\\n`` escape, or holding an odd number of ``"`` before the value) the string's closing quote ends the line: a
     ``}`` after it is the object's (``{"c": "password: ab{cd1234"}``)."""
-    lo, hi = max(0, at - COMMAND_REACH), min(len(data), at + COMMAND_REACH)
+    hi = min(len(data), at + COMMAND_REACH)
     stop = min((i for end in (b"\n", b"\\n") if (i := data.find(end, at, hi)) >= 0), default=hi)
-    real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
-    quotes = data.count(b'"', real + 1, at) if real >= 0 else _quotes_before(data, at)  # a line begun further back
-    if escaped > real or quotes % 2:
+    if _in_json_string(data, at):
         quote = _BARE_QUOTE.search(data, at, stop)
         stop = stop if quote is None else quote.start()
     close = data.find(_CLOSING[bracket], at, stop)
     return close >= 0 and not data[close + 1 : close + 2].isalnum()  # ``Ab{}00``: no code goes on so
+
+
+def _in_json_string(data: bytes, at: int) -> bool:
+    """True when ``at`` is in a JSON string's text: its line (looked for at most ``COMMAND_REACH`` bytes back) begun
+    at a ``\\n`` escape, or holding an odd number of ``"`` before ``at``."""
+    lo = max(0, at - COMMAND_REACH)
+    real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
+    quotes = data.count(b'"', real + 1, at) if real >= 0 else _quotes_before(data, at)  # a line begun further back
+    return escaped > real or quotes % 2 == 1
 
 
 class _Kept(threading.local):
@@ -1266,6 +1276,8 @@ def _pair_end(data: bytes, m: Any, group: int) -> int:
         return query
     end = _quoted_end(data, m, group)
     end = _joined_end(data, m) if end == m.end(group) else end
+    if m.group(2) is None and (glued := _glued(data, m.start(group))) is not None:  # (``ab'c d'``)
+        end = max(end, glued)
     span = _code_span_end(data, m)  # a Markdown code span's, or a shell's backquotes, to their close
     return end if span is None else max(end, span)
 
@@ -1487,6 +1499,8 @@ def _option_value(data: bytes, m: Any) -> bool:
     value = m.group(3)
     if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
         value = data[m.start(3) : _quoted_end(data, m, 3, shell=True)]
+    elif (glued := _glued(data, m.start(3))) is not None:  # a quoted piece glued in: judged whole too
+        value = data[m.start(3) : glued]
     elif (words := _code_span_words(data, m)) is not None:
         return words
     elif len(value) < ENV_MIN_NAMED:  # unquoted, a shorter one is as likely code (``_secret_value``)
@@ -1847,6 +1861,15 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
             escaped -= 1
         quote = data[escaped:opens]
         close = _close(data, quote, end, shell and quote == b"'" and data[escaped - 1 : escaped] != b"$")
+        level = (len(quote)).bit_length() - 1 if quote[-1:] == b'"' else None
+        if data[escaped - 1 : escaped] in (b"'", b'"'):  # a triple quote's (Python's): nothing is glued to it
+            pass
+        elif close is not None:  # on over the pieces a shell's word glues after it (``'a'"b c"``)
+            return _glued_end(data, escaped, close + len(quote), close, level)[0]
+        elif quote[:1] == b"\\" and quote[-1:] == b"'":  # ``\'``, a quote a backslash escapes (JSON text escapes
+            glued, quoted = _glued_end(data, escaped, escaped, end, level)  # none): a character of the word
+            if quoted:
+                return glued
         if close is not None:
             return close
     line = _line_end(data, m) if group == 3 else None
@@ -1865,11 +1888,70 @@ def _close(data: bytes, quote: bytes, at: int, literal: bool = False) -> int | N
     return None
 
 
+# a shell word's unquoted piece: no blank, quote, backquote or backslash (but one that escapes a character, a blank
+# too), nor what ends a shell's word (``|;&()<>``), closes what the value is in (``,]}``) or opens code's index
+# (``os.environ["KEY"]``, ``{``) (``_glued_end``); and a quote, its backslashes apart (JSON text's, or a shell's
+# that make it a character of the word)
+_UNQUOTED_PIECE = re.compile(rb"(?:[^\s\"'`\\|;&()<>,\[\]{}]|\\+[^\s\"'\\nrt]|\\+[ \t])+")
+_QUOTE_RUN = re.compile(rb"(\\*)([\"'])")
+
+
+def _glued_end(data: bytes, word: int, at: int, end: int, level: int | None = None) -> tuple[int, bool]:
+    """Where a shell word that starts at ``word`` ends, its pieces read up to ``at`` and its value so far ending at
+    ``end``: past the pieces glued after them, quoted and unquoted (``password='a'"b c"``, ``'it'\\''s pw'``,
+    ``ab'c d'``), to the last one's closing quote (or its last character); and whether a quoted piece was read.
+    ``level``: how many times JSON text wrote the word (0: as it is; None: as ``_in_json_string`` tells, asked only
+    when a quote comes), which says how a quote of the shell's is written (``"``, ``\\"``, ``\\\\\\"``): one with
+    fewer backslashes ends the JSON string, one with more, as a single quote after any, is a character of the word.
+    A quote glued on that the line (to ``word``) holds an odd number of closes one opened before the word
+    (``'password="ab"' + x``), and one that closes nowhere on its line ends the word; after a quoted piece,
+    punctuation (``'ab'.strip()``, ``'ab':``) does too."""
+    quoted, lo = False, -1
+    while True:
+        piece = _UNQUOTED_PIECE.match(data, at)
+        if piece is not None and not (at > word and data[at - 1] in b"\"'" and data[at] in b".:!?/"):
+            at = end = piece.end()
+        if (quote := _QUOTE_RUN.match(data, at)) is None:
+            return end, quoted
+        if level is None:
+            level = int(_in_json_string(data, word))
+        run, char = len(quote.group(1)), quote.group(2)
+        if run and (char == b"'" or run >= 1 << level):  # a quote a backslash escapes: the word's character
+            at = end = quote.end()
+            continue
+        if lo < 0:  # the line's start, looked for ``COMMAND_REACH`` bytes back at most
+            lo = max(0, word - COMMAND_REACH)
+            lo = max(data.rfind(b"\n", lo, word) + 1, data.rfind(b"\\n", lo, word) + 2, lo)
+        written = quote.group()
+        if char == b'"' and run < (1 << level) - 1 or data.count(written, lo, word) % 2:
+            return end, quoted
+        close = _close(data, written, quote.end(), char == b"'" and data[at - 1 : at] != b"$")
+        if close is None:
+            return end, quoted
+        at, end, quoted = close + len(written), close, True
+
+
+def _glued(data: bytes, start: int) -> int | None:
+    """Where the unquoted value at ``start`` ends when a shell reads it as one word with a quoted piece glued in
+    (``ab'c d'``, ``ab"c"'d'``, ``ab\\'c'd e'``: ``_glued_end``); None when no quoted piece is."""
+    end, quoted = _glued_end(data, start, start, start)
+    return end if quoted else None
+
+
 _QUOTE_AT = re.compile(_QUOTE)
 _WORD_ON = re.compile(rb"(?:" + _CLI_WORD + rb")?")  # the rest of a shell's word, if any
 
 
 def _shell_end(data: bytes, m: Any, group: int) -> int:
+    """Where a command's value (``m``'s ``group``) ends, as a shell reads its word (``_shell_word_end``), and past
+    every quoted piece glued into an unquoted one (``ab'c d'"e f"``: ``_glued``)."""
+    end, start = _shell_word_end(data, m, group), m.start(group)
+    if end > start and data[start - 1] not in b"\"'" and (glued := _glued(data, start)) is not None:
+        return max(end, glued)
+    return end
+
+
+def _shell_word_end(data: bytes, m: Any, group: int) -> int:
     """Where a command's value (``m``'s ``group``) ends, as a shell reads its word: a quote closes at its close
     (``_quoted_end``; a backslash escapes nothing in single quotes); a quote after the value that closes one the
     value opened (``echo a 'b c' | passwd``) is the value's, with the word's rest after it; and a quote that opens

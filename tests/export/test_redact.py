@@ -4427,3 +4427,48 @@ def test_substitutions_references_and_defaults_that_hold_no_secret_stay() -> Non
         "password=${PW:?required}\nTOKEN_TTL=${TOKEN_TTL:-3600}\nAPI_KEY=${API_KEY:-}\nx=${PASSWORD_FILE:-/run/pw}\n"
         'token = f"{prefix}{x}"\npassword=$(get_password)\necho ${TOKEN:?set TOKEN first}\n'
     )
+
+
+# a shell word's pieces, glued (``_glued_end``): single-quoted (anything but ``'`` in it), double-quoted (no ``"`` or
+# backslash in it), a quote a backslash escapes, and unquoted characters; the secret's characters are capitals and
+# digits, which nothing else of the text holds after its key
+SECRET_CHARS = string.ascii_uppercase + string.digits
+_PIECES = st.one_of(
+    st.text(alphabet=SECRET_CHARS + ' "', min_size=1, max_size=6).map(lambda t: f"'{t}'"),
+    st.text(alphabet=SECRET_CHARS + " '", min_size=1, max_size=6).map(lambda t: f'"{t}"'),
+    st.just("\\'"),
+    st.text(alphabet=SECRET_CHARS, min_size=1, max_size=6),
+)
+# (the word's first quote, if it starts with one, opens a character of the secret: a value a blank or another
+# quote starts is no value ``_PAIR`` reads, glued or not, ``password=" my pw"``, which is left as it was)
+GLUED_WORDS = (
+    st.lists(_PIECES, min_size=2, max_size=5)
+    .filter(lambda p: any(x[:1] in "'\"" for x in p))
+    .map("".join)
+    .filter(lambda w: re.match(r"\\'[A-Z0-9]|['\"]?[A-Z0-9]", w) is not None)
+)
+GLUED_KEYS = st.sampled_from(
+    ["password=", "export DB_PASSWORD=", "TOKEN=", "api_key: ", "secret = ", "token: ", "--password ",
+     "deploy --api-key ", "psk="]
+)  # fmt: skip
+
+
+@settings(max_examples=CASES * 3, deadline=None)
+@given(key=GLUED_KEYS, word=GLUED_WORDS, after=st.sampled_from(["", " done", "\nuser: bob", "; ls"]))
+@example(key="password=", word="'a'\"B C\"", after=" done")
+@example(key="password=", word="'IT'\\''S SECRET'", after=" done")
+@example(key="TOKEN=", word="'AB'CD", after=" done")
+@example(key="token: ", word="AB'C D'", after=" done")
+def test_a_word_of_quoted_and_unquoted_pieces_after_a_key_goes_whole(key: str, word: str, after: str) -> None:
+    """A value of two quoted pieces side by side (``password='a'"b c"``, the shell's ``'it'\\''s secret'``) went
+    only as far as its first piece's closing quote: the rest came out. A shell reads adjacent quoted and unquoted
+    pieces as one word, and so does redaction now, as written and as JSON text writes it (a tool call's
+    arguments): nothing of the word is left after the key."""
+    text = key + word + after
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.text(text)
+    assert out.startswith(key) and not any(c in SECRET_CHARS for c in out[len(key) :]), out
+    assert "[redacted key]" in out
+    wrapped = r.text(orjson.dumps({"command": text}).decode())
+    inner = orjson.loads(wrapped)["command"]
+    assert inner.startswith(key) and not any(c in SECRET_CHARS for c in inner[len(key) :]), inner
