@@ -31,7 +31,8 @@ class PriorityFooter(Footer):
         than the screen, so it could be scrolled sideways for a moment."""
         async with self.batch():
             await super().recompose()
-            self._fit(self.screen)
+            if self.is_attached:  # not when the screen was taken down meanwhile
+                self._fit(self.screen)
 
     def on_mount(self) -> None:
         """Fit the keys again after every layout of the screen (a resize, keys that changed)."""
