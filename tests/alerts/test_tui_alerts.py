@@ -15,7 +15,7 @@ from core.alerts.engine import Alert, AlertEngine
 from core.control.config import validate_config
 from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
-from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, recorded, settle, until
 from tests.tui.screens_policy.harness import AlertsHarness
 from tui.alerts import AlertBoard, HistoryRecalled
 from tui.app import TapedeckApp
@@ -125,15 +125,7 @@ EAGER = {"errorStreak": {"count": 1}, "cacheBreak": {"tokens": 1}, "loop": {"cou
 def _recalls(monkeypatch: pytest.MonkeyPatch) -> list[HistoryRecalled]:
     """The ``HistoryRecalled`` messages the app handles from now on: once one came, the alerts the logs' histories
     raised have all been handled (the feed posts them before it, and the app handles its messages in order)."""
-    seen: list[HistoryRecalled] = []
-    handle = TapedeckApp.on_history_recalled
-
-    def record(app: TapedeckApp, message: HistoryRecalled) -> None:
-        seen.append(message)
-        handle(app, message)
-
-    monkeypatch.setattr(TapedeckApp, "on_history_recalled", record)
-    return seen
+    return recorded(monkeypatch, TapedeckApp, "on_history_recalled")
 
 
 @pytest.mark.anyio

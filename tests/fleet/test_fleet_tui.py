@@ -23,7 +23,7 @@ from core.fleet.row import COLUMNS
 from tests.alerts.crafted import HEADER, Log
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
-from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, recorded, settle, until
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
 from tui.screens.help import HelpScreen
@@ -1035,21 +1035,14 @@ async def test_a_row_that_changes_is_measured_alone_not_the_whole_fleet_once_per
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await _loaded(pilot, 3)
         await settle(pilot)
-        drawn: list[str] = []
-        cells = FleetScreen._cells
-
-        def counted(self: FleetScreen, shown: Shown, *args: Any, **kwargs: Any) -> Any:
-            drawn.append(shown.key)
-            return cells(self, shown, *args, **kwargs)
-
-        monkeypatch.setattr(FleetScreen, "_cells", counted)
+        drawn: list[Shown] = recorded(monkeypatch, FleetScreen, "_cells")
         key = screen.shown[1]
         old = screen.rows[key]
         changed = Shown(old.row, tuple("9m" if c == "write" else v for c, v in zip(COLUMNS, old.cells, strict=True)))
         app.post_message(FleetChanged(None, [changed], []))
         table = screen.query_one(DataTable)
         await until(pilot, lambda: str(table.get_cell(key, "write")) == "9m")
-        assert set(drawn) == {key} and len(drawn) <= 2, drawn  # measured, then drawn
+        assert {s.key for s in drawn} == {key} and len(drawn) <= 2, drawn  # measured, then drawn
 
 
 @pytest.mark.anyio

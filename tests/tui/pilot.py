@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from textual.command import CommandPalette
 from textual.notifications import Notification
 from textual.pilot import Pilot
@@ -162,6 +164,22 @@ def raised_toasts(app: Any) -> list[Notification]:
 
     app._notifications.add = keep
     return raised
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch, cls: type[Any], name: str) -> list[Any]:
+    """The first argument of every call of the method ``cls.name`` from now on (a handler's message, the row a
+    screen draws), in order; the method still runs and returns what it returns. The spy carries the method's
+    signature (``functools.wraps``): Textual passes a handler as many arguments as its signature names."""
+    method = getattr(cls, name)
+    calls: list[Any] = []
+
+    @functools.wraps(method)
+    def spy(self: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(first)
+        return method(self, first, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, spy)
+    return calls
 
 
 def _shown(app: Any, toasts: Iterable[Notification], most: int = 12) -> str:

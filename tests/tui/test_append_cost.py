@@ -20,7 +20,7 @@ from textual.widget import Widget
 from bench.gen_session import generate
 from core.log.tail import tail_events
 from tests.tui.logs import Log, append
-from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
+from tests.tui.pilot import main_screen, make_app, recorded, settle, settled_main_screen, until
 from tui.live import SessionUpdated
 from tui.screens.main import MainScreen
 from tui.widgets.event_list import FRAME_WAIT_SECONDS
@@ -200,22 +200,16 @@ async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: 
     """The follower hands an append's update to the screens that handle it, not to the app to pass on (a hop
     through the app's queue before the main screen's); loading progress still reaches the app (its GC switch)."""
     log, path = one_turn_log(tmp_path)
-    to_app: list[str] = []
     app = make_app(path, follow=True)
-    post_message = type(app).post_message
-
-    def recorded(self: Any, message: Any) -> bool:
-        to_app.append(type(message).__name__)
-        return post_message(self, message)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(type(app), "post_message", recorded)
+        posted = recorded(patch, type(app), "post_message")
         async with app.run_test(size=(150, 40)) as pilot:
             screen = await settled_main_screen(pilot)
             start = len(log.events)
             log.turn(2, "second", "ok")
             append(path, log, start)
             await until(pilot, lambda: len(screen.events.view) == len(log.events))
+    to_app = [type(message).__name__ for message in posted]
     assert "LoadProgress" in to_app and "SessionUpdated" not in to_app, to_app
 
 

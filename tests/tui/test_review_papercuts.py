@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 
 from core.control.config import validate_config
 from tests.alerts.crafted import HEADER, Log
-from tests.tui.pilot import NO_KEYMAP, settle, until
+from tests.tui.pilot import NO_KEYMAP, recorded, settle, until
 from tui.alerts import AlertRaised
 from tui.app import TapedeckApp
 from tui.screens.alerts import COLUMNS, AlertsScreen
@@ -37,14 +37,7 @@ async def test_the_alerts_list_names_a_session_by_its_title(
     failed = log.result(True)
     path = tmp_path / "session.jsonl"
     _write(path, [HEADER, *log.events])
-    posted: list[AlertRaised] = []
-    handle = TapedeckApp.on_alert_raised
-
-    def record(app: TapedeckApp, message: AlertRaised) -> None:
-        posted.append(message)
-        handle(app, message)
-
-    monkeypatch.setattr(TapedeckApp, "on_alert_raised", record)
+    posted: list[AlertRaised] = recorded(monkeypatch, TapedeckApp, "on_alert_raised")
     config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 1}}})
     app = TapedeckApp(
         path, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP, config=config
