@@ -157,10 +157,12 @@ def _host_log() -> list[dict[str, Any]]:
 
 
 @st.composite
-def mutations(draw: st.DrawFn, sources: list[list[bytes]]) -> tuple[int, Mutation]:
+def mutations(draw: st.DrawFn, sources: list[list[bytes]], first: int = 0) -> tuple[int, Mutation]:
+    """One mutation of a line of a log of ``sources`` (with the log's index there), a line from ``first`` on
+    (1: never the header)."""
     source = draw(st.integers(0, len(sources) - 1))
     lines = sources[source]
-    line = draw(st.integers(0, len(lines) - 1))
+    line = draw(st.integers(first, len(lines) - 1))
     paths = list(value_paths(orjson.loads(lines[line])))
     action = draw(st.sampled_from(("replace", "replace", "replace", "delete", "rename")))
     value = draw(st.sampled_from(RENAMES if action == "rename" else REPLACEMENTS))

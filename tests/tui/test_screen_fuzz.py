@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
+from bench.mutation import Mutation, mutate_lines
 from bench.readers import SCREEN_KEYS, tui_crash
 from core.read.rows import build_row
 from tests.conftest import FIXTURES
+from tests.log.test_reader_fuzz import mutations
 from tui.live import LiveSession
 from tui.widgets.detail import describe
 from tui.widgets.rows import clock
@@ -143,16 +144,9 @@ def _logs() -> list[list[bytes]]:
 SOURCES = _logs()
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> tuple[int, Mutation]:
-    source = draw(st.integers(0, len(SOURCES) - 1))
-    lines = SOURCES[source]
-    line = draw(st.integers(1, len(lines) - 1))
-    paths = list(value_paths(orjson.loads(lines[line])))
-    action = draw(st.sampled_from(("replace", "replace", "replace", "delete", "rename")))
-    value = draw(st.sampled_from(RENAMES if action == "rename" else REPLACEMENTS))
-    path = draw(st.sampled_from(paths)) if paths else ()
-    return source, Mutation(line, path, action if path or action == "rename" else "rename", value)
+def mutated() -> st.SearchStrategy[tuple[int, Mutation]]:
+    """A mutation of a line of a fixture past its header (with the fixture's index in ``SOURCES``)."""
+    return mutations(SOURCES, first=1)
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
