@@ -23,7 +23,17 @@ from core.fleet.row import COLUMNS
 from tests.alerts.crafted import HEADER, Log
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
-from tests.tui.pilot import NO_KEYMAP, main_screen, quiet, raised_toasts, recorded, settle, until
+from tests.tui.pilot import (
+    NO_KEYMAP,
+    dialog_text,
+    main_screen,
+    quiet,
+    raised_toasts,
+    recorded,
+    says_the_host_exited,
+    settle,
+    until,
+)
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
 from tui.screens.help import HelpScreen
@@ -684,8 +694,6 @@ async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host
 ) -> None:
     """The row's host exited while its dialog was up: the dialog says so from the feed's next tick, before the operator
     writes the message out or confirms."""
-    from textual.widgets import Static
-
     from tui.screens.dialog import Dialog
 
     root = _root(tmp_path)
@@ -695,15 +703,7 @@ async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host
         await _on_row(pilot, live)
         await pilot.press(key)
         await until(pilot, lambda: isinstance(app.screen, Dialog))
-        dialog = app.screen
-
-        def said() -> str:
-            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
-
-        assert "no live host" not in said()
-        release_hosts()
-        await until(pilot, lambda: "no live host" in said())
-        assert "nothing is sent" in said() and app.screen is dialog, said()
+        await says_the_host_exited(pilot, app.screen)
 
 
 @pytest.mark.anyio
@@ -803,12 +803,6 @@ async def test_rows_that_arrive_while_the_table_is_taken_down_are_no_crash(tmp_p
         assert screen in app.screen_stack
 
 
-def _said(dialog: Any) -> str:
-    from textual.widgets import Static
-
-    return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
-
-
 @pytest.mark.anyio
 async def test_p_on_a_row_goes_by_the_answer_told_and_sends_no_second_pause_while_one_waits(tmp_path: Path) -> None:
     """P chose pause or resume from the row's state, which lags the host's answer: a second P while the pause waited,
@@ -829,7 +823,8 @@ async def test_p_on_a_row_goes_by_the_answer_told_and_sends_no_second_pause_whil
         assert screen.rows[str(live)].row.host["state"] == "running"
         await pilot.press("P")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert "Send resume to" in _said(app.screen) and "paused" in _said(app.screen), _said(app.screen)
+        shown = dialog_text(app.screen)
+        assert "Send resume to" in shown and "paused" in shown, shown
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
 
@@ -896,7 +891,8 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         await until(pilot, lambda: refused() == 1)
         reading.set()
         await until(pilot, lambda: _dialogs(app) == 1)
-        await until(pilot, lambda: "`tapedeck run --resume`" in _said(app.screen))  # what a stop does, as on a session
+        # what a stop does, as on a session
+        await until(pilot, lambda: "`tapedeck run --resume`" in dialog_text(app.screen))
         await pilot.press("y")
         await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
         assert _dialogs(app) == 0
@@ -909,8 +905,11 @@ async def test_message_and_stop_on_a_row_are_not_sent_twice_nor_asked_twice(
         text = "write a failing test for the flaky case first, then run the whole suite and report back the numbers"
         app.screen.query_one(Input).value = text
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, Dialog) and "Send message" in _said(app.screen))
-        assert text in _said(app.screen), _said(app.screen)  # confirmed as read: it was cut at 70 characters
+        await until(
+            pilot, lambda: isinstance(app.screen, Dialog) and "Send message" in dialog_text(app.screen)
+        )
+        # confirmed as read: it was cut at 70 characters
+        assert text in dialog_text(app.screen), dialog_text(app.screen)
         await pilot.press("y")
         await until(pilot, lambda: len(inbox_path(live).read_bytes().splitlines()) == 2)
         await pilot.press("m")  # the message waits for the host's answer
@@ -972,7 +971,7 @@ async def test_one_row_action_dialog_at_a_time(tmp_path: Path, monkeypatch: pyte
         await until(pilot, lambda: said("one row action at a time") == 1)
         reading.set()
         await until(pilot, lambda: _dialogs(app) == 1)
-        assert "Send pause to" in _said(app.screen), _said(app.screen)
+        assert "Send pause to" in dialog_text(app.screen), dialog_text(app.screen)
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
         assert _dialogs(app) == 0 and not inbox_path(live).exists()

@@ -19,11 +19,12 @@ from textual.command import CommandPalette
 from textual.notifications import Notification
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 from textual.worker import WorkerState
 
 from core.alerts.config import RULE_KEYS
 from core.control.config import PolicyConfig, validate_config
+from tests.tui.logs import release_hosts
 from tui.app import TapedeckApp
 from tui.screens.filter import FilterScreen
 from tui.screens.fleet import FleetScreen
@@ -180,6 +181,21 @@ def recorded(monkeypatch: pytest.MonkeyPatch, cls: type[Any], name: str) -> list
 
     monkeypatch.setattr(cls, name, spy)
     return calls
+
+
+def dialog_text(dialog: Screen[Any]) -> str:
+    """Everything ``dialog`` shows in words: the text of its shown ``Static`` widgets, one string."""
+    return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+
+async def says_the_host_exited(pilot: Pilot[Any], dialog: Screen[Any]) -> None:
+    """An operator dialog (pause, message, stop) up while its host runs says, as soon as the host exits (every
+    simulated host of ``tests.tui.logs`` let go) and while it stays up, that no live host runs and nothing is
+    sent."""
+    assert "no live host" not in dialog_text(dialog)
+    release_hosts()
+    await until(pilot, lambda: "no live host" in dialog_text(dialog))
+    assert "nothing is sent" in dialog_text(dialog) and pilot.app.screen is dialog, dialog_text(dialog)
 
 
 def _shown(app: Any, toasts: Iterable[Notification], most: int = 12) -> str:

@@ -16,7 +16,16 @@ from core.control.host_state import write_state
 from core.control.inbox import append_request, outcome_event
 from core.remote.inbox import MaybeWritten
 from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import NO_KEYMAP, QUIET, main_screen, make_app, raised_toasts, settle, until
+from tests.tui.pilot import (
+    NO_KEYMAP,
+    QUIET,
+    main_screen,
+    make_app,
+    raised_toasts,
+    says_the_host_exited,
+    settle,
+    until,
+)
 from tui.app import TapedeckApp
 from tui.keymap import load_keymap
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -215,23 +224,13 @@ async def test_the_message_and_stop_dialogs_say_at_once_that_the_host_exited(
 ) -> None:
     """The host exited while the message (or stop) dialog was up: the operator wrote the message to its end, and only
     Enter (y) said, in a toast, that it was not sent. The dialog says it while it is up, from the host's poll."""
-    from textual.widgets import Static
-
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press(key)
         await until(pilot, lambda: isinstance(app.screen, dialog_type))
-        dialog = app.screen
-
-        def said() -> str:
-            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
-
-        assert "no live host" not in said()
-        release_hosts()
-        await until(pilot, lambda: "no live host" in said())
-        assert "nothing is sent" in said() and app.screen is dialog, said()
+        await says_the_host_exited(pilot, app.screen)
 
 
 async def test_a_request_whose_append_may_have_been_written_is_not_called_unsent_and_its_outcome_is_announced(

@@ -24,7 +24,7 @@ from core.read.notes import load_notes, set_note, sidecar_paths
 from core.shared.text import quoted_path
 from tests.conftest import FIXTURES
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
+from tests.tui.pilot import dialog_text, main_screen, make_app, settle, settled_main_screen, until
 from tui.app import TapedeckApp
 from tui.screens.confirm import AskScreen
 from tui.screens.main import MainScreen
@@ -391,8 +391,6 @@ async def test_a_note_on_a_log_changed_while_it_was_written_is_said_at_once_and_
     meanwhile was said to be "truncated or replaced", and is said to be deleted, as the policy screens' confirm
     dialogs and the full result view say. And only Enter said so, once the operator had written the note to its
     end: the dialog says it while it is up, above the note, which stays as written."""
-    from textual.widgets import Static
-
     from tests.tui.logs import HEADER, Log
 
     path = policy_log().write(tmp_path / "session.jsonl")
@@ -413,12 +411,11 @@ async def test_a_note_on_a_log_changed_while_it_was_written_is_said_at_once_and_
         else:
             path.unlink()
 
-        def said() -> str:
-            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
-
-        await until(pilot, lambda: "while this note was written" in said())
+        await until(pilot, lambda: "while this note was written" in dialog_text(dialog))
         how = "deleted" if change == "deleted" else "truncated or replaced"
-        assert f"The log was {how} while this note was written" in said() and "Enter saves nothing" in said(), said()
+        shown = dialog_text(dialog)
+        assert f"The log was {how} while this note was written" in shown, shown
+        assert "Enter saves nothing" in shown, shown
         assert app.screen is dialog and dialog.query_one("#ask-input").text == "look here"
         await until(pilot, lambda: live.epoch != epoch)
         await pilot.press("enter")
