@@ -398,6 +398,17 @@ def test_every_interval_names_its_default() -> None:
         assert action.help.count("default") == 1, (name, action.help)
 
 
+def _refusals(kind: object, text: str) -> list[tuple[str, str]]:
+    """Every option whose values ``kind`` reads, with the message its parser refuses ``text`` by (it must)."""
+    found = []
+    for name, parser, action in _options():
+        if action.type is kind:
+            with pytest.raises(argparse.ArgumentError) as refused:
+                parser._get_value(action, text)
+            found.append((name, str(refused.value)))
+    return found
+
+
 def test_no_option_reads_a_number_by_int() -> None:
     # int() takes '١٢' (Arabic-Indic digits), '1_2' and ' 12 ' as 12, and echoes 5000 digits whole in its error
     assert [name for name, _, action in _options() if action.type is int] == []
@@ -407,12 +418,9 @@ def test_no_option_reads_a_number_by_int() -> None:
     "text", ["١٢", "１２", "1_2", " 12", "12 ", "+12", "1e3", "0x1f", "", "9" * 5000, "-" + "9" * 5000, "٣", str(2**64), str(-(2**63) - 1)],
 )
 def test_a_whole_number_option_takes_ascii_digits_only(text: str) -> None:
-    numbers = [(name, parser, action) for name, parser, action in _options() if action.type is whole]
-    assert len(numbers) >= 20
-    for name, parser, action in numbers:
-        with pytest.raises(argparse.ArgumentError) as refused:
-            parser._get_value(action, text)
-        message = str(refused.value)
+    refusals = _refusals(whole, text)
+    assert len(refusals) >= 20
+    for name, message in refusals:
         assert "whole number" in message and len(message) < 300, (name, message[:300])
 
 
@@ -475,12 +483,9 @@ def test_no_option_reads_a_number_by_float() -> None:
 
 @pytest.mark.parametrize("text", ["١", "٠٫٥", "1_0", " 1", "1 ", "", "x" * 5000, "9" * 5000])
 def test_a_seconds_option_takes_ascii_only(text: str) -> None:
-    numbers = [(name, parser, action) for name, parser, action in _options() if action.type is decimal]
-    assert len(numbers) >= 6
-    for name, parser, action in numbers:
-        with pytest.raises(argparse.ArgumentError) as refused:
-            parser._get_value(action, text)
-        message = str(refused.value)
+    refusals = _refusals(decimal, text)
+    assert len(refusals) >= 6
+    for name, message in refusals:
         assert "not a number" in message and len(message) < 300, (name, message[:300])
 
 
