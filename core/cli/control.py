@@ -221,7 +221,7 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
             else f"{quoted_path(str(log))}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
             "was sent"
         )
-    if state.state == UNKNOWN_STATE and not queue:  # a remote host.json that cannot be read: its host may well run
+    if state.state == UNKNOWN_STATE and not queue:  # a host.json that cannot be read: its host may well run
         raise ControlError(f"session {session_id}: whether a host runs it is unknown: {state.problem}; nothing was sent")
     if not state.live and not queue:
         who, later = (
