@@ -56,8 +56,11 @@ class Seen(Sequence[T], Generic[T]):
     @overload
     def __getitem__(self, index: slice) -> list[T]: ...
     def __getitem__(self, index: int | slice) -> T | list[T]:
-        if isinstance(index, slice):
-            return list(self)[index]
+        if isinstance(index, slice):  # copied as a list's slice is (``request_at`` slices the marks)
+            whole = self._items[: self._count]
+            if self._last is not None:
+                whole.append(self._last)
+            return whole[index]
         k = index + self._len if index < 0 else index
         if not 0 <= k < self._len:
             raise IndexError(index)

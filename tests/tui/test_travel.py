@@ -21,7 +21,7 @@ from core.read.session import Session
 from core.rebuild.request import Point
 from tests.log.helpers import HEADER, assistant, number, user
 from tests.tui.logs import policy_log
-from tui.travel import TimeTravel
+from tui.travel import Seen, TimeTravel
 
 
 class _Live:
@@ -226,3 +226,58 @@ def test_a_key_press_copies_none_of_the_requests_of_a_live_log() -> None:
     assert {etype: list(seqs) for etype, seqs in before.marks.items()} == {"request/header": [0]} | {
         etype: [] for etype in before.marks if etype != "request/header"
     }
+
+
+def _python_calls(call: Callable[[], Any]) -> int:
+    """How many Python frames ``call`` ran or resumed (``sys.setprofile``), its own call aside."""
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    sys.setprofile(count)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    items=st.lists(st.integers(), max_size=30),
+    data=st.data(),
+    last=st.none() | st.integers(),
+    start=st.none() | st.integers(-40, 40),
+    stop=st.none() | st.integers(-40, 40),
+    step=st.none() | st.integers(-3, 3).filter(bool),
+)
+def test_a_view_of_what_a_sync_saw_reads_as_that_list(
+    items: list[int],
+    data: st.DataObject,
+    last: int | None,
+    start: int | None,
+    stop: int | None,
+    step: int | None,
+) -> None:
+    """``Seen`` (the first ``count`` items, then the request in flight) indexes, slices and iterates as the list it
+    stands for, whatever was appended to its list after it was made."""
+    count = data.draw(st.integers(0, len(items)))
+    view = Seen(items, count, last)
+    expected = items[:count] + ([] if last is None else [last])
+    items.append(99)  # a later sync's
+    assert list(view) == expected and len(view) == len(expected)
+    assert view[start:stop:step] == expected[start:stop:step]
+    for at in range(-len(expected), len(expected)):
+        assert view[at] == expected[at]
+    with pytest.raises(IndexError):
+        view[len(expected)]
+
+
+def test_a_slice_of_a_view_is_copied_as_a_list_s_is() -> None:
+    """Not one Python step an item: the marks ``request_at`` slices for each request it rebuilds (``R``) went
+    through the view's iterator (5.4 ms for 15,000, against 0.4 ms)."""
+    big = Seen(list(range(15000)), 14000, -1)
+    assert _python_calls(lambda: big[:12000]) < 10
+    assert big[13999:] == [13999, -1]
