@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from tests.conftest import Processes, process_gone
 
 TESTS = Path(__file__).resolve().parent
 # a Python process: tapedeck (its modules or console script), or a script that runs it
-PYTHON = ("sys.executable", "core.cli", "tui.cli", "TAPEDECK")
+PYTHON = re.compile(r"\b(sys\.executable|core\.cli|tui\.cli|TAPEDECK)\b")  # whole names: not TAPEDECK_HOME
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
@@ -78,7 +79,7 @@ def bare_popens(source: str) -> list[int]:
             for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
                 seen.add(name)
                 todo += given.get(name, [])
-        if any(word in text for text in texts for word in PYTHON):
+        if any(PYTHON.search(text) for text in texts):
             found.append(call.lineno)
     return found
 
@@ -121,3 +122,5 @@ def test_a_tapedeck_started_by_the_name_of_its_argv_is_found() -> None:
     assert bare_popens(LEAKED_EXPORT) == [6]
     assert bare_popens(LEAKED_EXPORT.replace("subprocess.Popen(", "processes.start(")) == []
     assert bare_popens("def f():\n    argv = ['sleep', '600']\n    return subprocess.Popen(argv)\n") == []
+    home = "def f(tmp):\n    env = {'TAPEDECK_HOME': str(tmp)}\n    return subprocess.Popen(['sleep', '600'], env=env)\n"
+    assert bare_popens(home) == []  # an environment that names tapedeck's home starts no tapedeck
