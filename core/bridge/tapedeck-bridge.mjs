@@ -555,6 +555,16 @@ function pidAlive(pid) {
   }
 }
 
+// Writes every byte of `bytes` to `fd`, write after write: a write may take fewer than it was given (a file size
+// limit reached, a signal), and what it left is written next, or the error that stops it thrown.
+function writeAll(fd, bytes) {
+  for (let done = 0; done < bytes.length; ) {
+    const n = fs.writeSync(fd, bytes, done, bytes.length - done);
+    if (n <= 0) throw new Error(`a write took none of the ${bytes.length - done} bytes left to write`);
+    done += n;
+  }
+}
+
 // A JSON object file's value; undefined when it is not there, not JSON, or JSON of another shape (null, a list),
 // which says nothing of what the file is for.
 // Up to `length` bytes of the file open as `fd` from `position`.
@@ -1152,14 +1162,17 @@ export class SessionBridge {
         // outcome would be part of a line no reader parses.
         const st = fs.fstatSync(fd);
         const cut = st.isFile() && st.size > 0 && readAt(fd, st.size - 1, 1)[0] !== 0x0a;
-        fs.writeSync(fd, (cut ? "\n" : "") + JSON.stringify(data) + "\n");
+        writeAll(fd, Buffer.from((cut ? "\n" : "") + JSON.stringify(data) + "\n", "utf8"));
       } finally {
         fs.closeSync(fd);
       }
     } catch (err) {
-      this.note(fsProblem("append to the outcomes file", this.file(OUTCOMES), err));
+      const problem = fsProblem("append to the outcomes file", this.file(OUTCOMES), err);
+      this.trouble("append", problem); // in DSH's log too: the outcome is lost, the line it began cut
+      this.note(problem);
       return;
     }
+    this.trouble("append", undefined);
     if (FINAL.has(data.outcome) && this.inFlight.delete(data.requestId))
       this.writeBridge(Date.now(), true, this.written === "exited"); // a file that says exited goes on saying it
   }
