@@ -130,17 +130,32 @@ def _subdirs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tupl
 def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
     """``core.log.sessions.layout_note`` for a directory on another machine: what ``target`` holds instead of
     sessions in the sessions root layout (one project's session directories, or session logs lying loose in it) and
-    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions)."""
-    if remote_logs(link, target):
+    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions). What the server will not
+    let us look at is passed over without a word, as locally (the listing notes it)."""
+    passed: list[str] = []
+    if remote_logs(link, target, passed):
         return None
     entries = link.listdir(target.path)
-    dirs = _subdirs(link, [(target, entries)])
-    sessions = _dir_logs(link, list(zip(dirs, link.listdir_many([d.path for d in dirs]), strict=True)))
-    files = [] if sessions else [target.join(name) for name, kind in entries if kind == "file"]
+    dirs = _subdirs(link, [(target, entries)], passed)
+    listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
+    sessions = _dir_logs(link, listings, passed)
+    files = [] if sessions else _loose_files(link, target, entries)
     logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
     parent = target.at(posixpath.dirname(posixpath.normpath(target.path)))
     return layout_text(str(target), str(parent), command, [str(log.at(posixpath.dirname(log.path))) for log in sessions],
                        logs, shell_expands=False)  # fmt: skip
+
+
+def _loose_files(
+    link: SshLink, target: RemoteTarget, entries: Sequence[tuple[str, str]]
+) -> list[RemoteTarget]:
+    """The regular files among the entries listed in ``target``, a symbolic link to one included, as the local note
+    keeps them: the links' stats through them are asked in one round trip (none when no entry is a link); a link to
+    nothing, to what is no regular file, or that the server will not follow for us is left out, as there."""
+    links = [target.join(name).path for name, kind in entries if kind == "link"]
+    stats = link.stat_many(links, refused={})
+    linked = {path for path, st in zip(links, stats, strict=True) if st is not None and st.kind == "file"}
+    return [target.join(name) for name, kind in entries if kind == "file" or target.join(name).path in linked]
 
 
 def _missing(link: SshLink, target: RemoteTarget) -> str:

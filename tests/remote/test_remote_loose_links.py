@@ -1,0 +1,58 @@
+"""Session logs lying loose in a directory (no session directories) are counted the same here and through the real
+OpenSSH server when some are symbolic links: the local note follows a link to a regular file and keeps it, the
+remote one kept only what SFTP lists as a plain file. A link to nothing, to a non-regular file, or into a place
+that may not be searched is left out on both sides."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.log.sessions import layout_note
+from core.remote.link import link_for
+from core.remote.sessions import remote_layout_note
+from core.remote.target import RemoteTarget
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+DENIED = "/proc/1/cwd"  # refused to root as well, in a container
+
+
+def _log(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"type":"session","version":0,"id":"%s"}\n' % path.stem.encode())
+
+
+def _loose(tmp_path: Path) -> Path:
+    """A directory holding a plain log, a link to a log elsewhere, a link to nothing, one to a directory, one to a
+    FIFO, and (where the machine has a place root may not search) one into it."""
+    loose, elsewhere = tmp_path / "loose", tmp_path / "elsewhere"
+    _log(loose / "plain.jsonl")
+    _log(elsewhere / "real.jsonl")
+    (elsewhere / "dir.jsonl").mkdir()
+    os.mkfifo(elsewhere / "fifo.jsonl")
+    (loose / "linked.jsonl").symlink_to(elsewhere / "real.jsonl")
+    (loose / "gone.jsonl").symlink_to(tmp_path / "nothing.jsonl")
+    (loose / "dir.jsonl").symlink_to(elsewhere / "dir.jsonl")
+    (loose / "fifo.jsonl").symlink_to(elsewhere / "fifo.jsonl")
+    try:
+        os.stat(f"{DENIED}/x")
+    except PermissionError:
+        (loose / "denied.jsonl").symlink_to(f"{DENIED}/x")
+    except OSError:
+        pass
+    return loose
+
+
+def test_a_loose_log_that_is_a_link_is_counted_over_ssh_as_here(sshd: Sshd, tmp_path: Path) -> None:
+    """The same tree read both ways: two logs (the plain one and the linked one), the links that lead to no regular
+    file left out."""
+    loose = _loose(tmp_path)
+    sshd.trust()
+    target = RemoteTarget(None, "testbox", str(loose))
+    here = layout_note(loose, "sessions")
+    there = remote_layout_note(link_for(target), target, "sessions")
+    assert here is not None and "holds 2 session logs of its own" in here, here
+    assert there is not None and "holds 2 session logs of its own" in there, there
