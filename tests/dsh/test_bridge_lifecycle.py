@@ -366,9 +366,14 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         hold.unlink()
         assert final_outcome(d, sent[0]["id"])["detail"]["objective"] == "read before the reload"
         assert final_outcome(d, sent[1]["id"])["outcome"] == "applied"
-        time.sleep(1.0)  # what the old instance would still do, it has done by now
+        # The old instance's held requests looked for the hold file on timers set before it went; one sent now is
+        # read at a later poll and answered once DSH's next write batch (a later timer still) logged its command
+        # pair: when its outcome is there, the old instance has had its chance to run what it held.
+        later = send(d, "checkpoint", {"objective": "after the old instance had its chance"})
+        sent.append(later)
+        assert final_outcome(d, later["id"])["outcome"] == "applied"
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [r["id"] for r in sent]
-    _no_replays(d, sent=2)
+    _no_replays(d, sent=3)
 
 
 def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_cancelled(
