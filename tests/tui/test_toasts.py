@@ -117,6 +117,11 @@ async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
         for region in labels:
             for toast in toasts:
                 assert not toast.region.overlaps(region), ("column labels", toast.region, region)
+        # nor a side pane beside the table (the value being typed on Config, Checkpoints' rewind preview)
+        for side in screen.query(".policy-side"):
+            if side.region.x > body.x:
+                for toast in toasts:
+                    assert not toast.region.overlaps(side.region), ("side pane", toast.region, side.region)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

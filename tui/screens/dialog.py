@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import ClassVar, TypeVar
 
 from rich.text import Text
+from textual.geometry import Region
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from tui.screens.stacked import while_stacked
-from tui.screens.toasts import TOAST_RACK, stack_toasts
+from tui.screens.toasts import TOAST_RACK, stack_in
 
 ResultType = TypeVar("ResultType")
 
@@ -40,10 +41,20 @@ class Dialog(ModalScreen[ResultType]):
         line.display = warning is not None
         line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
 
+    def toast_band(self) -> Region:
+        """Where the toasts may go, beside the box: in the band the screen beneath keeps for its own (a policy
+        screen's table rows, so its side pane, outcomes and footer stay in sight), else anywhere."""
+        stack = self.app.screen_stack
+        beneath = stack[stack.index(self) - 1] if self in stack[1:] else None
+        band = getattr(beneath, "toast_band", None)
+        return band() if callable(band) else self.region
+
     def _place_toasts(self, screen: Screen[object]) -> None:
-        box = self.query_one(self.BOX).region
-        above, below = box.y, self.size.height - box.bottom
-        stack_toasts(self, top=above > below, edge=0, room=max(0, above, below))
+        box, band = self.query_one(self.BOX).region, self.toast_band()
+        above = Region.from_corners(band.x, band.y, band.right, max(min(box.y, band.bottom), band.y))
+        below_top = min(max(box.bottom, band.y), band.bottom)
+        below = Region.from_corners(band.x, below_top, band.right, band.bottom)
+        stack_in(self, above if above.height > below.height else below, top=above.height > below.height)
 
 
 def warning_line() -> Static:

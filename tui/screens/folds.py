@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.widgets import DataTable, Static, TextArea
 
@@ -228,6 +229,10 @@ class ResultScreen(Dialog[None]):
             how = "truncated or replaced" if live is None else live.how_changed
             said = f"{self.heading} · the log was {how} since: this is what it held then"
             self.query_one(".policy-dialog-title", Static).update(Text(said))
+
+    def toast_band(self) -> Region:
+        """The whole screen: the box covers the Folds screen, and the rows above it are the toasts'."""
+        return self.region
 
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The box gives up the rows above it that the toasts take (half the screen at most; its text scrolls),

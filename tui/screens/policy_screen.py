@@ -31,6 +31,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
@@ -46,7 +47,7 @@ from tui.cells import cut
 from tui.failures import unexpected
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.stacked import while_stacked
-from tui.screens.toasts import stack_toasts
+from tui.screens.toasts import rows_of, stack_in, stack_over_rows
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import TITLE_MIN, clip_title
 
@@ -334,14 +335,27 @@ class PolicyScreen(Screen[None]):
         self.refresh_view()
 
     def _place_toasts(self, screen: Screen[object]) -> None:
-        """The toasts stack under the heading (and the read-only banner), as the main screen's do under its header,
-        and under the column labels of the body's tables in its top half (a side pane's title among them): the
-        labels, the message line, the outcome panel and the footer stay in sight."""
+        """The toasts stack over the rows of the body's first table, in its columns (``stack_over_rows``), else under
+        the body's first row: the heading, the labels, the side pane (the value being typed, a preview), the message
+        line, the outcome panel and the footer stay in sight."""
+        tables = self._drawn_tables()
+        if tables:
+            stack_over_rows(self, tables)
+        else:
+            stack_in(self, self.toast_band(), top=True, keep_newest=True)
+
+    def _drawn_tables(self) -> list[DataTable[Any]]:
+        """The body's tables that are drawn, its main one (left of or over the side pane) first."""
+        return [table for table in self.query_one(".policy-body").query(DataTable) if table.region.area]
+
+    def toast_band(self) -> Region:
+        """Where toasts may go on this screen, also beside a dialog over it: the rows of the body's main table, in
+        its columns, else the body under its first row."""
+        tables = self._drawn_tables()
+        if tables:
+            return rows_of(tables[0])
         body = self.query_one(".policy-body").region
-        labels = [table.region.y + table.header_height for table in self.query(DataTable)
-                  if table.show_header and table.region.area and table.region.y < body.y + body.height // 2]  # fmt: skip
-        edge = max(labels, default=body.y + 1)
-        stack_toasts(self, top=True, edge=edge, room=body.bottom - edge, keep_newest=True)
+        return Region(body.x, body.y + 1, body.width, max(body.height - 1, 0))
 
     def on_session_updated(self, message: Any) -> None:
         """The live session changed: derive the view again."""

@@ -1,5 +1,5 @@
-"""Where a screen's toasts sit: in a band of rows that hides the least (the rows beside a dialog's box, the main
-screen's chart, the top of a policy screen's body), stacked from one edge of the band, the newest that fit shown and
+"""Where a screen's toasts sit: in a band that hides the least (the rows beside a dialog's box, the main screen's
+chart, a policy screen's table in its own columns), stacked from one edge of the band, the newest that fit shown and
 the older ones waiting. Textual would stack every toast at the bottom right, over what the operator reads for the
 toasts' whole timeout."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.css.query import NoMatches
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable
@@ -49,9 +50,18 @@ def toast_room(screen: Screen[object]) -> int:
     return min(sum(holder_heights(rack)), screen.size.height // 2) if rack is not None else 0
 
 
-def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, keep_newest: bool = False) -> None:
-    """Stack ``screen``'s toasts in ``room`` rows starting ``edge`` rows from its top (``top``) or its bottom; the
-    newest that fit are shown, the older ones wait (``keep_newest``: the newest is shown even when it is taller)."""
+def stack_toasts(
+    screen: Screen[object],
+    *,
+    top: bool,
+    edge: int,
+    room: int,
+    keep_newest: bool = False,
+    columns: tuple[int, int] | None = None,
+) -> None:
+    """Stack ``screen``'s toasts in ``room`` rows starting ``edge`` rows from its top (``top``) or its bottom, in the
+    ``columns`` (first, end) given, else across the screen; the newest that fit are shown, the older ones wait
+    (``keep_newest``: the newest is shown even when it is taller)."""
     rack = toast_rack(screen)
     if rack is None or not rack.children:
         return
@@ -62,7 +72,9 @@ def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, kee
     # no max-height on the rack: a toast is measured whole, and the ones that do not fit are hidden instead
     rack.styles.dock = "top" if top else "bottom"
     rack.styles.align_vertical = "top" if top else "bottom"
-    rack.styles.margin = (edge, 0, 0, 0) if top else (0, 0, edge, 0)
+    first, end = (0, screen.size.width) if columns is None else columns
+    rack.styles.width = end - first  # a docked rack keeps its width whatever its margins
+    rack.styles.margin = (edge, 0, 0, first) if top else (0, 0, edge, first)
     for holder, height in zip(reversed(holders), reversed(heights), strict=True):  # the newest first
         if not holder.children:  # what Textual leaves of a cleared toast: nothing to show, no room taken
             holder.display = False
@@ -78,14 +90,57 @@ def newest_height(rack: Widget) -> int:
                  if holder.children), 0)  # fmt: skip
 
 
-def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
-    """Stack ``screen``'s toasts under ``table``'s column labels: in the blank rows under its last row when the
-    newest toast fits there (a short list's rows all stay in sight), else over its first rows, the top ``share`` of
-    them (the rows under are kept in sight); the newest toast is shown even when it is taller."""
+def rows_of(table: DataTable[Any]) -> Region:
+    """Where ``table``'s rows are drawn: its region under its column labels."""
     edge = table.region.y + table.header_height
+    return Region(table.region.x, edge, table.region.width, max(table.region.bottom - edge, 0))
+
+
+def stack_in(screen: Screen[object], band: Region, *, top: bool, keep_newest: bool = False) -> None:
+    """Stack ``screen``'s toasts in ``band``, from its top edge (``top``) or its bottom one (``stack_toasts``)."""
+    edge = band.y if top else screen.size.height - band.bottom
+    stack_toasts(screen, top=top, edge=edge, room=band.height, keep_newest=keep_newest,
+                 columns=(band.x, band.right))  # fmt: skip
+
+
+def newest_fits(screen: Screen[object], rows: int) -> bool:
+    """Whether ``screen``'s newest toast takes no more than ``rows`` rows (there is one)."""
     rack = toast_rack(screen)
-    blank = table.region.y + max(table.header_height, table.virtual_size.height - round(table.scroll_y))
-    if rack is not None and rack.children and newest_height(rack) <= table.region.bottom - blank:
-        stack_toasts(screen, top=True, edge=blank, room=table.region.bottom - blank)
+    return rack is not None and bool(rack.children) and newest_height(rack) <= rows
+
+
+def blank_rows(table: DataTable[Any]) -> Region:
+    """The rows of ``table`` under its last row that it leaves blank (none when its rows fill it)."""
+    rows = rows_of(table)
+    last = table.region.y + max(table.header_height, table.virtual_size.height - round(table.scroll_y))
+    edge = min(last, rows.bottom)
+    return Region(rows.x, edge, rows.width, rows.bottom - edge)
+
+
+def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
+    """Stack ``screen``'s toasts under ``table``'s column labels, in its columns: in the blank rows under its last row
+    when the newest toast fits there (a short list's rows all stay in sight), else over its first rows, the top
+    ``share`` of them (the rows under are kept in sight); the newest toast is shown even when it is taller."""
+    blank = blank_rows(table)
+    if newest_fits(screen, blank.height):
+        stack_in(screen, blank, top=True)
         return
-    stack_toasts(screen, top=True, edge=edge, room=int((table.region.bottom - edge) * share), keep_newest=True)
+    rows = rows_of(table)
+    stack_in(screen, rows._replace(height=int(rows.height * share)), top=True, keep_newest=True)
+
+
+def stack_over_rows(screen: Screen[object], tables: list[DataTable[Any]]) -> None:
+    """Stack ``screen``'s toasts over the rows of the first of ``tables`` (a screen's main one), in its columns: in
+    the blank rows under its last row when the newest toast fits there, else from its bottom edge up over its last
+    rows (its column labels, and whatever is beside or under it, stay in sight), else in the blank rows under the last
+    row of another of ``tables`` where it fits; failing all, from under the first one's labels down, the newest shown
+    whole."""
+    first, blanks = rows_of(tables[0]), [blank_rows(table) for table in tables]
+    if newest_fits(screen, blanks[0].height):
+        stack_in(screen, blanks[0], top=True)
+    elif newest_fits(screen, first.height):
+        stack_in(screen, first, top=False)
+    elif other := next((blank for blank in blanks[1:] if newest_fits(screen, blank.height)), None):
+        stack_in(screen, other, top=True)
+    else:
+        stack_in(screen, first, top=True, keep_newest=True)
