@@ -37,7 +37,7 @@ from tui.screens.confirm import ConfirmScreen
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
-from tui.screens.toasts import toast_room
+from tui.screens.toasts import sentence, toast_room
 from tui.widgets.detail import clip
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
@@ -162,6 +162,16 @@ def derive_view(session: Session) -> FoldsView:
         config.fold.backoffAfterExpansions,
         sum(1 for state in ledger.values() if state.backed_off),
     )
+
+
+def selected_text(line: FoldLine) -> str:
+    """The cursor row's line: its seq, path, policy (unless the note starts by saying it) and backoff, then the note
+    as a sentence."""
+    parts = [f"seq {line.seq}", f"path {line.path or '–'}"]
+    if not (line.policy and line.note.startswith(line.policy)):
+        parts.append(f"policy {line.policy or '–'}")
+    parts.append(f"backoff {line.backoff or '–'}")
+    return " · ".join(parts + ([sentence(line.note)] if line.note else []))
 
 
 def folds_legend(app: App[Any]) -> tuple[tuple[str, str], ...]:
@@ -343,10 +353,7 @@ class FoldsScreen(PolicyScreen):
 
     def _show_selected(self) -> None:
         line = self._selected()
-        said = ""
-        if line is not None:
-            said = f"seq {line.seq} · path {line.path or '–'} · policy {line.policy or '–'} · backoff "
-            said += f"{line.backoff or '–'} · {line.note}"
+        said = selected_text(line) if line is not None else ""
         self.query_one("#folds-selected", Static).update(Text(printable(said)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -130,7 +130,7 @@ async def test_a_long_path_leaves_the_folds_table_its_rows_at_60x20(tmp_path: Pa
         await pilot.press("tab", "end")
         await quiet(pilot)
         line = "".join(drawn(app, app.screen.query_one("#folds-selected-box")))
-        assert "data digest of seq" in line, "\n".join(drawn(app, app.screen))
+        assert "Data digest of seq" in line, "\n".join(drawn(app, app.screen))
 
 
 async def test_a_long_value_leaves_the_logged_changes_in_sight_at_80x24(tmp_path: Path) -> None:
