@@ -8,9 +8,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from tests.tui.screens_policy.harness import PolicyHarness, settle, text
-from tests.tui.screens_policy.scenarios import demo
-from tui.screens.folds import FoldsScreen
+from core.policies.checkpoint import plan_checkpoint
+from core.policies.fold import plan_fold
+from core.policies.report import ExtractiveReportWriter
+from core.policies.rewind import plan_rewind
+from core.read.load import load_session
+from tests.tui.pilot import quiet
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, append_events, settle, text
+from tests.tui.screens_policy.scenarios import CONFIG, demo, table_text
+from tests.tui.screens_policy.test_cut_cells import drawn
+from tui.screens.folds import COLUMNS, NARROW, FoldsScreen
 
 pytestmark = pytest.mark.anyio
 
@@ -29,3 +36,49 @@ async def test_the_cursor_rows_line_says_already_sent_once(tmp_path: Path) -> No
         assert said.startswith("seq 30 · "), said
         assert said.lower().count("already sent") == 1, said
         assert "Already sent to the model" in said and said.endswith("."), said
+
+
+def emptied(directory: Path) -> Path:
+    """A checkpoint, then two read results the fold folded: a rewind to the checkpoint takes every tool result off
+    the surface."""
+    log = LogBuilder()
+    log.start_turn("Which scores went stale?")
+    log.plan(lambda s: plan_checkpoint(s, "find the stale scores", by="operator"))
+    log.calls(
+        [("read_file", {"path": f"data/{name}.csv"}, table_text(name, 120), False) for name in ("a", "b")]
+    )
+    log.end_step()
+    log.start_step()
+    log.plan(lambda s: plan_fold(s, CONFIG.slice))
+    log.say("Both tables read.")
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_table_emptied_by_a_rewind_keeps_its_header_and_says_why(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The rewind that took the last tool results off the surface left the columns as wide as the rows they had
+    held (a table only widens them): at 80 columns the header ran past the screen, its note label cut, over blank
+    rows and a sideways scrollbar. The columns now fit the rows shown, the header is whole and the line under the
+    empty table says why it is empty."""
+    path = emptied(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=size) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 2)
+        plan = plan_rewind(load_session(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
+        append_events(path, plan.events)
+        await settle(pilot, lambda: table.row_count == 0)
+        await quiet(pilot)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert labels == list(COLUMNS if size[0] >= 80 else COLUMNS[:NARROW]), labels
+        assert table.virtual_size.width <= table.scrollable_content_region.width, (
+            table.virtual_size,
+            table.size,
+        )
+        header = drawn(app, table)[0].split()
+        assert header == labels, header
+        said = " ".join(text(app.screen.query_one("#folds-selected", Static)).split())
+        assert "No tool result is on the surface" in said, said
+        assert app.screen.query_one("#folds-selected-box").display

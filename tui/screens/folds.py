@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -125,6 +126,7 @@ class FoldsView:
     lines: list[FoldLine]
     backoff_after: int
     backed_off: int
+    logged: bool  # the log holds a tool result (on the surface or not)
 
 
 COLUMNS = ("seq", "t.s.c", "tool", "state", "raw", "surface", "path", "policy", "backoff", "note")
@@ -161,6 +163,7 @@ def derive_view(session: Session) -> FoldsView:
         [fold_line(row) for row in rows],
         config.fold.backoffAfterExpansions,
         sum(1 for state in ledger.values() if state.backed_off),
+        bool(session.counts.get("tool/result")),
     )
 
 
@@ -172,6 +175,14 @@ def selected_text(line: FoldLine) -> str:
         parts.append(f"policy {line.policy or '–'}")
     parts.append(f"backoff {line.backoff or '–'}")
     return " · ".join(parts + ([sentence(line.note)] if line.note else []))
+
+
+def empty_text(folds: FoldsView) -> str:
+    """What the line under an empty table says: why no tool result is listed."""
+    if folds.logged:
+        return ("No tool result is on the surface now: a rewind's report, a tape entry or a compaction took the "
+                "place of each one, and the log keeps the originals.")  # fmt: skip
+    return "No tool result yet: the agent has called no tool in this session."
 
 
 def folds_legend(app: App[Any]) -> tuple[tuple[str, str], ...]:
@@ -319,17 +330,20 @@ class FoldsScreen(PolicyScreen):
             table.remove_column(label)
         for label in COLUMNS[len(table.columns) : shown]:
             table.add_column(label, key=label)
-        fill_table(table, [(key, cells[:shown]) for key, cells in rows])
-        self.query_one("#folds-selected-box").display = shown < len(COLUMNS)
+        rows = [(key, cells[:shown]) for key, cells in rows]
+        for i, column in enumerate(table.ordered_columns):  # a table only widens its columns: fit these rows
+            widths = [cell_len(str(cells[i])) for _, cells in rows]
+            column.content_width = max([cell_len(str(column.label)), *widths])
+        fill_table(table, rows)
+        self.query_one("#folds-selected-box").display = shown < len(COLUMNS) or not view
         self._show_selected()
         counts: dict[str, int] = {}
         for line in view:
             counts[line.state] = counts.get(line.state, 0) + 1
         raw = sum(line.raw_chars for line in view)
         surface = sum(line.surface_chars for line in view)
-        by_state = (
-            ", ".join(f"{n} {state}" for state, n in counts.items()) or "no tool results on the surface"
-        )
+        # an empty table's line says why it is empty
+        by_state = ", ".join(f"{n} {state}" for state, n in counts.items()) or "0 tool results"
         backoff = f"backoff after {folds.backoff_after} full expansions covering ≥ half a resource's folds"
         if folds.backed_off:
             backoff += f" · {folds.backed_off} resource{'s' if folds.backed_off != 1 else ''} backed off"
@@ -353,7 +367,10 @@ class FoldsScreen(PolicyScreen):
 
     def _show_selected(self) -> None:
         line = self._selected()
-        said = selected_text(line) if line is not None else ""
+        if line is not None:
+            said = selected_text(line)
+        else:
+            said = empty_text(self._view) if self._view is not None and not self._view.lines else ""
         self.query_one("#folds-selected", Static).update(Text(printable(said)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
