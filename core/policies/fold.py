@@ -649,15 +649,35 @@ def check_unfold_target(session: Session, seq: int) -> None:
         raise FoldError(f"seq {seq} is {a_or_an(quoted(etype))} event, not a tool result")
 
 
-def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:
-    """The replacement that puts a folded result's original content back on the surface (``seq``: result or fold)."""
-    check_unfold_target(session, seq)
-    original = session.original_of(seq)
+def _standing_for(session: Session, original: int) -> int:
+    """The last of the tool results that replaced ``original`` in turn (a fold, a prune, an expand), else itself: the
+    node that shows it while it is on the surface."""
     node = original
     while (nxt := session.replaced_by.get(node)) is not None and session.events[nxt].get(
         "type"
     ) == "tool/result":
         node = nxt
+    return node
+
+
+def off_surface(session: Session, seq: int) -> str | None:
+    """Why the tool result at ``seq`` (a result or a fold of one) can no longer be put back: it left the surface (a
+    rewind, a seal or a compaction took its place), or the log holds no such event; None while it, or a result that
+    stands for it, is on the surface. Cheaper than ``plan_unfold``, and blind to whether it is folded."""
+    if not 0 <= seq < session.next_seq:
+        return f"the log holds no event at seq {seq}"
+    original = session.original_of(seq)
+    node = _standing_for(session, original)
+    if session.on_surface(node):
+        return None
+    return f"the tool result at seq {original} is no longer on the surface (seq {session.replaced_by.get(node)} replaced it)"
+
+
+def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:
+    """The replacement that puts a folded result's original content back on the surface (``seq``: result or fold)."""
+    check_unfold_target(session, seq)
+    original = session.original_of(seq)
+    node = _standing_for(session, original)
     if not session.on_surface(node):
         raise FoldError(
             f"the tool result at seq {original} is not on the surface "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from core.policies.checkpoint import plan_checkpoint
@@ -13,10 +14,19 @@ from core.policies.fold import plan_fold
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
 from core.read.load import load_session
-from tests.tui.pilot import quiet
-from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, append_events, settle, text
+from tests.tui.pilot import quiet, until
+from tests.tui.screens_policy.harness import (
+    LogBuilder,
+    PolicyHarness,
+    append_events,
+    read_inbox,
+    settle,
+    text,
+)
 from tests.tui.screens_policy.scenarios import CONFIG, demo, table_text
 from tests.tui.screens_policy.test_cut_cells import drawn
+from tui.live import SessionUpdated
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.folds import COLUMNS, NARROW, FoldsScreen
 
 pytestmark = pytest.mark.anyio
@@ -82,3 +92,83 @@ async def test_a_table_emptied_by_a_rewind_keeps_its_header_and_says_why(
         said = " ".join(text(app.screen.query_one("#folds-selected", Static)).split())
         assert "No tool result is on the surface" in said, said
         assert app.screen.query_one("#folds-selected-box").display
+
+
+class StaleFolds(PolicyHarness):
+    """The harness whose screens stop hearing of the log's changes once ``deaf`` is set: the Folds table keeps the
+    rows it drew while the live session takes what lands after (as when a rewind lands between a derivation and the
+    operator's key)."""
+
+    deaf = False
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """Once ``deaf``, the harness's handler (Textual calls it after this one) forwards no update."""
+        if self.deaf:
+            message.prevent_default()
+
+
+async def rewound(pilot: Pilot[None], path: Path) -> None:
+    """Append a rewind to the log's checkpoint, then wait until the live session holds it."""
+    app = pilot.app
+    plan = plan_rewind(load_session(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
+    append_events(path, plan.events)
+    lines = len(path.read_bytes().splitlines()) - 1
+    await until(pilot, lambda: app.live.session.next_seq == lines)  # type: ignore[attr-defined]
+
+
+def message(app: PolicyHarness) -> str:
+    """What the Folds screen's message line says."""
+    screen = next(s for s in app.screen_stack if isinstance(s, FoldsScreen))
+    return " ".join(text(screen.query_one("#policy-message", Static)).split())
+
+
+async def test_an_expand_is_not_offered_for_a_result_a_rewind_took_off_the_surface(tmp_path: Path) -> None:
+    """A rewind landed after the table was drawn: ``x`` on a folded row it took off the surface offered to expand it,
+    for the host to refuse. The newest projection is now asked first, and the screen says the result is gone."""
+    path = emptied(tmp_path / "s")
+    app = StaleFolds(path, FoldsScreen, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 2)
+        app.deaf = True
+        await rewound(pilot, path)
+        await pilot.press("x")
+        await until(pilot, lambda: "no longer on the surface" in message(app))
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert message(app).startswith(
+            "Nothing to expand: the tool result at seq 7 is no longer on the surface"
+        )
+        assert read_inbox(path) == []
+
+
+async def test_an_expand_confirmed_after_a_rewind_took_the_result_off_is_not_sent(tmp_path: Path) -> None:
+    """The confirm was up when a rewind took the result off the surface: ``y`` sent the expand, for the host to
+    refuse. The newest projection is asked again, and nothing is sent."""
+    path = emptied(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 2)
+        await pilot.press("x")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await rewound(pilot, path)
+        await pilot.press("y")
+        await until(pilot, lambda: "no longer on the surface" in message(app))
+        assert message(app).startswith("Not sent: the tool result at seq 7 is no longer on the surface")
+        await settle(pilot)
+        assert read_inbox(path) == []
+
+
+async def test_an_expand_of_a_result_still_on_the_surface_is_sent(tmp_path: Path) -> None:
+    """The check lets through what is still on the surface: the request goes out as before."""
+    path = emptied(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.screen.query_one("#folds-table", DataTable)
+        await settle(pilot, lambda: table.row_count == 2)
+        await pilot.press("x")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        assert (request["op"], request["args"]) == ("expand", {"seq": 7})

@@ -409,6 +409,39 @@ class FoldsScreen(PolicyScreen):
             which = "folded or pruned" if dsh else "folded"
             self.say(f"Only {which} results can be expanded; seq {line.seq} is {line.state}.", error=True)
             return
+        self._offer_expand(line, dsh)
+
+    @work(thread=True, group="folds-expand")
+    @reads_log
+    def _offer_expand(self, line: FoldLine, dsh: bool) -> None:
+        """Open the expand confirm, unless the result left the surface since the table was drawn (a rewind, a seal
+        or a compaction landed meanwhile): the newest projection is asked, not the rows shown."""
+        gone = self._gone(line)
+        if gone is not None:
+            self.app.call_from_thread(self.say, f"Nothing to expand: {gone}.", error=True)
+        else:
+            self.app.call_from_thread(self._confirm_expand, line, dsh)
+
+    def _gone(self, line: FoldLine) -> str | None:
+        """Why ``line``'s result has left the surface of the live session now, or None (worker thread)."""
+        with self.live.lock:  # the follower thread applies appends under this lock
+            return fold.off_surface(self.live.session, line.original)
+
+    @work(thread=True, group="folds-expand")
+    @reads_log
+    def _send_expand(self, line: FoldLine) -> None:
+        """Send the confirmed expand, unless the result left the surface while the confirm was up."""
+        gone = self._gone(line)
+        if gone is not None:
+            self.app.call_from_thread(self.say, f"Not sent: {gone}.", error=True)
+        else:
+            label = f"expand seq {line.original} ({line.tool})"
+            self.app.call_from_thread(self.send_request, "expand", {"seq": line.original}, label)
+
+    def _confirm_expand(self, line: FoldLine, dsh: bool) -> None:
+        """Ask before putting ``line``'s original back, saying what it costs the context."""
+        if not self.is_attached:
+            return
         self.say("")
         back = line.raw_chars - line.surface_chars
         who, when = ("DSH", "once the agent is idle") if dsh else ("The host", "before the model's next call")
@@ -421,5 +454,5 @@ class FoldsScreen(PolicyScreen):
 
         self.confirm_then(
             ConfirmScreen(f"Expand seq {line.original} for the model?", body, "Expand"),
-            lambda: self.send_request("expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})"),
+            lambda: self._send_expand(line),
         )

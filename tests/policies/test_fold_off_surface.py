@@ -1,0 +1,57 @@
+"""``off_surface``: whether a tool result an operator would expand is still on the surface, asked of the newest
+projection before an expand is offered or sent."""
+
+from __future__ import annotations
+
+import pytest
+from test_fold_support import BIG, Log
+
+from core.policies.fold import off_surface, plan_unfold
+
+
+def folded() -> tuple[Log, int, int]:
+    log = Log()
+    log.turn(1)
+    (original,) = log.step(1, 1, [("read", {"file_path": "n.md"}, BIG)])
+    log.fold()
+    return log, original, log.session().next_seq - 1
+
+
+@pytest.mark.parametrize("by", ["original", "fold"])
+def test_a_result_on_the_surface_folded_raw_or_expanded_is_on_it(by: str) -> None:
+    log, original, fold = folded()
+    seq = original if by == "original" else fold
+    assert off_surface(log.session(), seq) is None
+    (expand,) = plan_unfold(log.session(), seq)
+    log.add(
+        expand["type"],
+        expand["data"],
+        sourceEventSeqs=expand["sourceEventSeqs"],
+        surfaceOp=expand["surfaceOp"],
+    )
+    assert off_surface(log.session(), seq) is None
+
+
+@pytest.mark.parametrize("by", ["original", "fold"])
+def test_a_result_a_tape_entry_replaced_has_left_the_surface(by: str) -> None:
+    log, original, fold = folded()
+    entry = {
+        "id": "tape",
+        "role": "user",
+        "content": [{"type": "text", "text": "[slice tape v1 · turns 1-1]"}],
+        "source": {"kind": "plugin:slice:history"},
+    }
+    tape = log.add(
+        "user/message",
+        entry,
+        sourceEventSeqs=log.session().surface[1:],
+        surfaceOp={"op": "replace", "start": log.session().surface[1], "end": fold},
+    )
+    said = off_surface(log.session(), original if by == "original" else fold)
+    assert said == f"the tool result at seq {original} is no longer on the surface (seq {tape} replaced it)"
+
+
+def test_a_seq_past_the_log_is_said() -> None:
+    log, _, _ = folded()
+    seq = log.session().next_seq
+    assert off_surface(log.session(), seq) == f"the log holds no event at seq {seq}"
