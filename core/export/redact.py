@@ -151,11 +151,15 @@ _PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a passwo
 _VALUE_CHAR = rb"(?:[^\s\"',;\\)\]}`]|" + _ESCAPED + rb")"
 _AFTER_INNER_QUOTE = rb"[^\s\"'`,;\\)\]}.:!?<>/&|]"
 _VALUE = rb"(?:" + _VALUE_CHAR + rb"|(?:" + _QUOTE + rb"|`)" + _AFTER_INNER_QUOTE + rb")+"
-_TRIPLE_QUOTE = rb"(?:\\*\"){3}|(?:\\*'){3}"  # Python's ``'''`` or ``"""``, each quote as JSON text may escape it
+# Python's ``"""``, each quote as JSON text may escape it, or ``'''``, which it never does (a shell's ``\\'\\''a'`` is none)
+_TRIPLE_QUOTE = rb"(?:\\*\"){3}|'{3}"
+# what a quoted value may start with before its first character of a value: blanks and quotes (``" my pw"``,
+# ``"' pw'"``); one of them that closes the quote is the end of an empty value (``_quoted_end_of``)
+_LEAD = rb"(?:[ \t]|" + _QUOTE + rb")*"
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
     + rb"(?:" + _MAYBE_QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER
-    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")?`*(" + _VALUE + rb")"
+    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")?`*(" + _LEAD + _VALUE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -196,7 +200,7 @@ _OPTION_CHAR = rb"(?:[^\s\"',;\\)\]}`<>]|" + _ESCAPED + rb")"
 _OPTION_TAIL = rb"(?:[A-Za-z0-9]+-)*(?i:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
 _OPTION_NAME = rb"--?" + _OPTION_TAIL
 _OPTION = re2.compile(
-    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`*(" + _OPTION_CHAR + rb"+(?:[,\]}]+"
+    rb"(?:^|[\s\"'(`\-]|\\[nrt])(-" + _OPTION_TAIL + rb")[ \t]+(" + _QUOTE + rb")?`*(" + _LEAD + _OPTION_CHAR + rb"+(?:[,\]}]+"
     + _OPTION_CHAR + rb"+)*)"
 )
 _PASS_SOURCES = (b"pass:", b"env:", b"file:", b"fd:", b"stdin")  # where openssl's ``-password`` reads it from
@@ -1842,6 +1846,16 @@ def _quoted_end(data: bytes, m: Any, group: int, shell: bool = False) -> int:
     return known
 
 
+_LEAD_AT = re.compile(_LEAD)
+
+
+def _line_start(data: bytes, at: int) -> int:
+    """Where the line that holds ``at`` starts (after a line break, itself or as JSON text writes it), looked for
+    ``COMMAND_REACH`` bytes back at most."""
+    lo = max(0, at - COMMAND_REACH)
+    return max(data.rfind(b"\n", lo, at) + 1, data.rfind(b"\\n", lo, at) + 2, lo)
+
+
 def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
@@ -1860,7 +1874,13 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
         while escaped > m.start() and data[escaped - 1] == 0x5C:
             escaped -= 1
         quote = data[escaped:opens]
-        close = _close(data, quote, end, shell and quote == b"'" and data[escaped - 1 : escaped] != b"$")
+        literal = shell and quote == b"'" and data[escaped - 1 : escaped] != b"$"
+        lead = _LEAD_AT.match(data, start, end).end()  # type: ignore[union-attr]  # it matches the empty string
+        close = _close(data, quote, start, literal) if lead > start else None
+        if close is None or close >= lead:  # else the blanks or quotes it starts with close it (``password='' x``)
+            close = _close(data, quote, end, literal)
+        if lead > start and close is not None and data.count(quote, _line_start(data, escaped), escaped) % 2:
+            return start  # it closes a quote its line opened before the key (``print("password: " + pw)``): no value
         level = (len(quote)).bit_length() - 1 if quote[-1:] == b'"' else None
         if data[escaped - 1 : escaped] in (b"'", b'"'):  # a triple quote's (Python's): nothing is glued to it
             pass
@@ -1872,6 +1892,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
                 return glued
         if close is not None:
             return close
+        if lead > start:  # a quote that blanks or quotes follow and that closes nothing opens no value
+            return start
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line
 
@@ -1919,9 +1941,8 @@ def _glued_end(data: bytes, word: int, at: int, end: int, level: int | None = No
         if run and (char == b"'" or run >= 1 << level):  # a quote a backslash escapes: the word's character
             at = end = quote.end()
             continue
-        if lo < 0:  # the line's start, looked for ``COMMAND_REACH`` bytes back at most
-            lo = max(0, word - COMMAND_REACH)
-            lo = max(data.rfind(b"\n", lo, word) + 1, data.rfind(b"\\n", lo, word) + 2, lo)
+        if lo < 0:
+            lo = _line_start(data, word)
         written = quote.group()
         if char == b'"' and run < (1 << level) - 1 or data.count(written, lo, word) % 2:
             return end, quoted

@@ -4439,13 +4439,13 @@ _PIECES = st.one_of(
     st.just("\\'"),
     st.text(alphabet=SECRET_CHARS, min_size=1, max_size=6),
 )
-# (the word's first quote, if it starts with one, opens a character of the secret: a value a blank or another
-# quote starts is no value ``_PAIR`` reads, glued or not, ``password=" my pw"``, which is left as it was)
+# (its first piece may start with a blank or a quote, inside its quotes or not: ``password=" my pw"``; but a
+# string's prefix glued to a quote, ``B'0'``, is code's literal, which its own judge reads)
 GLUED_WORDS = (
     st.lists(_PIECES, min_size=2, max_size=5)
     .filter(lambda p: any(x[:1] in "'\"" for x in p))
     .map("".join)
-    .filter(lambda w: re.match(r"\\'[A-Z0-9]|['\"]?[A-Z0-9]", w) is not None)
+    .filter(lambda w: re.match(r"(?i:[rbuf]{1,2})['\"]", w) is None)
 )
 GLUED_KEYS = st.sampled_from(
     ["password=", "export DB_PASSWORD=", "TOKEN=", "api_key: ", "secret = ", "token: ", "--password ",
@@ -4459,6 +4459,8 @@ GLUED_KEYS = st.sampled_from(
 @example(key="password=", word="'IT'\\''S SECRET'", after=" done")
 @example(key="TOKEN=", word="'AB'CD", after=" done")
 @example(key="token: ", word="AB'C D'", after=" done")
+@example(key="password=", word="\" MY\"'PW'", after=" done")
+@example(key="--password ", word="' A\"'B", after="")
 def test_a_word_of_quoted_and_unquoted_pieces_after_a_key_goes_whole(key: str, word: str, after: str) -> None:
     """A value of two quoted pieces side by side (``password='a'"b c"``, the shell's ``'it'\\''s secret'``) went
     only as far as its first piece's closing quote: the rest came out. A shell reads adjacent quoted and unquoted
@@ -4472,3 +4474,24 @@ def test_a_word_of_quoted_and_unquoted_pieces_after_a_key_goes_whole(key: str, w
     wrapped = r.text(orjson.dumps({"command": text}).decode())
     inner = orjson.loads(wrapped)["command"]
     assert inner.startswith(key) and not any(c in SECRET_CHARS for c in inner[len(key) :]), inner
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('password=" my secret"', "my secret"),
+        ('token: " Abc123xyz"', "Abc123xyz"),
+        ('--password " Abc123xyz"', "Abc123xyz"),
+        ("password='\" Abc123xyz'", "Abc123xyz"),
+        ('api_key: "\' Abc123xyz" done', "Abc123xyz"),
+        ("password='  Abc def'", "Abc def"),
+    ],
+)
+def test_a_quoted_value_that_starts_with_a_blank_or_a_quote_goes_whole(text: str, secret: str) -> None:
+    """A quoted value whose first character is a blank or the other quote (``password=" my secret"``) was read as no
+    value at all: the whole secret stayed. It goes whole now, as written and as JSON text writes it."""
+    r = Redactor(environ={}, home="/home/ann")
+    for written in (text, orjson.dumps({"command": text}).decode()):
+        out = r.text(written)
+        assert "[redacted key]" in out and secret not in out, out
+        assert not any(word in out for word in secret.split()), out
