@@ -148,23 +148,30 @@ async def test_the_rewind_preview_is_readable_at_80x24(tmp_path: Path) -> None:
         assert body.max_scroll_y == 0, "the dialog's text is cut"
 
 
-async def test_the_diagnostics_heading_keeps_its_hint_at_80_columns(tmp_path: Path) -> None:
-    """The Diagnostics heading (97 characters) was cut at 80 columns before its key hint, 'enter: go to it': the
-    heading now fits there whole, the hint and the session it names in sight."""
-    from tests.tui.logs import policy_log
+async def diagnostics_heading(path: Path, named: str) -> str:
+    """The Diagnostics screen's heading line of the log at ``path`` at 80 columns, once it names ``named``."""
     from tests.tui.pilot import make_app, settled_main_screen
     from tui.screens.diagnostics import DiagnosticsScreen
 
-    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    app = make_app(path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settled_main_screen(pilot)
         await pilot.press("D")
         await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
         heading = app.screen.query_one("#policy-heading")
-        await until(pilot, lambda: "session t-1" in str(heading.render()))
-        line = heading.render_line(0).text.rstrip()
-        assert line == f"{DiagnosticsScreen.HEADING} · session t-1", line
-        assert "enter: go to it" in line
+        await until(pilot, lambda: f"session {named}" in str(heading.render()))
+        return heading.render_line(0).text.rstrip()
+
+
+async def test_the_diagnostics_heading_keeps_its_hint_at_80_columns(tmp_path: Path) -> None:
+    """The Diagnostics heading (97 characters) was cut at 80 columns before its key hint, 'enter: go to it': the
+    heading now fits there whole, the hint and the session it names in sight."""
+    from tests.tui.logs import policy_log
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    line = await diagnostics_heading(policy_log().write(tmp_path / "session.jsonl"), "t-1")
+    assert line == f"{DiagnosticsScreen.HEADING} · session t-1", line
+    assert "enter: go to it" in line
 
 
 async def test_a_policy_heading_names_a_dsh_session_by_its_short_id_at_80_columns(
@@ -173,17 +180,23 @@ async def test_a_policy_heading_names_a_dsh_session_by_its_short_id_at_80_column
     """A DSH session's id is a 36-character UUID: named whole after the heading, it pushed the Diagnostics hint
     ('enter: go to it') out of an 80-column line. The heading names the session as the fleet and the alerts do,
     by the id's first 8 characters."""
-    from tests.tui.pilot import make_app, settled_main_screen
     from tui.screens.diagnostics import DiagnosticsScreen
 
     path = tmp_path / "session.jsonl"
     path.write_bytes((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
-    app = make_app(path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settled_main_screen(pilot)
-        await pilot.press("D")
-        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
-        heading = app.screen.query_one("#policy-heading")
-        await until(pilot, lambda: "session 228b7b82" in str(heading.render()))
-        line = heading.render_line(0).text.rstrip()
-        assert line == f"{DiagnosticsScreen.HEADING} · session 228b7b82", line
+    line = await diagnostics_heading(path, "228b7b82")
+    assert line == f"{DiagnosticsScreen.HEADING} · session 228b7b82", line
+
+
+async def test_a_policy_heading_with_a_wide_session_id_fits_its_line(tmp_path: Path) -> None:
+    """The room left for the title was the line's width less the suffix's characters, not its cells: a session id
+    of wide characters (two cells each) made the line 8 cells too wide at 80 columns, its end cut off."""
+    from rich.cells import cell_len
+
+    from tests.tui.logs import policy_log
+
+    log = policy_log()
+    log.header = {**log.header, "id": "会话会话会话会话-1"}
+    line = await diagnostics_heading(log.write(tmp_path / "session.jsonl"), "会话会话会话会话")
+    assert line.endswith(" · session 会话会话会话会话"), line
+    assert cell_len(line) <= 80, line

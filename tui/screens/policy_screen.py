@@ -375,7 +375,7 @@ class PolicyScreen(Screen[None]):
         title, session_id = printable(self._heading[0]), printable(short_session(self._heading[1]))
         line = self.query_one("#policy-heading", Static)
         suffix = f" · session {session_id}" if session_id else ""
-        room = line.size.width - len(suffix) if line.size.width else None
+        room = line.size.width - cell_len(suffix) if line.size.width else None
         line.update(Text(clip_title(title, room if room is None else max(TITLE_MIN, room)) + suffix))
 
     def on_resize(self) -> None:
