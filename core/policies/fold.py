@@ -666,11 +666,16 @@ def off_surface(session: Session, seq: int) -> str | None:
     stands for it, is on the surface. Cheaper than ``plan_unfold``, and blind to whether it is folded."""
     if not 0 <= seq < session.next_seq:
         return f"the log holds no event at seq {seq}"
+    try:
+        check_unfold_target(session, seq)
+    except FoldError as error:  # never a tool result: nothing it could be put back as
+        return str(error)
     original = session.original_of(seq)
     node = _standing_for(session, original)
     if session.on_surface(node):
         return None
-    return f"the tool result at seq {original} is no longer on the surface (seq {session.replaced_by.get(node)} replaced it)"
+    by = session.replaced_by.get(node)
+    return f"the tool result at seq {original} is no longer on the surface" + ("" if by is None else f" (seq {by} replaced it)")
 
 
 def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_fold_support import BIG, Log
 
-from core.policies.fold import off_surface, plan_unfold
+from core.policies.fold import FoldError, off_surface, plan_unfold
 
 
 def folded() -> tuple[Log, int, int]:
@@ -55,3 +55,17 @@ def test_a_seq_past_the_log_is_said() -> None:
     log, _, _ = folded()
     seq = log.session().next_seq
     assert off_surface(log.session(), seq) == f"the log holds no event at seq {seq}"
+
+
+def test_a_seq_that_is_no_tool_result_is_said_to_be_none() -> None:
+    """It answered 'the tool result at seq 1 is no longer on the surface (seq None replaced it)' for a seq that was
+    never a tool result (the reviewer's finding on 85c8b02d): now the words ``plan_unfold`` would refuse it with."""
+    log, _, _ = folded()
+    session = log.session()
+    seq = next(s for s in range(session.next_seq) if session.events[s].get("type") != "tool/result")
+    etype = session.events[seq]["type"]
+    said = off_surface(session, seq)
+    assert said is not None and "None" not in said, said
+    with pytest.raises(FoldError) as refused:
+        plan_unfold(session, seq)
+    assert said == str(refused.value), etype
