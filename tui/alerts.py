@@ -20,7 +20,7 @@ from typing import Any
 from textual.message import Message
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, FedWatch, Recall, now_ms
+from core.alerts.follow import AlertFollower, FedWatch, Recall, Titles, now_ms
 from core.alerts.rate import Projection
 from core.control.config import PolicyConfig
 from core.log.layout import resolve_log_path
@@ -52,6 +52,17 @@ class AlertRaised(Message, bubble=False):
         self.alert = alert
         self.key = key
         self.replayed = replayed
+        self.title = title
+
+
+class SessionRenamed(Message, bubble=False):
+    """The session whose log is at ``path`` and whose id is ``session``, which raised alerts listed before, is titled
+    ``title`` now (posted from the feed's thread)."""
+
+    def __init__(self, path: str, session: str, title: str) -> None:
+        super().__init__()
+        self.path = path
+        self.session = session
         self.title = title
 
 
@@ -118,15 +129,16 @@ class AlertFeed:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
         follower = self.follower()
         recall = Recall(follower.watch_for)  # what the logs' histories raised, told once they are loaded
+        titles = Titles(follower.watch_for)  # the titles the alerts' sessions have now
         while True:
             keys: dict[str, str] = {}  # each path of this poll's alerts resolved once, here; again at the next poll,
             for alert in self.poll(follower):  # which may find it a link to another log now
                 key = keys.get(alert.path)
                 if key is None:
                     key = keys[alert.path] = log_key(alert.path)
-                watch = follower.watch_for(alert)
-                title = watch.title if watch is not None else None
-                self.post(AlertRaised(alert, key, recall.replayed(alert), title))
+                self.post(AlertRaised(alert, key, recall.replayed(alert), titles.named(alert)))
+            for alert, title in titles.renamed():
+                self.post(SessionRenamed(alert.path, alert.session, title))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))
             focus = self._focused()
@@ -176,7 +188,7 @@ class AlertBoard:
         self.alerts: list[Alert] = []
         self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log key -> seq -> causes
         self.keys: dict[int, str] = {}  # id of a listed alert -> its log's ``log_key`` (found by the feed's worker)
-        self.titles: dict[int, str] = {}  # id of a listed alert -> its session's title, when it had one
+        self.titles: dict[tuple[str, str], str] = {}  # (path, session) of a listed alert -> its newest title
         self.replaced: set[int] = set()  # ids of the listed alerts whose log was replaced since (their event is gone)
 
     def add(self, alert: Alert, key: str, title: str | None = None) -> None:
@@ -186,14 +198,20 @@ class AlertBoard:
         self.alerts.insert(bisect.bisect_right(self.alerts, _when(alert), key=_when), alert)
         self.keys[id(alert)] = key
         if title:
-            self.titles[id(alert)] = title
+            self.titles[alert.path, alert.session] = title
         marks = self.marks.setdefault(key, {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
+
+    def rename(self, path: str, session: str, title: str) -> bool:
+        """The session ``session`` of the log at ``path`` is titled ``title`` now: its alerts are named so from here
+        on. Whether any alert listed is of that session (its rows need drawing again)."""
+        self.titles[path, session] = title
+        return any(alert.path == path and alert.session == session for alert in self.alerts)
 
     def session_name(self, alert: Alert) -> str:
         """How a listed alert names its session: its title on one line, cut to ``SESSION_MAX`` cells; the id's head
         (or the log's path) for a session with no title."""
-        title = self.titles.get(id(alert))
+        title = self.titles.get((alert.path, alert.session))
         if title:
             return cut(printable(title.replace("\n", " ")), SESSION_MAX)
         return printable(short_session(alert.session) or alert.path)

@@ -35,7 +35,16 @@ from core.remote.live import RemoteLog, names_one_session
 from core.remote.target import parse_remote
 from core.shared.jsonout import allow_deepest_walks
 from core.shared.text import counted, printable, quoted_path, shown
-from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
+from tui.alerts import (
+    BURST_GAP,
+    AlertBoard,
+    AlertFeed,
+    AlertRaised,
+    Burst,
+    HistoryRecalled,
+    SessionRenamed,
+    SpendProjected,
+)
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import binding_owners, key_of, keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
@@ -379,6 +388,16 @@ class TapedeckApp(ControlActions, App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, AlertsScreen):
                 screen.show_alerts()
+
+    def on_session_renamed(self, message: SessionRenamed) -> None:
+        """A session whose alerts are listed has a new title: the alerts list names them by it."""
+        if not self.board.rename(message.path, message.session, message.title):
+            return
+        from tui.screens.alerts import AlertsScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, AlertsScreen):
+                screen.show_alerts(again=True)
 
     def on_history_recalled(self, message: HistoryRecalled) -> None:
         """One quiet toast (no bell, no notification) for the alerts the loaded logs' histories raised."""

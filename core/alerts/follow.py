@@ -961,6 +961,45 @@ class Recall:
         return [alert for watch, alerts in held for alert in watch.recalled(alerts)]
 
 
+class Titles:
+    """The titles of the sessions a viewer lists alerts of, as new as their watches have read. ``named`` gives the
+    title of an alert's session when the alert is raised; ``renamed`` the sessions whose watch has read another title
+    since it was last given: a DSH session's title logged after its first events, a session renamed. A title is
+    told for the session that raised the alert, never for another one a replaced log holds now (the watch's engine
+    names its session), and a watch that knows no title (one reading its log again) takes back none told.
+    ``watch_for`` as for ``Recall``."""
+
+    def __init__(self, watch_for: Callable[[Alert], AlertWatch | None]) -> None:
+        self.watch_for = watch_for
+        # (path, session) of each session named -> one of its alerts, and the title last told
+        self._told: dict[tuple[str, str], tuple[Alert, str | None]] = {}
+
+    def _now(self, alert: Alert) -> str | None:
+        """The title the watch of ``alert``'s log reads for its session now (None: none, or another session)."""
+        watch = self.watch_for(alert)
+        if watch is None or watch.engine.session != alert.session:
+            return None
+        return watch.title
+
+    def named(self, alert: Alert) -> str | None:
+        """The title of ``alert``'s session now (None: none known), told from here on by ``renamed``."""
+        key = (alert.path, alert.session)
+        told = self._told[key][1] if key in self._told else None
+        title = self._now(alert) or told
+        self._told[key] = (alert, title)
+        return title
+
+    def renamed(self) -> list[tuple[Alert, str]]:
+        """An alert of each session ``named`` gave whose title changed since it was last told, with its new title."""
+        out = []
+        for key, (alert, told) in self._told.items():
+            title = self._now(alert)
+            if title and title != told:
+                self._told[key] = (alert, title)
+                out.append((alert, title))
+        return out
+
+
 def warn_new(notes: list[str], before: Collection[str], warn: Callable[[str], None]) -> list[str]:
     """Warn each of a listing's ``notes`` (what it could not read) that the listing ``before`` it did not note: each is
     told once while it lasts, again should it come back. Returns ``notes``."""

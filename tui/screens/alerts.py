@@ -78,14 +78,16 @@ class AlertsScreen(Screen[None]):
         the heading, the labels, the newest alerts, the selected one's reason, the count and the footer stay."""
         stack_under_labels(self, self.query_one("#alerts-table", DataTable), share=0.5)
 
-    def show_alerts(self) -> None:
+    def show_alerts(self, again: bool = False) -> None:
         """Show what the board holds (the app calls this at every alert). The alerts after the last row's are rows
         added under it; the table is filled again only when an alert went between rows, a column must widen or the
-        width changed, so a history of thousands of alerts is not drawn again whole at each new one."""
+        width changed, so a history of thousands of alerts is not drawn again whole at each new one; and with
+        ``again``, when the rows shown need other cells (a session's new title)."""
         alerts = self.board.alerts
         table = self.query_one("#alerts-table", DataTable)
         shown = len(self._rows)  # the alerts of the rows stay where they are when the last is still at its place
-        kept = shown if shown and shown <= len(alerts) and alerts[shown - 1] is self._last else 0
+        in_place = shown and shown <= len(alerts) and alerts[shown - 1] is self._last
+        kept = shown if in_place and not again else 0
         new = [(a, self._cells(a)) for a in alerts[kept:]]
         widths = {c: max([self._widths[c] if kept else column_widths([c], []),
                           *(column_widths([c], [[cells[c]]]) for _, cells in new)]) for c in COLUMNS}  # fmt: skip
