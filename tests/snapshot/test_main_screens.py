@@ -104,6 +104,14 @@ def test_help_screen_without_colours_at_80x24(
     assert snap_compare(make_app(host_log(tmp_path)), terminal_size=(80, 24), run_before=run)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_help_lists_the_fixed_keys(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> None:
+    """``?`` scrolled to its end: the main screen's keys, Textual's own among them marked fixed, and the notes (the
+    keymap file they name is one no test writes: a path of its own would differ at each run)."""
+    app = make_app(host_log(tmp_path), keymap=Path("/nonexistent/tapedeck/keymap.toml"))
+    assert snap_compare(app, terminal_size=size, run_before=steps("question_mark", "end"))
+
+
 def test_filter_dialog(snap_compare: Snap, tmp_path: Path) -> None:
     """``f``: the filter form."""
     assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("f"))

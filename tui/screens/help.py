@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rich.table import Table
@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -20,12 +21,18 @@ from tui.widgets.footer import PriorityFooter
 
 @dataclass(frozen=True)
 class HelpEntry:
-    """One key line: where it applies, the keys, what it does and the binding id a keymap can rebind."""
+    """One key line: where it applies, the keys, what it does and the binding id a keymap can rebind ("" for a
+    fixed key: one of Textual's own, which no keymap can rebind)."""
 
     scope: str
     keys: str
     description: str
     binding_id: str
+
+    @property
+    def fixed(self) -> bool:
+        """Whether no keymap can rebind the key."""
+        return not self.binding_id
 
 
 SCOPE_WORDS = {
@@ -39,6 +46,7 @@ SCOPE_WORDS = {
     "HelpScreen": "this help",
     "Input": "text field",
     "TextView": "detail pane",
+    "VerticalScroll": "scrolling box",
 }
 
 
@@ -52,22 +60,60 @@ def scope_name(node: object) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
 
 
-def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
-    """Every binding with a description and an id active on ``screen`` (the ids ``tui.keymap`` knows: tapedeck's own
-    and the Textual keys its widgets take in, ``keymap.textual_bindings``), keys as the keymap left them. Textual's
-    generic keys that no tapedeck class takes in (a text field's editing keys, moving the focus) have no id: a
-    keymap cannot rebind them, and the help's note names them instead of listing them."""
-    seen: dict[tuple[str, str], HelpEntry] = {}
+def bindings_here(app: App[object], screen: Screen[object]) -> Iterator[tuple[DOMNode, Binding]]:
+    """Every binding that works on ``screen``, with the node it belongs to: those active now (the focused widget's,
+    its ancestors', the app's: ``Screen.active_bindings``), then those of each other widget the focus can move to,
+    as the keymap left them; none whose action is off here (``check_action``)."""
     for namespace, binding, _enabled, _tooltip in screen.active_bindings.values():
-        if not binding.description or binding.system or not binding.id:
+        yield namespace, binding
+    for widget in screen.focus_chain:
+        if widget is screen.focused:
+            continue
+        bindings = widget._bindings.copy()
+        if app._keymap:
+            bindings.apply_keymap(app._keymap)
+        for _key, binding in bindings:
+            if app._check_action_state(binding.action, widget) is not False:
+                yield widget, binding
+
+
+def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
+    """Every binding with a description that works on ``screen`` (``bindings_here``), keys as the keymap left them,
+    merged by id (a fixed key's by action) and where it works. A binding with an id is one ``tui.keymap`` knows
+    (tapedeck's own and the Textual keys its widgets take in, ``keymap.textual_bindings``); Textual's generic keys
+    that no tapedeck class takes in (moving the focus, copying, a text field's editing keys) have none: they are
+    listed as fixed."""
+    seen: dict[tuple[str, str], HelpEntry] = {}
+    for namespace, binding in bindings_here(app, screen):
+        if not binding.description or binding.system:
             continue
         scope = scope_name(namespace)
         keys = app.get_key_display(binding)
-        entry = seen.get((binding.id, scope))
+        merged = (binding.id or f"{binding.action} (fixed)", scope)
+        entry = seen.get(merged)
         if entry is not None:
             keys = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
-        seen[(binding.id, scope)] = HelpEntry(scope, keys, binding.description, binding.id)
+        seen[merged] = HelpEntry(scope, keys, binding.description, binding.id or "")
     return list(seen.values())
+
+
+def keys_table(entries: Sequence[HelpEntry]) -> Table:
+    """The keys as a grid, one group per scope (everywhere first) with a blank line between, each scope's fixed keys
+    after those a keymap can rebind; descriptions wrap."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(style="bold cyan", no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_row(*(Text(head, style="bold underline") for head in ("where", "keys", "does", "binding id")))
+    ordered = sorted(entries, key=lambda e: (e.scope != "everywhere", e.scope, e.fixed))
+    for n, entry in enumerate(ordered):
+        first = n == 0 or ordered[n - 1].scope != entry.scope
+        if first and n:
+            grid.add_row()  # a blank line between scopes
+        fixed = Text("fixed", style="italic") if entry.fixed else entry.binding_id
+        grid.add_row(entry.scope if first else "", entry.keys, entry.description, fixed)
+    return grid
 
 
 def legend_table(legend: Sequence[tuple[str, str]]) -> Table:
@@ -101,29 +147,13 @@ class HelpScreen(Screen[None]):
         self.legend_title = legend_title
 
     def compose(self) -> ComposeResult:
-        """A table per scope."""
-        entries = sorted(self.entries, key=lambda e: (e.scope != "everywhere", e.scope))
-        scope_width = max((len(e.scope) for e in entries), default=5) + 2
-        keys_width = max((len(e.keys) for e in entries), default=4) + 2
-        desc_width = max((len(e.description) for e in entries), default=4) + 2
-        table = Text()
-        table.append(
-            f"{'where':<{scope_width}}{'keys':<{keys_width}}{'does':<{desc_width}}binding id\n", style="bold underline"
-        )
-        scope = None
-        for entry in entries:
-            table.append(f"{entry.scope if entry.scope != scope else '':<{scope_width}}", style="dim")
-            table.append(f"{entry.keys:<{keys_width}}", style="bold cyan")
-            table.append(f"{entry.description:<{desc_width}}")
-            table.append(f"{entry.binding_id}\n", style="dim")
-            scope = entry.scope
+        """The legend, if any, then the keys grouped by where they work (``keys_table``) and the notes."""
         notes = Text.assemble(
             ("Rebind keys in ", "dim"),
             (self.keymap_file, "bold"),
-            (' with lines like  main.search = "ctrl+f"  (binding id = keys).', "dim"),
-            ("\nTextual's own keys, which a keymap cannot rebind, are not listed: a text field's editing keys, "
-             "tab and shift+tab to move the focus, ctrl+c to copy a selection.", "dim"),
-        )  # fmt: skip
+            (' with lines like  main.search = "ctrl+f"  (binding id = keys). ', "dim"),
+            ("A key marked fixed is Textual's own: no keymap can rebind it.", "dim"),
+        )
         for problem in self.problems:
             notes.append(f"\n{problem}", style="bold red")
         with VerticalScroll(id="help-dialog"):
@@ -133,7 +163,7 @@ class HelpScreen(Screen[None]):
                 )
                 yield Static(legend_table(self.legend), id="help-legend")
             yield Static(Text("tapedeck keys", style="bold"), id="help-keys-title")
-            yield Static(table)
+            yield Static(keys_table(self.entries), id="help-keys")
             yield Static(notes, id="help-notes")
         yield PriorityFooter()  # how to leave, in sight wherever the box is scrolled
 
@@ -147,7 +177,9 @@ class HelpScreen(Screen[None]):
         room = toast_room(self)
         box = self.query_one("#help-dialog")
         footer = self.query_one(PriorityFooter).outer_size.height
-        box.styles.max_height = self.size.height - box.styles.margin.top - footer - room  # its top stays where it is
+        box.styles.max_height = (
+            self.size.height - box.styles.margin.top - footer - room
+        )  # its top stays where it is
         stack_toasts(self, top=False, edge=footer, room=room)
 
     def action_close(self) -> None:
