@@ -481,16 +481,19 @@ function expiryError(request) {
 
 // --- small file helpers --------------------------------------------------------------------------------------
 
-// Replaces `file` by one holding `data` (written under a temporary name, synced to the disk, renamed into place, and
-// the directory synced where the platform allows it), so that a crash of the machine leaves the old file or the new
-// one, never an empty one; when that fails, the temporary file is removed and the error thrown.
-function writeAtomic(file, data) {
+// Replaces `file` by one holding `data`, written under a temporary name and renamed into place, so that a reader
+// or a killed DSH never meets half a file; when that fails, the temporary file is removed and the error thrown.
+// `durable`: also synced to the disk before the rename (and the directory after, where the platform allows it), so
+// that a crash of the machine leaves the old file or the new one, never an empty one. A sync waits on DSH's one
+// thread and, on some file systems, on every other write the machine has pending: it is kept for what changes a
+// session's state, never paid by a heartbeat.
+function writeAtomic(file, data, durable = true) {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
   try {
     const fd = fs.openSync(tmp, "w", 0o600);
     try {
       fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
+      if (durable) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -501,7 +504,7 @@ function writeAtomic(file, data) {
     } catch {}
     throw err;
   }
-  syncDir(path.dirname(file));
+  if (durable) syncDir(path.dirname(file));
 }
 
 // Syncs the directory `dir` (a rename in it reaches the disk); where a directory cannot be opened or synced (some
@@ -1092,7 +1095,8 @@ export class SessionBridge {
     // the file is that one's, and what this one may still write is its exit
     if (!this.attached || ((this.written === "exited" || this.leftAt !== undefined) && !exited)) return;
     const state = exited ? "exited" : this.state();
-    if (state !== this.written) this.since = now;
+    const changed = state !== this.written; // a beat only says the same again: it is not synced to the disk
+    if (changed) this.since = now;
     if (!force && state === this.written && now - (this.beat ?? 0) < HEARTBEAT_MS) return;
     const body = {
       kind: "dsh",
@@ -1114,7 +1118,7 @@ export class SessionBridge {
     if (this.inFlight.size) body.inFlight = [...this.inFlight.values()];
     if (this.paused) body.paused = true; // kept once it exited: the next start holds the session until a resume
     try {
-      writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n");
+      writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n", changed || force);
       this.written = state;
       this.beat = now;
       this.trouble(BRIDGE, undefined);
