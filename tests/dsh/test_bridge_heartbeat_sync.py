@@ -44,5 +44,7 @@ def test_a_heartbeat_is_not_synced_to_the_disk(
         tracer.terminate()
         tracer.wait(60)
         assert (bridge_json(d) or {}).get("state") == "idle"  # the state did not change meanwhile
-        synced = [line for line in trace.read_text().splitlines() if re.search(r"\.bridge\.json\.\d+\.tmp", line)]
+        synced = [
+            line for line in trace.read_text().splitlines() if re.search(r"\.bridge\.json\.\d+\.tmp", line)
+        ]
         assert synced == [], synced
