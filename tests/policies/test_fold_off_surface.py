@@ -4,17 +4,9 @@ projection before an expand is offered or sent."""
 from __future__ import annotations
 
 import pytest
-from test_fold_support import BIG, Log
+from test_fold_support import folded
 
 from core.policies.fold import FoldError, off_surface, plan_unfold
-
-
-def folded() -> tuple[Log, int, int]:
-    log = Log()
-    log.turn(1)
-    (original,) = log.step(1, 1, [("read", {"file_path": "n.md"}, BIG)])
-    log.fold()
-    return log, original, log.session().next_seq - 1
 
 
 @pytest.mark.parametrize("by", ["original", "fold"])

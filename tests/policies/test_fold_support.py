@@ -143,6 +143,15 @@ class Log:
         return planned
 
 
+def folded() -> tuple[Log, int, int]:
+    """A log of one turn whose one big read result was folded: the log, the result's seq and the fold's."""
+    log = Log()
+    log.turn(1)
+    (original,) = log.step(1, 1, [("read", {"file_path": "n.md"}, BIG)])
+    log.fold()
+    return log, original, log.session().next_seq - 1
+
+
 def view_text(event: dict[str, Any]) -> str:
     """The first text part of a tool result event's inner content."""
     return event["data"]["message"]["content"][0]["content"][0]["text"]

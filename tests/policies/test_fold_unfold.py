@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from test_fold_support import BIG, Log, view_text
+from test_fold_support import BIG, Log, folded, view_text
 
 from core.policies.fold import UNFOLDED, FoldError, plan_fold, plan_unfold, preview_fold
 from core.policies.slice_config import SliceConfig
 from core.shared.errors import TapedeckError
-
-
-def folded() -> tuple[Log, int, int]:
-    log = Log()
-    log.turn(1)
-    (original,) = log.step(1, 1, [("read", {"file_path": "n.md"}, BIG)])
-    log.fold()
-    return log, original, log.session().next_seq - 1
 
 
 @pytest.mark.parametrize("by", ["original", "fold"])

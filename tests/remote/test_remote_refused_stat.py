@@ -12,6 +12,7 @@ import pytest
 from core.remote.link import link_for
 from core.remote.sessions import remote_logs
 from core.remote.target import RemoteTarget
+from tests.conftest import no_access_path
 from tests.remote.sshd import Sshd
 
 
@@ -32,16 +33,7 @@ def test_a_target_the_server_will_not_stat_is_noted_not_left_out_silently(
 
 def test_a_target_the_server_will_not_list_is_noted_once(sshd: Sshd, tmp_path: Path) -> None:
     """A directory the server will neither list nor stat (one it may not search) keeps the listing's note, alone."""
-    denied = Path("/proc/1/cwd")
-    try:
-        (denied / "x").stat()
-    except PermissionError:
-        pass
-    except OSError:
-        pytest.skip(f"{denied} is not refused here")
-    else:
-        pytest.skip(f"this machine lets us stat {denied}/x")
-    (tmp_path / "refused").symlink_to(denied)
+    (tmp_path / "refused").symlink_to(no_access_path())
     sshd.trust()
     target = RemoteTarget(None, "testbox", str(tmp_path / "refused"))
     skipped: list[str] = []

@@ -4,7 +4,6 @@ sides. It read ``none`` here (a DSH session no bridge runs) or ``exited``, and `
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,23 +12,15 @@ from core.control.host_state import UNKNOWN, HostState, read_host_state
 from core.remote.link import link_for
 from core.remote.sessions import remote_host_states
 from core.remote.target import RemoteTarget
+from tests.conftest import no_access_path
 from tests.remote.sshd import Sshd
 
-DENIED = "/proc/1/cwd"  # refused to root as well, in a container
 WORDS = "its host.json cannot be read (Permission denied)"
 
 
 def _unsearchable(tmp_path: Path) -> Path:
     """A session log's path under a directory this user may not search (a link to one); skips where there is none."""
-    try:
-        os.stat(f"{DENIED}/x")
-    except PermissionError:
-        pass
-    except OSError:
-        pytest.skip(f"{DENIED} is not refused here")
-    else:
-        pytest.skip(f"this machine lets us stat {DENIED}/x")
-    (tmp_path / "refused").symlink_to(DENIED)
+    (tmp_path / "refused").symlink_to(no_access_path())
     return tmp_path / "refused" / "session.jsonl"
 
 

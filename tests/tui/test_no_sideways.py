@@ -16,7 +16,7 @@ from textual.widget import Widget
 
 from tests.fleet.test_fleet_tui import _app as fleet_app
 from tests.fleet.test_fleet_tui import _loaded, _root
-from tests.tui.logs import HEADER, append, policy_log, release_hosts
+from tests.tui.logs import HEADER, Log, append, policy_log, release_hosts
 from tests.tui.pilot import make_app, quiet, settle, until
 from tests.tui.test_live_bad_input import bad_events
 from tui.widgets.footer import PriorityFooter
@@ -27,6 +27,23 @@ SIZES = [(60, 20), (80, 24)]
 KEYS = {"main": (), "surface": ("s",), "tape": ("t",), "folds": ("o",), "checkpoints": ("c",), "router": ("r",),
         "prolong": ("p",), "config": ("C",), "diagnostics": ("D",), "request": ("R",), "alerts": ("A",),
         "help": ("question_mark",), "filter": ("f",)}  # fmt: skip
+
+
+def turns_to_append(tmp_path: Path) -> tuple[Log, Path, int]:
+    """The demo log written with three turns, and five more turns kept in ``log`` for ``append`` from ``start``."""
+    log = policy_log()
+    path = log.write(tmp_path / "demo" / "session.jsonl")
+    start = len(log.events)
+    for turn in range(4, 9):
+        log.turn(turn, f"step {turn}", "ok")
+    return log, path, start
+
+
+async def open_screen(pilot: Pilot[Any], screen: str) -> None:
+    """Press the keys that open ``screen`` from the main view (``KEYS``), settling after each."""
+    for key in KEYS[screen]:
+        await pilot.press(key)
+        await settle(pilot)
 
 
 async def settled_sideways(pilot: Pilot[Any]) -> list[str]:
@@ -50,9 +67,7 @@ async def test_no_screen_scrolls_sideways(tmp_path: Path, screen: str, size: tup
     try:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
-            for key in KEYS[screen]:
-                await pilot.press(key)
-                await settle(pilot)
+            await open_screen(pilot, screen)
             assert await settled_sideways(pilot) == []
     finally:
         release_hosts()
@@ -63,11 +78,7 @@ async def test_the_event_list_does_not_scroll_sideways_after_an_append(tmp_path:
     """The list gave itself a virtual width of its whole content width, the vertical scrollbar's two cells included:
     once rows came after the layout had settled (an append while following, or a slow load), it could be scrolled
     two cells sideways past its rows. Its rows are always cut to the width it shows, so it has no width to scroll."""
-    log = policy_log()
-    path = log.write(tmp_path / "demo" / "session.jsonl")
-    start = len(log.events)
-    for turn in range(4, 9):
-        log.turn(turn, f"step {turn}", "ok")
+    log, path, start = turns_to_append(tmp_path)
     app = make_app(path, follow=True)
     try:
         async with app.run_test(size=size) as pilot:
@@ -105,19 +116,13 @@ async def test_no_frame_shows_a_footer_wider_than_its_screen(
     bindings changed (the app starting, a screen opening, an append changing what a key does), one frame showed
     every key, the last cut at the edge, and the footer could be scrolled sideways until the fit came (the test
     above saw it once, at 60x20, when a loaded machine ran it just then). Now no painted frame has one."""
-    log = policy_log()
-    path = log.write(tmp_path / "demo" / "session.jsonl")
-    start = len(log.events)
-    for turn in range(4, 9):
-        log.turn(turn, f"step {turn}", "ok")
+    log, path, start = turns_to_append(tmp_path)
     wide = painted_footers(monkeypatch)
     app = make_app(path, follow=True)
     try:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
-            for key in KEYS[screen]:
-                await pilot.press(key)
-                await settle(pilot)
+            await open_screen(pilot, screen)
             append(path, log, start)
             await until(pilot, lambda: app.live is not None and app.live.session.next_seq == len(log.events))
             await quiet(pilot)
