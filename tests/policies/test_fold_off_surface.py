@@ -4,7 +4,7 @@ projection before an expand is offered or sent."""
 from __future__ import annotations
 
 import pytest
-from test_fold_support import folded
+from test_fold_support import folded, sealed
 
 from core.policies.fold import FoldError, off_surface, plan_unfold
 
@@ -27,18 +27,7 @@ def test_a_result_on_the_surface_folded_raw_or_expanded_is_on_it(by: str) -> Non
 @pytest.mark.parametrize("by", ["original", "fold"])
 def test_a_result_a_tape_entry_replaced_has_left_the_surface(by: str) -> None:
     log, original, fold = folded()
-    entry = {
-        "id": "tape",
-        "role": "user",
-        "content": [{"type": "text", "text": "[slice tape v1 · turns 1-1]"}],
-        "source": {"kind": "plugin:slice:history"},
-    }
-    tape = log.add(
-        "user/message",
-        entry,
-        sourceEventSeqs=log.session().surface[1:],
-        surfaceOp={"op": "replace", "start": log.session().surface[1], "end": fold},
-    )
+    tape = sealed(log, fold)
     said = off_surface(log.session(), original if by == "original" else fold)
     assert said == f"the tool result at seq {original} is no longer on the surface (seq {tape} replaced it)"
 

@@ -152,6 +152,23 @@ def folded() -> tuple[Log, int, int]:
     return log, original, log.session().next_seq - 1
 
 
+def sealed(log: Log, fold: int) -> int:
+    """Seal turn 1 of ``folded``'s log into a tape entry that replaces the surface after its first node up to
+    ``fold``; returns the entry's seq."""
+    entry = {
+        "id": "tape",
+        "role": "user",
+        "content": [{"type": "text", "text": "[slice tape v1 · turns 1-1]"}],
+        "source": {"kind": "plugin:slice:history"},
+    }
+    return log.add(
+        "user/message",
+        entry,
+        sourceEventSeqs=log.session().surface[1:],
+        surfaceOp={"op": "replace", "start": log.session().surface[1], "end": fold},
+    )
+
+
 def view_text(event: dict[str, Any]) -> str:
     """The first text part of a tool result event's inner content."""
     return event["data"]["message"]["content"][0]["content"][0]["text"]

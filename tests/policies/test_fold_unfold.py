@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_fold_support import BIG, Log, folded, view_text
+from test_fold_support import BIG, Log, folded, sealed, view_text
 
 from core.policies.fold import UNFOLDED, FoldError, plan_fold, plan_unfold, preview_fold
 from core.policies.slice_config import SliceConfig
@@ -63,18 +63,7 @@ def test_unfold_errors() -> None:
 def test_unfold_refuses_a_result_that_left_the_surface() -> None:
     log, original, fold = folded()
     first = log.session().surface[0]
-    entry = {
-        "id": "tape",
-        "role": "user",
-        "content": [{"type": "text", "text": "[slice tape v1 · turns 1-1]"}],
-        "source": {"kind": "plugin:slice:history"},
-    }
-    tape = log.add(
-        "user/message",
-        entry,
-        sourceEventSeqs=log.session().surface[1:],
-        surfaceOp={"op": "replace", "start": log.session().surface[1], "end": fold},
-    )
+    tape = sealed(log, fold)
     with pytest.raises(
         FoldError,
         match=rf"^the tool result at seq {original} is not on the surface \(seq {fold} was replaced by seq {tape}\)$",

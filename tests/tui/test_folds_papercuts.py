@@ -141,16 +141,21 @@ async def test_an_expand_is_not_offered_for_a_result_a_rewind_took_off_the_surfa
         assert read_inbox(path) == []
 
 
+async def confirm_up(pilot: Pilot[None], app: PolicyHarness) -> None:
+    """Once both folds are listed, press ``x`` on the first and wait for the expand's confirm."""
+    table = app.screen.query_one("#folds-table", DataTable)
+    await settle(pilot, lambda: table.row_count == 2)
+    await pilot.press("x")
+    await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+
+
 async def test_an_expand_confirmed_after_a_rewind_took_the_result_off_is_not_sent(tmp_path: Path) -> None:
     """The confirm was up when a rewind took the result off the surface: ``y`` sent the expand, for the host to
     refuse. The newest projection is asked again, and nothing is sent."""
     path = emptied(tmp_path / "s")
     app = PolicyHarness(path, FoldsScreen, follow=True)
     async with app.run_test(size=(120, 30)) as pilot:
-        table = app.screen.query_one("#folds-table", DataTable)
-        await settle(pilot, lambda: table.row_count == 2)
-        await pilot.press("x")
-        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await confirm_up(pilot, app)
         await rewound(pilot, path)
         await pilot.press("y")
         await until(pilot, lambda: "no longer on the surface" in message(app))
@@ -164,10 +169,7 @@ async def test_an_expand_of_a_result_still_on_the_surface_is_sent(tmp_path: Path
     path = emptied(tmp_path / "s")
     app = PolicyHarness(path, FoldsScreen, follow=True)
     async with app.run_test(size=(120, 30)) as pilot:
-        table = app.screen.query_one("#folds-table", DataTable)
-        await settle(pilot, lambda: table.row_count == 2)
-        await pilot.press("x")
-        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await confirm_up(pilot, app)
         await pilot.press("y")
         await until(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
