@@ -325,7 +325,7 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode()
     )  # past the cursor
     hold.unlink()
-    wait_for(lambda: time.time() * 1000 > expiring["expires"], 5, "the third request's time to run out")
+    wait_for(lambda: time.time() * 1000 > expiring["expires"], 60, "the third request's time to run out")
     with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
         web.prompt(sid, "After the restart: steps=1 sleep=0")
         done = final_outcome(d, held["id"])
