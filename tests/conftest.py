@@ -6,13 +6,15 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -180,13 +182,50 @@ class Processes:
                     pipe.close()
 
 
+class ProcStat(NamedTuple):
+    """What ``/proc/PID/stat`` says of a process that the tests read."""
+
+    command: str
+    state: str  # ``R``, ``S``, ``Z`` …
+    group: int  # its process group
+    start: int  # its start time, in clock ticks after the boot
+
+
+def proc_stat(pid: int | str) -> ProcStat | None:
+    """What ``/proc/PID/stat`` says of process ``pid``; None once it is gone. The command is cut out between the first
+    `` (`` and the last ``) ``, as it may hold either; the fields after it are counted from the state on."""
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return None
+    command, _, rest = stat.partition(" (")[2].rpartition(") ")
+    fields = rest.split()  # from the state on: the process group is the third, the start time the twentieth
+    return ProcStat(command, fields[0], int(fields[2]), int(fields[19]))
+
+
 def process_gone(pid: int) -> bool:
     """Whether no process ``pid`` runs (a zombie counts as gone: it runs nothing); reads ``/proc``."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+    found = proc_stat(pid)
+    return found is None or found.state == "Z"
+
+
+PYTHON_NAME = re.compile(r"python[0-9.]*")
+
+
+def runs_python(argv: Sequence[str]) -> bool:
+    """Whether ``argv``, as a process was really started with it, runs a Python process: an interpreter (this one
+    or any ``python*``), tapedeck's console script, or one of its modules (``-m core.cli``), also as the command a
+    wrapper runs (``unshare … sh -c SCRIPT sh … -- COMMAND``)."""
+    for arg in argv:
+        name = os.path.basename(arg)
+        if (
+            arg == sys.executable
+            or PYTHON_NAME.fullmatch(name)
+            or name == "tapedeck"
+            or arg in ("core.cli", "tui.cli")
+        ):
+            return True
+    return False
 
 
 def no_access_path() -> Path:

@@ -124,3 +124,18 @@ def test_a_tapedeck_started_by_the_name_of_its_argv_is_found() -> None:
     assert bare_popens("def f():\n    argv = ['sleep', '600']\n    return subprocess.Popen(argv)\n") == []
     home = "def f(tmp):\n    env = {'TAPEDECK_HOME': str(tmp)}\n    return subprocess.Popen(['sleep', '600'], env=env)\n"
     assert bare_popens(home) == []  # an environment that names tapedeck's home starts no tapedeck
+
+
+def test_the_dsh_harness_refuses_to_start_a_python_process(tmp_path: Path) -> None:
+    """The DSH harness builds its argv in a call (``DshHome.argv``) whose result the reading of the source above
+    cannot see: the harness checks the argv it really started instead, and kills and refuses a Python process there,
+    while a DSH (any other program) runs."""
+    from tests.dsh.harness import DshHome, DshInstall, run_headless, start_headless
+
+    script = tmp_path / "bin.js"
+    script.write_text("import time; time.sleep(60)\n")
+    python = DshHome(DshInstall(Path(sys.executable), script), tmp_path / "python", "http://127.0.0.1:9")
+    with pytest.raises(RuntimeError, match="started a Python process"):
+        start_headless(python, "a task")
+    other = DshHome(DshInstall(Path("/bin/true"), script), tmp_path / "true", "http://127.0.0.1:9")
+    assert run_headless(other, "a task").returncode == 0

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from core.log.reader import read_log
+from tests.conftest import proc_stat, runs_python
 from tests.host.sse_server import ChatServer, Received, Reply, chunk, tool_delta
 
 DSH_VERSION = "0.1.0-rc.8"
@@ -202,10 +203,18 @@ class DshHome:
     context_window: int = 128_000
     bridge: bool = True
     bridge_config: dict[str, Any] = field(default_factory=dict)
-    overlay_tail: str = ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
-    extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
-    machine_id: str | None = None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
-    own_pids: bool = False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
+    overlay_tail: str = (
+        ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
+    )
+    extra_env: dict[str, str] = field(
+        default_factory=dict
+    )  # set in DSH's environment (the plugin's test hooks)
+    machine_id: str | None = (
+        None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
+    )
+    own_pids: bool = (
+        False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
+    )
     # DSH sees the session root at this path alone (a bind mount; the root's own path shows an empty directory), as
     # a container mounting a volume where it likes
     volume_at: Path | None = None
@@ -251,7 +260,9 @@ class DshHome:
             },
         ]
         if self.bridge:
-            rows.append({"insert": [{"id": "tapedeck-bridge", "name": str(PLUGIN), "config": self.bridge_config}]})
+            rows.append(
+                {"insert": [{"id": "tapedeck-bridge", "name": str(PLUGIN), "config": self.bridge_config}]}
+            )
         return rows
 
     def write_patch(self) -> None:
@@ -314,7 +325,9 @@ def pid_namespace_refused() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unshare cannot run ({exc})"
     said = done.stderr.decode(errors="replace").strip()
-    return None if done.returncode == 0 else f"unshare --pid is not permitted here ({said or done.returncode})"
+    return (
+        None if done.returncode == 0 else f"unshare --pid is not permitted here ({said or done.returncode})"
+    )
 
 
 def log_events(session_dir: Path) -> list[dict[str, Any]]:
@@ -337,24 +350,23 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
 # --- launchers ------------------------------------------------------------------------------------------------
 
 
-STARTED: dict[int, int | None] = {}  # each DSH process the harness started, its pid: its start time (leak check)
-
-
-def _stat(pid: int | str) -> tuple[str, str, int, int] | None:
-    """``(command, state, process group, start time in clock ticks)`` of process ``pid``, None once it is gone."""
-    try:
-        stat = Path("/proc", str(pid), "stat").read_text()
-    except OSError:
-        return None
-    command, _, rest = stat.partition(" (")[2].rpartition(") ")
-    fields = rest.split()  # from the state on: the process group is the third, the start time the twentieth
-    return command, fields[0], int(fields[2]), int(fields[19])
+STARTED: dict[
+    int, int | None
+] = {}  # each DSH process the harness started, its pid: its start time (leak check)
 
 
 def started(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
-    """``proc``, a DSH process the harness started in a group of its own, noted for the leak check."""
-    found = _stat(proc.pid)
-    STARTED[proc.pid] = found[3] if found else None
+    """``proc``, a DSH process the harness started in a group of its own, noted for the leak check. The argv it was
+    really started with (``DshHome.argv`` builds it, where ``tests/test_processes.py``'s reading of the source cannot
+    follow) must run no Python process: one is killed with its group and refused, as tapedeck's processes start
+    through the processes fixture."""
+    if runs_python(proc.args):  # type: ignore[arg-type]  # the harness passes a list
+        _stop_group(proc, grace=0)
+        raise RuntimeError(
+            f"the DSH harness started a Python process: {proc.args}; start it through the processes fixture"
+        )
+    found = proc_stat(proc.pid)
+    STARTED[proc.pid] = found.start if found else None
     return proc
 
 
@@ -368,14 +380,14 @@ def leaked() -> list[str]:
     a leak, so), and not counted."""
     groups = set()
     for pid, began in STARTED.items():
-        leader = _stat(pid)
-        if leader is None or leader[2] != pid or leader[3] == began:
+        leader = proc_stat(pid)
+        if leader is None or leader.group != pid or leader.start == began:
             groups.add(pid)
     alive = []
     for entry in os.scandir("/proc") if groups else ():
-        found = _stat(entry.name) if entry.name.isdigit() else None  # None too once gone meanwhile
-        if found is not None and found[2] in groups and found[1] != "Z":
-            alive.append(f"{entry.name} ({found[0]}) {found[1]}")
+        found = proc_stat(entry.name) if entry.name.isdigit() else None  # None too once gone meanwhile
+        if found is not None and found.group in groups and found.state != "Z":
+            alive.append(f"{entry.name} ({found.command}) {found.state}")
     return alive
 
 
@@ -489,7 +501,12 @@ class DshWeb:
 
     def call(self, method: str, payload: dict[str, Any], timeout: float = 60.0) -> Any:
         """POST one unary API method (or ``<ns>/<method>``) and return its value; DshApiError when not ok."""
-        envelope = {"type": "client-request", "rpcId": str(uuid.uuid4()), "method": method, "payload": payload}
+        envelope = {
+            "type": "client-request",
+            "rpcId": str(uuid.uuid4()),
+            "method": method,
+            "payload": payload,
+        }
         request = urllib.request.Request(
             f"{self.url}/api/{method}",
             data=json.dumps(envelope).encode(),
@@ -508,7 +525,10 @@ class DshWeb:
 
     def prompt(self, session_id: str, text: str, mode: str = "queue") -> None:
         """Send a user message (``queue``: its own turn; ``steer``: the running turn's next step)."""
-        self.call("session.prompt", {"sessionId": session_id, "mode": mode, "content": [{"type": "text", "text": text}]})
+        self.call(
+            "session.prompt",
+            {"sessionId": session_id, "mode": mode, "content": [{"type": "text", "text": text}]},
+        )
 
     def command(self, session_id: str, line: str) -> dict[str, Any]:
         """Run a slash command through DSH's command registry; returns ``{commandId, result}``."""
@@ -553,7 +573,8 @@ def final_outcome(session_dir: Path, request_id: str, timeout: float = 60.0) -> 
     """The final outcome line of ``request_id`` (waiting for it)."""
     return wait_for(
         lambda: next(
-            (o for o in outcomes(session_dir) if o["requestId"] == request_id and o["outcome"] != "pending"), None
+            (o for o in outcomes(session_dir) if o["requestId"] == request_id and o["outcome"] != "pending"),
+            None,
         ),
         timeout,
         f"the outcome of {request_id}",

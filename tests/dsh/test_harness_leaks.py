@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import Processes
-from tests.dsh.harness import STARTED, _stat, leaked
+from tests.conftest import Processes, proc_stat
+from tests.dsh.harness import STARTED, leaked
 
 
 def _sleeper(processes: Processes) -> subprocess.Popen[bytes]:
@@ -16,9 +16,9 @@ def _sleeper(processes: Processes) -> subprocess.Popen[bytes]:
 def test_a_group_the_harness_started_is_a_leak_while_it_runs(processes: Processes) -> None:
     proc = _sleeper(processes)
     try:
-        found = _stat(proc.pid)
+        found = proc_stat(proc.pid)
         assert found is not None
-        STARTED[proc.pid] = found[3]
+        STARTED[proc.pid] = found.start
         assert any(line.startswith(f"{proc.pid} ") for line in leaked()), leaked()
     finally:
         STARTED.pop(proc.pid, None)
@@ -29,9 +29,9 @@ def test_a_group_number_handed_out_again_is_not_taken_for_a_leak(processes: Proc
     after a DSH the harness had started as pid 6229 was gone, leading a group of the same number."""
     proc = _sleeper(processes)
     try:
-        found = _stat(proc.pid)
+        found = proc_stat(proc.pid)
         assert found is not None
-        STARTED[proc.pid] = found[3] - 1  # the harness's process of that pid started earlier, and is gone
+        STARTED[proc.pid] = found.start - 1  # the harness's process of that pid started earlier, and is gone
         assert not any(line.startswith(f"{proc.pid} ") for line in leaked()), leaked()
     finally:
         STARTED.pop(proc.pid, None)
