@@ -7,6 +7,7 @@ from typing import Any
 
 from core.policies.adaptive_config import AdaptiveConfig, validate
 from core.read.session import Session
+from tests.messages import tool_result_message
 
 HEADER = {
     "type": "session",
@@ -86,18 +87,7 @@ def tool_step(
             "tool/call",
             {"turn": turn, "step": step, "callId": cid, "name": "bash", "arguments": "{}"},
         )
-        block = {
-            "type": "tool-result",
-            "toolCallId": cid,
-            "content": [{"type": "text", "text": text}],
-            "isError": is_error,
-        }
-        msg = {
-            "id": f"r-{cid}",
-            "role": "user",
-            "content": [block],
-            "source": {"kind": "tool", "callId": cid},
-        }
+        msg = tool_result_message(cid, text, is_error)
         seqs.append(
             add(
                 session,

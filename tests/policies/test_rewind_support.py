@@ -13,6 +13,7 @@ from typing import Any
 from core.policies.checkpoint import plan_checkpoint
 from core.read.session import Session
 from core.shared.chat import Completion, ModelRequest
+from tests.messages import tool_result_message
 
 HEADER = {
     "type": "session",
@@ -88,18 +89,7 @@ class Log:
     def result(
         self, call_id: str, text: str, is_error: bool = False, error: dict[str, str] | None = None
     ) -> int:
-        block = {
-            "type": "tool-result",
-            "toolCallId": call_id,
-            "content": [{"type": "text", "text": text}],
-            "isError": is_error,
-        }
-        message = {
-            "id": self._id(),
-            "role": "user",
-            "content": [block],
-            "source": {"kind": "tool", "callId": call_id},
-        }
+        message = tool_result_message(call_id, text, is_error, message_id=self._id())
         data: dict[str, Any] = {"turn": self.turn, "step": self.step, "message": message}
         if error is not None:
             data["error"] = error

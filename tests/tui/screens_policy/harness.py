@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import WorkerCancelled
 
 from core.read.session import Session
+from tests.messages import tool_result_message
 from tests.tui.logs import hold_host
 from tui.alerts import AlertBoard
 from tui.live import LiveSession, SessionUpdated
@@ -170,18 +171,7 @@ class LogBuilder:
                     },
                 }
             )
-            block = {
-                "type": "tool-result",
-                "toolCallId": call_id,
-                "content": [{"type": "text", "text": result}],
-                "isError": is_error,
-            }
-            message = {
-                "id": f"r-{call_id}",
-                "role": "user",
-                "content": [block],
-                "source": {"kind": "tool", "callId": call_id},
-            }
+            message = tool_result_message(call_id, result, is_error)
             seqs += self.add(
                 {
                     "type": "tool/result",
