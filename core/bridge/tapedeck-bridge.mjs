@@ -13,7 +13,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 
 export const name = "tapedeck-bridge";
@@ -483,14 +483,16 @@ function expiryError(request) {
 
 // Replaces `file` by one holding `data`, written under a temporary name and renamed into place, so that a reader
 // or a killed DSH never meets half a file; when that fails, the temporary file is removed and the error thrown.
+// The temporary file is made new (O_EXCL, O_NOFOLLOW): whatever already has its name (a symbolic link or a file
+// someone planted in the session directory, a temporary file of a DSH in another pid namespace with the same pid)
+// is never followed, written or removed, and the write goes on under a name of its own, `.<file>.<pid>.<random>.tmp`.
 // `durable`: also synced to the disk before the rename (and the directory after, where the platform allows it), so
 // that a crash of the machine leaves the old file or the new one, never an empty one. A sync waits on DSH's one
 // thread and, on some file systems, on every other write the machine has pending: it is kept for what changes a
 // session's state, never paid by a heartbeat.
 function writeAtomic(file, data, durable = true) {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const { tmp, fd } = openTemporary(file);
   try {
-    const fd = fs.openSync(tmp, "w", 0o600);
     try {
       fs.writeFileSync(fd, data);
       if (durable) fs.fsyncSync(fd);
@@ -507,6 +509,23 @@ function writeAtomic(file, data, durable = true) {
   if (durable) syncDir(path.dirname(file));
 }
 
+const EXCLUSIVE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
+const TEMPORARY_TRIES = 8; // names taken in a row before the write gives up (each random one after the first)
+
+// A new temporary file beside `file`, open for writing, made by this call: `.<file>.<pid>.tmp` first, then, while
+// the name is taken, `.<file>.<pid>.<random>.tmp`; the error of the last try is thrown.
+function openTemporary(file) {
+  const base = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}`);
+  for (let tries = 1; ; tries++) {
+    const tmp = tries === 1 ? `${base}.tmp` : `${base}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      return { tmp, fd: fs.openSync(tmp, EXCLUSIVE, 0o600) };
+    } catch (err) {
+      if (err?.code !== "EEXIST" || tries >= TEMPORARY_TRIES) throw err;
+    }
+  }
+}
+
 // Syncs the directory `dir` (a rename in it reaches the disk); where a directory cannot be opened or synced (some
 // platforms and file systems refuse), the rename stands as the file system keeps it.
 function syncDir(dir) {
@@ -521,8 +540,8 @@ function syncDir(dir) {
   }
 }
 
-// The temporary files of writeAtomic that this plugin names in a session directory, `.<file>.<pid>.tmp`.
-const TEMPORARY = new RegExp(`^\\.(?:${[BRIDGE, STATE, STANDBY].map((f) => f.replaceAll(".", "\\.")).join("|")})\\.(\\d+)\\.tmp$`);
+// The temporary files of writeAtomic that this plugin names in a session directory, `.<file>.<pid>[.<random>].tmp`.
+const TEMPORARY = new RegExp(`^\\.(?:${[BRIDGE, STATE, STANDBY].map((f) => f.replaceAll(".", "\\.")).join("|")})\\.(\\d+)(?:\\.[0-9a-f]{12})?\\.tmp$`);
 
 // Removes from `dir` the temporary files writeAtomic left when its process was killed between the write and the
 // rename: each one whose pid no live process has here, and older than a heartbeat's freshness (a DSH whose pids are

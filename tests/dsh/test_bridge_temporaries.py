@@ -3,12 +3,23 @@ its rename is removed when the plugin next starts on the session; one of a live 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 from pathlib import Path
 
-from tests.dsh.harness import DshHome, DshInstall, DshWeb, ScriptedModel, bridge_json, start_session, wait_for
+from tests.dsh.harness import (
+    DshHome,
+    DshInstall,
+    DshWeb,
+    ScriptedModel,
+    bridge_json,
+    final_outcome,
+    send,
+    start_session,
+    wait_for,
+)
 
 
 def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_live_ones_stays(
@@ -24,9 +35,10 @@ def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_liv
     # what the killed DSH left (its pid is gone), and what a live process writes this moment (this test's pid), both
     # from a while ago: only the dead one's goes
     left = d / f".bridge.json.{dead}.tmp"
+    left_aside = d / f".bridge.standby.json.{dead}.0123456789ab.tmp"  # the name taken, it wrote under another
     live = d / f".bridge.state.json.{os.getpid()}.tmp"
     an_hour_ago = time.time() - 3600
-    for temporary in (left, live):
+    for temporary in (left, left_aside, live):
         temporary.write_text('{"pid": 1}\n')
         os.utime(temporary, (an_hour_ago, an_hour_ago))
     with DshWeb(world) as web:
@@ -35,6 +47,45 @@ def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_liv
         assert web.proc is not None
         new = web.proc.pid
         wait_for(lambda: (bridge_json(d) or {}).get("pid") == new, 60, "the restarted DSH's bridge.json")
-        assert not left.exists()
+        assert not left.exists() and not left_aside.exists()
         assert live.read_text() == '{"pid": 1}\n'
     assert sorted(p.name for p in d.glob(".*.tmp")) == [live.name]
+
+
+def test_a_link_or_a_file_planted_at_a_temporary_name_is_neither_followed_nor_written(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """Whoever may write in the session directory plants, at the temporary names the bridge writes under (its
+    DSH's pid in them), a symbolic link to a file outside the directory and a file of their own: the bridge's
+    writes follow neither, nothing outside the directory is written, the planted file keeps its bytes, and
+    bridge.json and bridge.state.json are still replaced as before (the bridge writes under another name)."""
+    world = DshHome(dsh, tmp_path, model.url)
+    outside = tmp_path / "outside.json"
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Planted: steps=1 sleep=0", in_flight=False)
+        pid = bridge_json(d)["pid"]  # type: ignore[index]
+        link, planted = d / f".bridge.json.{pid}.tmp", d / f".bridge.state.json.{pid}.tmp"
+        link.symlink_to(outside)
+        planted.write_text("planted\n")
+        at = int(time.time() * 1000)
+        mark = send(d, "checkpoint", {"objective": "after the plants"})
+        assert final_outcome(d, mark["id"])["outcome"] == "applied"
+        wait_for(
+            lambda: (bridge_json(d) or {}).get("heartbeat", 0) > at + 1000,
+            60,
+            "two heartbeats after the plants",
+        )
+        wait_for(lambda: _marks(d) == [1], 60, "the mark in bridge.state.json")
+        assert not outside.exists() and not outside.is_symlink()
+        assert link.is_symlink() and os.readlink(link) == str(outside)
+        assert planted.read_text() == "planted\n"
+        assert not (d / "bridge.json").is_symlink() and not (d / "bridge.state.json").is_symlink()
+        assert sorted(p.name for p in d.glob(".*.tmp")) == sorted([link.name, planted.name])
+
+
+def _marks(d: Path) -> list[int] | None:
+    """The mark ids bridge.state.json holds, None while it cannot be read."""
+    try:
+        return [m["markId"] for m in json.loads((d / "bridge.state.json").read_text())["marks"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
