@@ -35,7 +35,7 @@ from core.read.session import Session
 from core.shared.chat import ChatModel
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.model_specs import Limits, limits_for
-from core.shared.text import js_json
+from core.shared.text import js_json, shown
 
 SLICE_PROMPT_ORDER = -1200  # seed 000's slice:kernel section
 REWIND_PROMPT_ORDER = 151  # seed 001's tool:rewind section
@@ -79,10 +79,14 @@ def check_tool_names(config: PolicyConfig) -> None:
     """Refuse a config whose rewind tool takes the name of another tool the host offers: the request would list
     two tools of that name, and every call of it would run the rewind."""
     name = config.rewind.tool_name
-    taken = {cls.name for cls in TOOL_CLASSES} | fold_policy.RECALL_FAMILY | {checkpoint_policy.CHECKPOINT_TOOL_NAME}
+    taken = (
+        {cls.name for cls in TOOL_CLASSES}
+        | fold_policy.RECALL_FAMILY
+        | {checkpoint_policy.CHECKPOINT_TOOL_NAME}
+    )
     if name in taken:
         raise ConfigError(
-            f"rewind.toolName {name!r} is the name of another tool ({', '.join(sorted(taken))}); choose another name"
+            f"rewind.toolName {shown(name)} is the name of another tool ({', '.join(sorted(taken))}); choose another name"
         )
 
 
@@ -401,4 +405,8 @@ class PolicyHooks:
         new, old = _with_value(self._config, args)
         self._config = new
         effective = new.get(key)
-        return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}
+        return [config_event({key: (old, effective)}, "operator", request["id"])], {
+            "key": key,
+            "old": old,
+            "new": effective,
+        }

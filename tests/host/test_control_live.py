@@ -209,7 +209,9 @@ def test_a_message_during_a_tool_call_is_logged_before_applied_and_reaches_the_n
     assert second[-1] == {"role": "user", "content": "Operator: prefer small diffs."}
 
 
-def test_a_waiting_request_read_again_from_a_replaced_inbox_is_applied_once(tmp_path: Path, server: ChatServer) -> None:
+def test_a_waiting_request_read_again_from_a_replaced_inbox_is_applied_once(
+    tmp_path: Path, server: ChatServer
+) -> None:
     # the line of a request waiting for the next step, read again (the inbox replaced by a copy), was taken as a
     # new request: deferred twice, it was applied twice and given two final outcomes
     gate = tmp_path / "ws" / "go"
@@ -260,7 +262,7 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
     # rewind.toolName "bash" sent two tools named bash and ran every bash call as a rewind
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    with pytest.raises(ConfigError, match="rewind.toolName 'bash' is the name of another tool"):
+    with pytest.raises(ConfigError, match='rewind.toolName "bash" is the name of another tool'):
         AgentHost.create(tmp_path / "root", OpenAIProvider(api_key="k", base_url=server.base_url, model="m"),
                          validate_config({"rewind": {"toolName": "bash"}}),
                          HostOptions(workspace=workspace), tasks=["one"])  # fmt: skip
@@ -271,7 +273,7 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
     run.join()
     refused = run.outcome(rid)
     assert refused is not None and refused["data"]["outcome"] == "rejected"
-    assert "rewind.toolName 'checkpoint' is the name of another tool" in refused["data"]["error"]
+    assert 'rewind.toolName "checkpoint" is the name of another tool' in refused["data"]["error"]
     names = [t["function"]["name"] for t in server.received[-1].body["tools"]]
     assert len(names) == len(set(names)) and "rewind" in names
 
@@ -279,11 +281,23 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("slice.history.keepRecentTurns", '"abc"', 'slice.history.keepRecentTurns must be a number, got "abc" (a string)'),
-        ("slice.history.keepRecentTurns", "-3", "history.keepRecentTurns must be a non-negative safe integer"),
+        (
+            "slice.history.keepRecentTurns",
+            '"abc"',
+            'slice.history.keepRecentTurns must be a number, got "abc" (a string)',
+        ),
+        (
+            "slice.history.keepRecentTurns",
+            "-3",
+            "history.keepRecentTurns must be a non-negative safe integer",
+        ),
         ("slice.nosuch", "1", "Unknown slice configuration key nosuch. Valid keys: "),
-        ("rewind.toolName", '"bash"', "rewind.toolName 'bash' is the name of another tool"),
-        ("adaptive.taskProfiles.read.softStepBudget", "10", "taskProfiles[0].hardStepBudget must exceed softStepBudget"),
+        ("rewind.toolName", '"bash"', 'rewind.toolName "bash" is the name of another tool'),
+        (
+            "adaptive.taskProfiles.read.softStepBudget",
+            "10",
+            "taskProfiles[0].hardStepBudget must exceed softStepBudget",
+        ),
     ],
 )
 def test_a_config_set_the_host_would_refuse_is_refused_on_arrival(
@@ -308,7 +322,9 @@ def test_a_valid_config_set_is_pending_at_once_even_when_it_needs_one_ahead_of_i
     run = Running(tmp_path, server, ["think"])
     _wait(lambda: server.received)
     hard = run.send("config.set", {"key": "adaptive.taskProfiles.read.hardStepBudget", "value": 12})
-    soft = run.send("config.set", {"key": "adaptive.taskProfiles.read.softStepBudget", "value": 10})  # needs hard
+    soft = run.send(
+        "config.set", {"key": "adaptive.taskProfiles.read.softStepBudget", "value": 10}
+    )  # needs hard
     for rid in (hard, soft):
         pending = _wait(lambda rid=rid: run.outcome(rid, final=False))
         assert pending["data"]["outcome"] == "pending" and pending["data"]["detail"] == {"until": "next step"}
@@ -325,7 +341,9 @@ def test_config_sets_piling_up_in_one_step_are_each_checked_once_on_arrival(
 
     checks: list[str] = []
     set_value = hooks.set_value
-    monkeypatch.setattr(hooks, "set_value", lambda config, key, value: checks.append(key) or set_value(config, key, value))
+    monkeypatch.setattr(
+        hooks, "set_value", lambda config, key, value: checks.append(key) or set_value(config, key, value)
+    )
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
     _wait(lambda: server.received)
@@ -443,11 +461,15 @@ def test_sending_and_withdrawing_in_turn_costs_the_same_however_many_wait(
     run.join()
 
 
-def test_a_config_set_after_a_step_applied_those_before_it_is_checked_afresh(tmp_path: Path, server: ChatServer) -> None:
+def test_a_config_set_after_a_step_applied_those_before_it_is_checked_afresh(
+    tmp_path: Path, server: ChatServer
+) -> None:
     # the check kept how many config.set requests it had taken in; once a step applied two, the next arrival found
     # none waiting and read past the end of the list (IndexError): it was rejected as the host failing on it
     gates = [tmp_path / "ws" / "one", tmp_path / "ws" / "two"]
-    server.push(*[_tool_reply(f"while [ ! -e {g} ]; do sleep 0.05; done; echo ok") for g in gates], text_reply("done"))
+    server.push(
+        *[_tool_reply(f"while [ ! -e {g} ]; do sleep 0.05; done; echo ok") for g in gates], text_reply("done")
+    )
     run = Running(tmp_path, server, ["wait for the gates"])
     _wait(lambda: run.events("tool/call"))
     first = [run.send("config.set", {"key": "slice.fold.pinSteps", "value": v}) for v in (1, 2)]
@@ -531,9 +553,15 @@ def test_a_request_reusing_an_id_is_a_retry_never_applied_twice_and_keeps_one_ou
         f.write(line("mark", "checkpoint", {}))
     _wait(lambda: finals("mark"))
     keep = {"key": "slice.history.keepRecentTurns", "value": 2}
-    odd = "it's\x1b]2;x\x07" + "y" * 190  # an id is any text of up to 200 characters: named as control names one
+    odd = (
+        "it's\x1b]2;x\x07" + "y" * 190
+    )  # an id is any text of up to 200 characters: named as control names one
     with open(run.inbox, "ab") as f:  # one write: the copy arrives while the first waits for a boundary
-        f.write(line("mark", "checkpoint", {}) + line("keep", "config.set", keep) + line("keep", "config.set", keep))
+        f.write(
+            line("mark", "checkpoint", {})
+            + line("keep", "config.set", keep)
+            + line("keep", "config.set", keep)
+        )
         f.write(line(odd, "resume", {}) + line(odd, "resume", {}))
     _wait(lambda: finals("keep") and finals(odd))
     run.send("checkpoint")  # answered after every line before it was taken
@@ -542,7 +570,8 @@ def test_a_request_reusing_an_id_is_a_retry_never_applied_twice_and_keeps_one_ou
     assert len(run.events("tapedeck/config")) == 1
     assert [said for said in run.said if "reuses request id" in said] == [
         f"control: an inbox line reuses request id {rid}, taken already: ignored as a retry (its outcome is the "
-        "first one's)" for rid in ("mark", "keep", "it's\\u001b]2;x\\u0007" + "y" * 69 + "…")
+        "first one's)"
+        for rid in ("mark", "keep", "it's\\u001b]2;x\\u0007" + "y" * 69 + "…")
     ]
     facts = SessionFacts.empty()
     for event in read_log(run.log).events:
@@ -718,7 +747,11 @@ def test_a_resumed_host_ignores_a_new_line_reusing_an_answered_id_and_skips_line
         f.write(control.inbox_line({**request, "at": int(time.time() * 1000)}))
     resume_twice()
     events = read_log(log).events
-    answers = [e["data"] for e in events if e["type"] == "tapedeck/control" and e["data"]["requestId"] == request["id"]]
+    answers = [
+        e["data"]
+        for e in events
+        if e["type"] == "tapedeck/control" and e["data"]["requestId"] == request["id"]
+    ]
     assert [a["outcome"] for a in answers] == ["applied"], answers
     assert len([e for e in events if e["type"] == "tapedeck/checkpoint"]) == 1
 
@@ -759,7 +792,9 @@ def test_inspect_reports_the_host_state(
     assert " exited " in out
 
 
-def _cli_run(tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, Path]:
+def _cli_run(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[Any, Path]:
     """``tapedeck run`` against the loopback model on a thread; its exit code (a list to read) and its log."""
     monkeypatch.setenv("DEEPSEEK_API_KEY", "k")
     (tmp_path / "ws").mkdir(exist_ok=True)
@@ -777,7 +812,9 @@ def test_a_run_the_operator_stopped_exits_4(
     tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, linger: bool
 ) -> None:
     server.push(_slow_text())
-    (code, thread), log = _cli_run(tmp_path, server, monkeypatch, "explain", *(["--linger"] if linger else []))
+    (code, thread), log = _cli_run(
+        tmp_path, server, monkeypatch, "explain", *(["--linger"] if linger else [])
+    )
     _wait(lambda: server.received)
     control.append_request(control.inbox_path(log), "stop", {"reason": "enough"})
     thread.join(60)
