@@ -70,8 +70,9 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         if not sep or not key:
             raise ControlError(f"--arg expects KEY=VALUE (got {shown(pair)})")
         if key in given:
-            raise ControlError(f"--arg {quoted(key)} is given twice ({shown(given[key])}, then {shown(text)}): "
-                               "give it once")
+            raise ControlError(
+                f"--arg {quoted(key)} is given twice ({shown(given[key])}, then {shown(text)}): give it once"
+            )
         given[key] = text
         check_utf8(f"--arg {quoted(key)}", text)
         spec = specs.get(key)
@@ -106,7 +107,9 @@ def _wait_outcome(
     def gone() -> str | None:
         nonlocal began
         state = host()
-        if state.live or state.state == UNKNOWN_STATE:  # unknown: its host.json cannot be read now, the host may run
+        if (
+            state.live or state.state == UNKNOWN_STATE
+        ):  # unknown: its host.json cannot be read now, the host may run
             return None
         if (began := interrupted(state, request["id"], request["op"])) is not None:
             return str(began["error"])
@@ -115,7 +118,9 @@ def _wait_outcome(
             return f"the {_who(state)} exited {exited_at(state.since)} {answered}; the request was withdrawn"
         return f"the host went away {answered}: {how_it_ended(log, state)}; the request was withdrawn"
 
-    with stops.taken():  # a second signal while the request is withdrawn is only noted: the withdrawal is written
+    with (
+        stops.taken()
+    ):  # a second signal while the request is withdrawn is only noted: the withdrawal is written
         try:
             stops.release()
             event = watch.wait(timeout, gone)
@@ -125,7 +130,9 @@ def _wait_outcome(
             withdraw()
             data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
             return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
-        except KeyboardInterrupt as exc:  # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
+        except (
+            KeyboardInterrupt
+        ) as exc:  # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
             if not stops.ending:
                 raise
             how, code = stopped_by(stops.caught(exc))
@@ -136,14 +143,20 @@ def _wait_outcome(
                 raise stopped from None
             return event
         if event is None and (event := _withdrawn(watch, host, withdraw)) is None:
-            said = f"no outcome for request {request['id']}" if watch.pending is None else _pending(watch.pending)
+            said = (
+                f"no outcome for request {request['id']}"
+                if watch.pending is None
+                else _pending(watch.pending)
+            )
             state = host()
             said += f" after {timeout:g} s"
             paused = watch.pending is not None and state.kind != KIND_DSH and state.state == "paused"
             if paused:  # held at its step: the withdrawal means a resume will not apply it either
                 said += ", while the host is paused, which holds it until a resume"
             withdrawn = f"it was withdrawn, so the {_who(state)} will never apply it"
-            raise ControlError(f"{said}; {withdrawn}" + (": resume the host, then send it again" if paused else ""))
+            raise ControlError(
+                f"{said}; {withdrawn}" + (": resume the host, then send it again" if paused else "")
+            )
     return event
 
 
@@ -222,13 +235,21 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
             "was sent"
         )
     if state.state == UNKNOWN_STATE and not queue:  # a host.json that cannot be read: its host may well run
-        raise ControlError(f"session {session_id}: whether a host runs it is unknown: {state.problem}; nothing was sent")
+        raise ControlError(
+            f"session {session_id}: whether a host runs it is unknown: {state.problem}; nothing was sent"
+        )
     if not state.live and not queue:
         who, later = (
-            ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")
+            ("DSH bridge", "the bridge's next start")
+            if state.kind == KIND_DSH
+            else ("host", "`tapedeck run --resume`")
         )
         local = isinstance(log, Path) and state.kind != KIND_DSH  # its host.json says how it ended
-        ended = how_it_ended(log, state) if local else f"it exited {exited_at(state.since)}{moved_note(state.bridge)}"
+        ended = (
+            how_it_ended(log, state)
+            if local
+            else f"it exited {exited_at(state.since)}{moved_note(state.bridge)}"
+        )
         raise NoLiveHost(
             f"session {session_id}: no live {who} ({ended}); nothing was sent. --queue leaves the request for {later}"
         )
@@ -262,12 +283,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
 
-    def still_live() -> None:  # asked again under the inbox's lock, which an exiting host holds for its last read
+    def still_live() -> (
+        None
+    ):  # asked again under the inbox's lock, which an exiting host holds for its last read
         if not read_host_state(log).live:
             raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent")
 
     tailer = Tailer(str(log))
-    if args.wait and state.kind != KIND_DSH:  # the answer comes after the request: the log before it is not read
+    if (
+        args.wait and state.kind != KIND_DSH
+    ):  # the answer comes after the request: the log before it is not read
         tailer.follow_from_end(header)
     with _sending(args.wait) as stops:
         request = append_request(
@@ -284,7 +309,9 @@ def _run(args: argparse.Namespace) -> int:
             emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
             return 0
         watch = (
-            BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"], tailer)
+            BridgeOutcomeWatch(log, request["id"])
+            if state.kind == KIND_DSH
+            else OutcomeWatch(log, request["id"], tailer)
         )
         event = _wait_outcome(
             watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"]),
@@ -380,6 +407,7 @@ def _ops_help() -> str:
     for op, spec in OPS.items():
         names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in spec.args) or "(none)"
         lines.append(f"  {op:<{OP_COLUMN - 3}} {names}")
+        lines += [f"{' ' * OP_COLUMN}{s.name}: {s.description}" for s in spec.args]
     lines.append("on a DSH session (through the bridge):")
     lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
     lines.append(f"  config.set  key= {SUPPORTED}")

@@ -41,11 +41,19 @@ OPS: dict[str, Op] = {
         ),
         at_boundary=True,
     ),
-    "expand": Op((ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),), at_boundary=True),
+    "expand": Op(
+        (ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),),
+        at_boundary=True,
+    ),
     "config.set": Op(
         (
             ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
-            ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
+            ArgSpec(
+                "value",
+                "any",
+                "the new value: JSON where it parses (2, true, [1]; null restores the default), else text",
+                required=True,
+            ),
         ),
         at_boundary=True,
     ),
@@ -54,7 +62,9 @@ OPS: dict[str, Op] = {
     "message": Op(
         (
             ArgSpec("text", "string", "the message", required=True),
-            ArgSpec("kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")),
+            ArgSpec(
+                "kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")
+            ),
         )
     ),
     "stop": Op((ArgSpec("reason", "string", "why the run should end"),)),
@@ -66,7 +76,12 @@ DSH_OPS: dict[str, Op] = {
         OPS["message"],
         args=(
             *OPS["message"].args,
-            ArgSpec("mode", "string", "DSH only: steer (into the running turn) or queue (next turn)", choices=MESSAGE_MODES),
+            ArgSpec(
+                "mode",
+                "string",
+                "DSH only: steer (into the running turn) or queue (next turn)",
+                choices=MESSAGE_MODES,
+            ),
         ),
     ),
     "config.set": replace(

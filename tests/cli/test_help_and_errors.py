@@ -10,6 +10,7 @@ import pytest
 
 from core.cli import build_parser, main
 from core.cli.args import check_seconds, decimal, whole
+from core.control.ops import OPS
 from core.shared.errors import TapedeckError
 
 FIXTURE = "tool-call-turn.session.jsonl"
@@ -43,7 +44,11 @@ def test_every_help_fits_an_80_column_terminal(
         prefix, parser = pending.pop()
         with pytest.raises(SystemExit):
             main([*prefix.split(), "--help"])
-        long += [f"{prefix or 'tapedeck'}: {line}" for line in capsys.readouterr().out.splitlines() if len(line) > 80]
+        long += [
+            f"{prefix or 'tapedeck'}: {line}"
+            for line in capsys.readouterr().out.splitlines()
+            if len(line) > 80
+        ]
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 pending += [(f"{prefix} {name}".strip(), sub) for name, sub in action.choices.items()]
@@ -65,7 +70,23 @@ def test_every_option_says_what_it_does() -> None:
     assert not bare, bare
 
 
-def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_control_argument_says_what_it_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``control --help`` listed each op's ``--arg`` keys bare: nothing said that ``value`` is JSON and null restores
+    the default, or which kinds a message takes. Each key is listed with what it is."""
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["control", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    missing = [f"{op} {arg.name}" for op, spec in OPS.items() for arg in spec.args
+               if f"{arg.name}: {arg.description}" not in text]  # fmt: skip
+    assert not missing, text
+
+
+def test_run_without_a_task_asks_for_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert main(["run"]) == 2
@@ -82,18 +103,29 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--turn", "1"], "--turn needs --step"),
         # checked only beside --seq: a wrong version beside --turn/--step was taken without a word; then refused
         # with --seq's message, though no --seq was given
-        (["--turn", "1", "--step", "1", "--format-version", "-5"],
-         "--format-version -5 is no locator format this tapedeck reads (it reads 4); --turn T --step S needs none"),
+        (
+            ["--turn", "1", "--step", "1", "--format-version", "-5"],
+            "--format-version -5 is no locator format this tapedeck reads (it reads 4); --turn T --step S needs none",
+        ),
         (["--seq", "999", "--format-version", "4"], "no event at seq 999"),
         (["--seq", "3", "--format-version", "4"], "seq 3 is a step/start event, not a tool result"),
         (["--seq", "9", "--format-version", "4"], "seq 9 is an assistant/chunk event, not a tool result"),
         (["--seq", "0", "--format-version", "4"], "seq 0 is an agent/inbox/spliced event, not a tool result"),
-        (["--turn", "1", "--step", "1", "--lines", "9-3"], "--lines 9-3 selects nothing: the result has 2 lines"),
+        (
+            ["--turn", "1", "--step", "1", "--lines", "9-3"],
+            "--lines 9-3 selects nothing: the result has 2 lines",
+        ),
         (["--turn", "1", "--step", "1", "--lines", "40:90"], "--lines '40:90' is not a line range: give A-B"),
         (["--turn", "1", "--step", "1", "--lines", "5"], "--lines '5' is not a line range: give A-B"),
         # read as 1-2 without a word (the recall tool clamps a model's range; a person is told)
-        (["--turn", "1", "--step", "1", "--lines", "0-2"], "--lines '0-2': lines count from 1, so A must be 1 or more"),
-        (["--turn", "1", "--step", "1", "--lines", "00 - 0"], "--lines '00 - 0': lines count from 1, so A must be 1 or more"),
+        (
+            ["--turn", "1", "--step", "1", "--lines", "0-2"],
+            "--lines '0-2': lines count from 1, so A must be 1 or more",
+        ),
+        (
+            ["--turn", "1", "--step", "1", "--lines", "00 - 0"],
+            "--lines '00 - 0': lines count from 1, so A must be 1 or more",
+        ),
         (["--turn", "1", "--step", "1", "--grep", "("], "--grep: '(' is not a valid regular expression"),
         (["--turn", "1", "--step", "1", "--block", "2"], "--block 2: the result has 1 block"),
         (["--turn", "9", "--step", "1"], "no tool result recorded at turn 9 step 1 call 1"),
@@ -102,8 +134,10 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--turn", "1", "--step", "1", "--block", "0"], "--block must be a number from 1 (got 0)"),
         (["--seq", "-1", "--format-version", "4"], "--seq must be a number from 0 (got -1)"),
         # --turn and --step were dropped without a word beside --seq: another result than the one named was shown
-        (["--seq", "5", "--format-version", "4", "--turn", "1", "--step", "1"],
-         "--seq addresses a result itself: give it without --turn, --step and --call"),
+        (
+            ["--seq", "5", "--format-version", "4", "--turn", "1", "--step", "1"],
+            "--seq addresses a result itself: give it without --turn, --step and --call",
+        ),
     ],
 )
 def test_expand_errors_are_for_a_person(
@@ -124,7 +158,10 @@ def test_expand_errors_are_for_a_person(
         # the tool reads a number Python does not convert as none: the model's message, or the whole argument
         (["step", "1", "9" * 5000], "S: a step number has at most 4300 digits (this one has 5000)"),
         (["step", "0" + "9" * 4300, "1"], "T: a turn number has at most 4300 digits (this one has 4301)"),
-        (["turn", "slice-turn-" + "9" * 5000], "N: a turn number has at most 4300 digits (this one has 5000)"),
+        (
+            ["turn", "slice-turn-" + "9" * 5000],
+            "N: a turn number has at most 4300 digits (this one has 5000)",
+        ),
         (["search", " "], "give the words to search for"),
     ],
 )
@@ -179,7 +216,10 @@ def test_a_long_filter_argument_is_quoted_cut(
     [
         (["events", "--turn", "0"], "--turn must be a number from 1 (got 0)"),  # each listed nothing, exit 0
         (["events", "--turn", "-1"], "--turn must be a number from 1 (got -1)"),
-        (["events", "--type", ""], "--type '' names no event type: give types, comma-separated"),  # each listed all
+        (
+            ["events", "--type", ""],
+            "--type '' names no event type: give types, comma-separated",
+        ),  # each listed all
         (["events", "--type", " , "], "--type ' , ' names no event type: give types, comma-separated"),
         (["events", "--type", "!"], "--type '!': a '!' leaves out the type written after it, and none is"),
         (["events", "--type", "tool/", "--type", "turn/, !"], "--type 'turn/, !': a '!' leaves out the type"),
@@ -198,12 +238,27 @@ def test_a_type_or_turn_that_filters_nothing_is_refused(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--speed", "nan"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not nan"),  # it ran
-        (["--speed", "inf"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not inf"),
-        (["--speed", "-1"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not -1"),
+        (
+            ["--speed", "nan"],
+            "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not nan",
+        ),  # it ran
+        (
+            ["--speed", "inf"],
+            "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not inf",
+        ),
+        (
+            ["--speed", "-1"],
+            "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not -1",
+        ),
         # the host it started refused its --pace of 1.5e+300 seconds, and the demo left an empty log
-        (["--speed", "1e-300"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1e-300"),
-        (["--speed", "1.7e-05"], "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1.7e-05"),
+        (
+            ["--speed", "1e-300"],
+            "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1e-300",
+        ),
+        (
+            ["--speed", "1.7e-05"],
+            "--speed must be 0 (no pauses) or a finite number from 0.0000174 (a step a day), not 1.7e-05",
+        ),
         (["--workspace", "{file}"], "--workspace {file} is not a directory"),  # a traceback
     ],
 )
@@ -214,7 +269,13 @@ def test_demo_refuses_what_it_cannot_run_with(
 
     file = tmp_path / "a-file"
     file.write_text("x")
-    argv = ["demo", "--no-tui", "--sessions-root", str(tmp_path / "root"), *(a.format(file=file) for a in args)]
+    argv = [
+        "demo",
+        "--no-tui",
+        "--sessions-root",
+        str(tmp_path / "root"),
+        *(a.format(file=file) for a in args),
+    ]
     assert main(argv, extra_commands=tui_commands()) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"tapedeck: {message.format(file=file)}\n")
@@ -230,7 +291,16 @@ def test_demo_refuses_a_workspace_that_is_not_utf8_before_writing_there(
     from tui.cli import tui_commands
 
     bad = tmp_path / os.fsdecode(b"ws\xe9")
-    argv = ["demo", "--no-tui", "--speed", "0", "--workspace", str(bad), "--sessions-root", str(tmp_path / "root")]
+    argv = [
+        "demo",
+        "--no-tui",
+        "--speed",
+        "0",
+        "--workspace",
+        str(bad),
+        "--sessions-root",
+        str(tmp_path / "root"),
+    ]
     assert main(argv, extra_commands=tui_commands()) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("tapedeck: --workspace /") and "is not valid UTF-8" in err, (out, err)
@@ -245,7 +315,9 @@ def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
     --no-tui'), and either way the demo ended with 'demo log kept at …', naming a log that was never written."""
     from tui.cli import tui_commands
 
-    monkeypatch.setattr(os, "isatty", lambda fd: True)  # as in a terminal, which the TUI needs (the host ends first)
+    monkeypatch.setattr(
+        os, "isatty", lambda fd: True
+    )  # as in a terminal, which the TUI needs (the host ends first)
     file = tmp_path / "a-file"
     file.write_text("x")
     argv = ["demo", "--speed", "0", "--sessions-root", str(file), *([] if tui else ["--no-tui"])]
@@ -258,11 +330,18 @@ def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
 @pytest.mark.parametrize(
     ("text", "stdin", "message"),
     [
-        ("", b"", "the request is empty: give its text, or '-' with the text on stdin"),  # it was routed as small
+        (
+            "",
+            b"",
+            "the request is empty: give its text, or '-' with the text on stdin",
+        ),  # it was routed as small
         ("-", b" \n", "the request is empty: give its text, or '-' with the text on stdin"),
-        ("-", "fixé \xff it".encode("latin1"),
-         "the request on stdin: not UTF-8 text: the byte at offset 3 (0xe9) cannot be decoded; convert it to UTF-8 "
-         "(iconv -f ITS-ENCODING -t UTF-8) and pipe that"),
+        (
+            "-",
+            "fixé \xff it".encode("latin1"),
+            "the request on stdin: not UTF-8 text: the byte at offset 3 (0xe9) cannot be decoded; convert it to UTF-8 "
+            "(iconv -f ITS-ENCODING -t UTF-8) and pipe that",
+        ),
     ],
 )
 def test_route_refuses_a_request_it_cannot_read(
@@ -301,7 +380,10 @@ def test_route_reads_no_more_of_stdin_than_a_request_can_be(
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
     assert main(["route", "-"]) == 2
-    assert capsys.readouterr().err == f"tapedeck: the request on stdin is larger than {MAX_EVIDENCE_BYTES >> 20} MiB, which no request is\n"
+    assert (
+        capsys.readouterr().err
+        == f"tapedeck: the request on stdin is larger than {MAX_EVIDENCE_BYTES >> 20} MiB, which no request is\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -309,10 +391,19 @@ def test_route_reads_no_more_of_stdin_than_a_request_can_be(
     [
         (["--follow", "--interval", "inf"], "--interval must be a positive number of seconds, not inf"),
         # the value was written as Python's float: "not 0.0" for a typed 0 (found walking the CLI)
-        (["--exec", "true", "--exec-timeout", "0"], "--exec-timeout must be a positive number of seconds, not 0"),
+        (
+            ["--exec", "true", "--exec-timeout", "0"],
+            "--exec-timeout must be a positive number of seconds, not 0",
+        ),
         (["--follow", "--interval", "-2"], "--interval must be a positive number of seconds, not -2"),
-        (["--follow", "--interval", "1e300"], "--interval must be at most 86,400 seconds (a day), not 1e+300"),
-        (["--exec", "true", "--exec-timeout", "1e10"], "--exec-timeout must be at most 86,400 seconds (a day), not 1e+10"),
+        (
+            ["--follow", "--interval", "1e300"],
+            "--interval must be at most 86,400 seconds (a day), not 1e+300",
+        ),
+        (
+            ["--exec", "true", "--exec-timeout", "1e10"],
+            "--exec-timeout must be at most 86,400 seconds (a day), not 1e+10",
+        ),
     ],
 )
 def test_a_wait_too_long_to_sleep_is_refused_in_a_line(
@@ -415,7 +506,23 @@ def test_no_option_reads_a_number_by_int() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["١٢", "１２", "1_2", " 12", "12 ", "+12", "1e3", "0x1f", "", "9" * 5000, "-" + "9" * 5000, "٣", str(2**64), str(-(2**63) - 1)],
+    "text",
+    [
+        "١٢",
+        "１２",
+        "1_2",
+        " 12",
+        "12 ",
+        "+12",
+        "1e3",
+        "0x1f",
+        "",
+        "9" * 5000,
+        "-" + "9" * 5000,
+        "٣",
+        str(2**64),
+        str(-(2**63) - 1),
+    ],
 )
 def test_a_whole_number_option_takes_ascii_digits_only(text: str) -> None:
     refusals = _refusals(whole, text)
@@ -429,7 +536,9 @@ def test_a_whole_number_option_reads_ascii_digits(text: str) -> None:
     assert whole(text) == int(text)
 
 
-def test_a_whole_number_is_refused_on_the_command_line(fixtures_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_whole_number_is_refused_on_the_command_line(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as done:
         main(["surface", str(fixtures_dir / FIXTURE), "--at", "١٢"])
     assert done.value.code == 2
@@ -439,7 +548,10 @@ def test_a_whole_number_is_refused_on_the_command_line(fixtures_dir: Path, capsy
 @pytest.mark.parametrize(
     ("argv", "prefix"),
     [
-        (["request", "LOG", "--attempt", "0"], "tapedeck request: error: unrecognized arguments: --attempt 0"),
+        (
+            ["request", "LOG", "--attempt", "0"],
+            "tapedeck request: error: unrecognized arguments: --attempt 0",
+        ),
         (["cache", "info", "--bogus"], "tapedeck cache info: error: unrecognized arguments: --bogus"),
         (["request", "LOG", "--x\x1b[2J"], "tapedeck request: error: unrecognized arguments: --x\\u001b[2J"),
     ],
@@ -460,7 +572,10 @@ def test_an_unknown_option_is_refused_by_its_subcommand(
     ("argv", "last"),
     [
         (["--bogus", "events", "LOG"], "tapedeck: error: unrecognized arguments: --bogus"),
-        (["--bogus=1", "-q", "inspect", "LOG", "--json"], "tapedeck: error: unrecognized arguments: --bogus=1 -q"),
+        (
+            ["--bogus=1", "-q", "inspect", "LOG", "--json"],
+            "tapedeck: error: unrecognized arguments: --bogus=1 -q",
+        ),
         (["--bogus"], "tapedeck: error: unrecognized arguments: --bogus"),
     ],
 )
@@ -494,7 +609,9 @@ def test_a_seconds_option_reads_ascii_numbers(text: str) -> None:
     assert decimal(text) == float(text)
 
 
-def test_the_demos_lines_name_its_workspace_escaped(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_demos_lines_name_its_workspace_escaped(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     """demo --no-tui's first and closing lines named the workspace (and the log beside it) as they are: a --workspace
     whose name holds a newline and an escape sequence wrote forged lines and the raw escape on stdout. They name it
     as the CLI's messages name a path (core.shared.text.quoted_path)."""
@@ -524,7 +641,9 @@ def test_a_zstd_log_cut_inside_its_only_frame_is_not_called_empty(
     cut = tmp_path / "session.jsonl.zstd"
     cut.write_bytes(whole[: len(whole) // 2])
     assert main([command, str(cut)]) == 2
-    assert capsys.readouterr().err == f"tapedeck: {cut}: no complete first line or frame (no session header)\n"
+    assert (
+        capsys.readouterr().err == f"tapedeck: {cut}: no complete first line or frame (no session header)\n"
+    )
 
 
 def _choices() -> list[tuple[list[str], argparse.Action]]:
@@ -541,8 +660,12 @@ def _choices() -> list[tuple[list[str], argparse.Action]]:
     return found
 
 
-@pytest.mark.parametrize("value", ["it's\x1b[2J", "k" * 100_000], ids=["quote and escape", "100,000 characters"])
-def test_a_word_that_is_no_choice_is_refused_in_our_words(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "value", ["it's\x1b[2J", "k" * 100_000], ids=["quote and escape", "100,000 characters"]
+)
+def test_a_word_that_is_no_choice_is_refused_in_our_words(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A word that is none of an argument's choices (a subcommand, --format, --class) was refused as Python writes
     strings: ``invalid choice: "it's\\x1b[2J" (choose from 'html', 'md', 'json')``, the word whole however long. It
     is quoted as every other usage error quotes what it was given, cut, its controls escaped, the choices plain."""
@@ -567,7 +690,9 @@ def test_a_word_that_is_no_choice_is_refused_in_our_words(value: str, capsys: py
         (["cache", "clean"], "tapedeck cache: error: argument ACTION: 'clean' is not one of: info, clear (did you mean clear?)"),
     ],
 )  # fmt: skip
-def test_a_word_near_a_choice_is_named(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_word_near_a_choice_is_named(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as done:
         main(argv)
     assert done.value.code == 2
@@ -577,7 +702,14 @@ def test_a_word_near_a_choice_is_named(argv: list[str], line: str, capsys: pytes
 
 
 @pytest.mark.parametrize(
-    "argv", [["inspect", "LOG"], ["events", "LOG", "--json"], ["cost", "LOG"], ["request", "LOG", "--all"], ["alerts", "LOG"]]
+    "argv",
+    [
+        ["inspect", "LOG"],
+        ["events", "LOG", "--json"],
+        ["cost", "LOG"],
+        ["request", "LOG", "--all"],
+        ["alerts", "LOG"],
+    ],
 )
 def test_ctrl_c_ends_a_reading_command_in_a_line(
     argv: list[str], fixtures_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -623,4 +755,6 @@ def test_a_dash_for_a_log_says_no_log_is_read_from_stdin(
 
     monkeypatch.chdir(tmp_path)
     assert main([command, "-"], extra_commands=tui_commands()) == 2
-    assert capsys.readouterr().err.startswith("tapedeck: -: no such file or directory; a log is read from its path, never from stdin")
+    assert capsys.readouterr().err.startswith(
+        "tapedeck: -: no such file or directory; a log is read from its path, never from stdin"
+    )
