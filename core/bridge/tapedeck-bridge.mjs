@@ -805,6 +805,7 @@ export class SessionBridge {
     this.problem = undefined;
     this.standby = false; // whether this process wrote bridge.standby.json (another one serves the session)
     this.since = Date.now();
+    this.carried = undefined; // {state, since} of bridge.json as this process left it, when it was not exited
     this.written = undefined; // the last state written to bridge.json
     this.settledIdle = false; // the log holds what the agent wrote before it went idle (see settleIdle)
     this.idleFlush = undefined; // the flush settleIdle waits for
@@ -878,6 +879,9 @@ export class SessionBridge {
     globalThis[LEAVING]?.delete(this.agent.id);
     this.line = 0;
     this.written = undefined; // an older instance answering again writes its state afresh
+    // ... and a state that goes on from the instance before it in this process (a reload) keeps its since
+    const goesOn = previous && writtenByThis(previous, this.plugin) && previous.state !== "exited";
+    this.carried = goesOn && Number.isSafeInteger(previous.since) && previous.since <= now ? { state: previous.state, since: previous.since } : undefined;
     this.partial = null;
     this.seen = null;
     const saved = readJson(this.file(STATE));
@@ -1115,7 +1119,10 @@ export class SessionBridge {
     if (!this.attached || ((this.written === "exited" || this.leftAt !== undefined) && !exited)) return;
     const state = exited ? "exited" : this.state();
     const changed = state !== this.written; // a beat only says the same again: it is not synced to the disk
-    if (changed) this.since = now;
+    if (changed) {
+      this.since = this.carried?.state === state ? this.carried.since : now;
+      this.carried = undefined;
+    }
     if (!force && state === this.written && now - (this.beat ?? 0) < HEARTBEAT_MS) return;
     const body = {
       kind: "dsh",

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -154,10 +155,60 @@ def test_restart_resumes_the_session_and_replays_nothing(
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
 
 
-def _answering_since(d: Path, edited: float) -> dict[str, Any] | None:
-    """``bridge.json`` once a bridge that answers (not one that exited) wrote it after ``edited`` (ms), else None."""
+def _answering_after(d: Path, after: float) -> dict[str, Any] | None:
+    """``bridge.json`` once a bridge that answers (not one that exited) wrote it after ``after`` (ms), else None."""
     written = bridge_json(d) or {}
-    return written if written.get("since", 0) > edited and written.get("state") != "exited" else None
+    return written if written.get("heartbeat", 0) > after and written.get("state") != "exited" else None
+
+
+def _reload(world: DshHome, generation: int) -> None:
+    """Edit the bridge row's config in the profile patch, as an editor saves a file (whole), so that DSH reloads
+    the plugin: DSH re-reads the file at its first change event, and a write in place read between its truncation
+    and its bytes (a busy machine) is an empty patch list that DSH refuses."""
+    patch = world.home / "profiles" / "web" / "cordis.patch.yml"
+    text = patch.read_text()
+    edited = text.replace("config: {}", f"config: {{generation: {generation}}}")
+    if edited == text:
+        edited = text.replace(
+            f"config: {{generation: {generation - 1}}}", f"config: {{generation: {generation}}}"
+        )
+    assert edited != text
+    edit = patch.with_name(patch.name + ".edit")
+    edit.write_text(edited)
+    os.replace(edit, patch)
+
+
+def _reload_until(world: DshHome, generation: int, came: Callable[[], Any], what: str) -> int:
+    """Save the profile patch (``_reload``) until ``came()`` says the new instance came; returns the generation the
+    file has now. DSH's file watcher can miss a save that lands soon after its previous reload: seen once in CI and
+    1 run in 6 at load, the new instance never came, and a second save brought it. So a save that brought none
+    within 10 s is made again (a later one, as an editor saves again), within 60 s in all."""
+    deadline = time.monotonic() + 60
+    while True:
+        _reload(world, generation)
+        try:
+            wait_for(came, 10, what)
+            return generation
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise
+            generation += 1
+
+
+def _reload_to_new_instance(d: Path, world: DshHome) -> float:
+    """Reload the plugin and return (ms) when its new instance was seen attaching the session in ``d``: a bridge.json
+    with a later heartbeat is that instance's (``_answering_after``). A reload keeps the file's ``since`` (its state
+    goes on), so what tells the new instance is its attach, which first removes the temporary files a dead DSH left
+    (each instance does so once, the old one long ago): one planted before the reload goes then, and the old
+    instance, superseded before, writes nothing after."""
+    ran = subprocess.Popen(["true"])
+    ran.wait()  # its pid is no process's now
+    left = d / f".bridge.json.{ran.pid}.tmp"
+    left.write_text("{}\n")
+    an_hour_ago = time.time() - 3600
+    os.utime(left, (an_hour_ago, an_hour_ago))
+    _reload_until(world, 2, lambda: not left.exists(), "the new instance's attach")
+    return time.time() * 1000
 
 
 def _steps_before_run(events: list[dict[str, Any]], request_id: str) -> int:
@@ -170,7 +221,6 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
     dsh: DshInstall, model: ScriptedModel, tmp_path: Path
 ) -> None:
     world = _installed_world(dsh, model, tmp_path)
-    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Before the reload: steps=3 sleep=1")
         sent = [send(d, "checkpoint"), send(d, "message", {"text": "one steer"}), send(d, "pause")]
@@ -179,22 +229,14 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
         rewind = send(d, "rewind")  # the turn is open (and held): it waits for idle
         sent.append(rewind)
         wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 60, "the rewind pending")
-        wait_for(lambda: bridge_json(d)["state"] == "paused", 60, "paused")
+        paused = wait_for(lambda: (b := bridge_json(d) or {}).get("state") == "paused" and b, 60, "paused")
         steps = len([e for e in log_events(d) if e["type"] == "step/start"])
         runs_before = len(td_runs(log_events(d)))
-        edited = time.time() * 1000
-        text = profile_patch.read_text()
-        assert "config: {}" in text
-        # as an editor saves it, whole: DSH re-reads the file at its first change event, and a write in place read
-        # between its truncation and its bytes (a busy machine) is an empty patch list that DSH refuses
-        edit = profile_patch.with_name(profile_patch.name + ".edit")
-        edit.write_text(text.replace("config: {}", "config: {generation: 2}"))
-        os.replace(edit, profile_patch)
-        # DSH disposes the old instance first, which leaves bridge.json as it was (paused since before the edit): the
-        # verdict waits for the new instance's own first word, whenever it attaches, and that word is the pause it
-        # took over
-        reloaded = wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")
-        assert reloaded["state"] == "paused"
+        # DSH disposes the old instance first, which leaves bridge.json as it was: the verdict waits for the new
+        # instance's own first word, and that word is the pause it took over, paused since before the reload
+        attached = _reload_to_new_instance(d, world)
+        reloaded = wait_for(lambda: _answering_after(d, attached), 60, "the new instance's word")
+        assert (reloaded["state"], reloaded["since"]) == ("paused", paused["since"]), (reloaded, paused)
         resume = send(d, "resume")
         sent.append(resume)
         assert final_outcome(d, resume["id"])["outcome"] == "applied"
@@ -348,7 +390,6 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
     each of them once."""
     world = _installed_world(dsh, model, tmp_path)
     hold = _hold(world)
-    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Reloaded mid-turn: steps=30 sleep=1")
         sent = [
@@ -357,11 +398,7 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         ]
         read_to = (d / "control.jsonl").stat().st_size
         wait_for(lambda: _inbox_read_to(d) == read_to, 60, "the bridge to read both requests")
-        edited = time.time() * 1000
-        edit = profile_patch.with_name(profile_patch.name + ".edit")
-        edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
-        os.replace(edit, profile_patch)
-        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's file
+        _reload_to_new_instance(d, world)
         assert outcomes(d) == []
         hold.unlink()
         assert final_outcome(d, sent[0]["id"])["detail"]["objective"] == "read before the reload"
@@ -508,7 +545,6 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
     world = _installed_world(dsh, model, tmp_path)
     hold = _hold_outcomes(world)
     hold.unlink()  # the pause is answered; only the checkpoint's outcome is held
-    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Paused mid-turn: steps=30 sleep=1")
         assert final_outcome(d, send(d, "pause")["id"])["outcome"] == "applied"
@@ -517,12 +553,10 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         mark = send(d, "checkpoint", {"objective": "runs across the reload"})
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the checkpoint in flight")
         wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 60, "the mark kept")
-        edited = time.time() * 1000
-        edit = profile_patch.with_name(profile_patch.name + ".edit")
-        edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
-        os.replace(edit, profile_patch)
-        wait_for(lambda: _answering_since(d, edited), 60, "a new plugin instance")  # not the old one's file
-        assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]
+        _reload_to_new_instance(d, world)
+        # looked at once, as DSH logs the held command's pair a second or so after a reload: the new instance, attached,
+        # lists the request in flight (a bridge.json of its attach, or the old one's last, which listed it too)
+        assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]  # type: ignore[union-attr]
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()

@@ -35,11 +35,12 @@ from tests.dsh.harness import (
 )
 from tests.dsh.test_bridge_lifecycle import (
     ROOT,
-    _answering_since,
+    _answering_after,
     _hold_outcomes,
     _inbox_read_to,
     _installed_world,
     _no_replays,
+    _reload_until,
     _tapedeck,
 )
 
@@ -55,24 +56,6 @@ def _hold_attach(world: DshHome) -> Path:
     return hold
 
 
-def _reload(world: DshHome, generation: int) -> float:
-    """Edit the bridge row's config in the profile patch, as an editor saves a file (whole), so that DSH reloads
-    the plugin; returns when (ms)."""
-    patch = world.home / "profiles" / "web" / "cordis.patch.yml"
-    text = patch.read_text()
-    edited = text.replace("config: {}", f"config: {{generation: {generation}}}")
-    if edited == text:
-        edited = text.replace(
-            f"config: {{generation: {generation - 1}}}", f"config: {{generation: {generation}}}"
-        )
-    assert edited != text
-    edit = patch.with_name(patch.name + ".edit")
-    edit.write_text(edited)
-    at = time.time() * 1000
-    os.replace(edit, patch)
-    return at
-
-
 def _held(hold: Path) -> int:
     """How many plugin instances the hook has held at their attach (each adds a line to the file)."""
     try:
@@ -81,24 +64,13 @@ def _held(hold: Path) -> int:
         return 0
 
 
-def _reload_until_held(world: DshHome, hold: Path, generation: int, held: int) -> tuple[float, int]:
-    """Save the profile patch (``_reload``) until at least ``held`` instances were held at their attach; returns
-    when the first save was made (ms) and the generation the file has now. DSH's file watcher can miss a save that
-    lands soon after its previous reload: seen once in CI and 1 run in 6 at load, the new instance never came, and a
-    second save brought it. So a save that brought none within 10 s is made again (a later one, as an editor saves
-    again), within 60 s in all; an instance held late from an earlier save only makes one more reload in a row."""
-    deadline = time.monotonic() + 60
-    first = None
-    while True:
-        at = _reload(world, generation)
-        first = at if first is None else first
-        try:
-            wait_for(lambda: _held(hold) >= held, 10, f"instance {held + 1}, held before it attaches")
-            return first, generation
-        except TimeoutError:
-            if time.monotonic() > deadline:
-                raise
-            generation += 1
+def _reload_until_held(world: DshHome, hold: Path, generation: int, held: int) -> int:
+    """Reload the plugin (``_reload_until``) until at least ``held`` instances were held at their attach; returns
+    the generation the profile patch has now (an instance held late from an earlier save only makes one more reload
+    in a row)."""
+    return _reload_until(
+        world, generation, lambda: _held(hold) >= held, f"instance {held + 1}, held before it attaches"
+    )
 
 
 def _read_through_the_gap(d: Path, world: DshHome) -> list[str]:
@@ -150,13 +122,14 @@ def test_a_reload_reads_as_the_running_session_and_a_waiting_request_runs_once(
         read_to = inbox.stat().st_size
         wait_for(lambda: _inbox_read_to(d) == read_to, 60, "the bridge to read it")
         hold_attach.touch()
-        edited, _ = _reload_until_held(world, hold_attach, 2, 1)
+        _reload_until_held(world, hold_attach, 2, 1)
         seen = _read_through_the_gap(d, world)
         assert _all_live(seen), sorted(set(seen))
         assert waiting.poll() is None, waiting.communicate()
+        released = time.time() * 1000
         hold_attach.unlink()
         hold_run.unlink()
-        wait_for(lambda: _answering_since(d, edited), 60, "the new instance's first word")
+        wait_for(lambda: _answering_after(d, released), 60, "the new instance's first word")
         out, err = waiting.communicate(timeout=120)
         assert waiting.returncode == 0, out + err
         told = json.loads(out)["data"]
@@ -181,13 +154,14 @@ def test_two_reloads_in_a_row_read_as_the_running_session_and_replay_nothing(
         mark = send(d, "checkpoint", {"objective": "before the reloads"})
         assert final_outcome(d, mark["id"])["detail"]["markId"] == 1
         hold.touch()
-        edited, generation = _reload_until_held(world, hold, 2, 1)
+        generation = _reload_until_held(world, hold, 2, 1)
         _reload_until_held(world, hold, generation + 1, 2)
         sent_in_gap = send(d, "checkpoint", {"objective": "sent between the reloads"})
         seen = _read_through_the_gap(d, world)
         assert _all_live(seen), sorted(set(seen))
+        released = time.time() * 1000
         hold.unlink()
-        wait_for(lambda: _answering_since(d, edited), 60, "the third instance's first word")
+        wait_for(lambda: _answering_after(d, released), 60, "the third instance's first word")
         assert final_outcome(d, sent_in_gap["id"])["detail"]["markId"] == 2
         assert outcomes(d)[-1]["requestId"] == sent_in_gap["id"]
     _no_replays(d, sent=2)
@@ -247,13 +221,14 @@ def test_a_message_running_across_a_reload_is_answered_once_by_the_instance_that
         steer = send(d, "message", {"text": "steered across the reload"})
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the steer in flight")
         hold_attach.touch()
-        edited, _ = _reload_until_held(world, hold_attach, 2, 1)
+        _reload_until_held(world, hold_attach, 2, 1)
         hold_outcome.unlink()  # the old instance writes the outcome now, in the gap
         assert final_outcome(d, steer["id"])["outcome"] == "applied"
         seen = _read_through_the_gap(d, world)
         assert _all_live(seen), sorted(set(seen))
+        released = time.time() * 1000
         hold_attach.unlink()
-        reloaded = wait_for(lambda: _answering_since(d, edited), 60, "the new instance's first word")
+        reloaded = wait_for(lambda: _answering_after(d, released), 60, "the new instance's first word")
         assert "inFlight" not in reloaded, reloaded
         # the new instance reads the inbox in order, after what it took over: once this is answered, a second run of
         # the steer would be in the log already
