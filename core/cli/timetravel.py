@@ -56,8 +56,12 @@ def _pick(args: argparse.Namespace) -> list[Request]:
         return False
 
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
-    session = stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
-    if args.seq is not None and not 0 <= args.seq < session.next_seq:  # as surface --at and export --at refuse it
+    session = stream_requests(
+        args.path, take, step, others=False
+    )  # a step's requests are the only ones built
+    if (
+        args.seq is not None and not 0 <= args.seq < session.next_seq
+    ):  # as surface --at and export --at refuse it
         raise seq_not_in_log(args.seq, session.next_seq)
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
@@ -127,8 +131,12 @@ def _json_pieces(
     as ``rendered(request, indent)`` gives them; the whole request is never held."""
     whole = dumps_indented(request.to_dict(body=body, shallow=True)).replace(b"\n", b"\n  ")
     at = 0
-    for indent in (b"    ", b"      ")[: 1 + body]:  # the request's messages, then the body's (indented deeper)
-        mark = b"\n" + indent + b'"messages": []'  # a nested or string occurrence is indented otherwise or escaped
+    for indent in (b"    ", b"      ")[
+        : 1 + body
+    ]:  # the request's messages, then the body's (indented deeper)
+        mark = (
+            b"\n" + indent + b'"messages": []'
+        )  # a nested or string occurrence is indented otherwise or escaped
         cut = whole.index(mark, at) + len(mark) - 1
         yield whole[at:cut]
         first, next_ = b"\n" + indent + b"  ", b",\n" + indent + b"  "
@@ -221,7 +229,11 @@ def _request_lines(
              f"temperature {r['temperature']}" if r["temperature"] is not None else "",
              f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
     attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
-    what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} call, turn {r['turn']}"
+    what = (
+        f"turn {r['turn']} step {r['step']}{attempt}"
+        if r["kind"] == AGENT
+        else f"{r['kind']} call, turn {r['turn']}"
+    )
     count = len(messages) if count is None else count  # type: ignore[arg-type]
     heading = [
         f"{what} · at seq {r['seq']} · {r['host']} · "
@@ -259,7 +271,9 @@ def _write_text(args: argparse.Namespace, requests: list[Request]) -> None:
 
 def _request(args: argparse.Namespace) -> None:
     if (args.all or args.seq is not None) and (args.turn is not None or args.step is not None):
-        raise TapedeckError(f"--turn and --step pick a request themselves: give them without {'--all' if args.all else '--seq'}")
+        raise TapedeckError(
+            f"--turn and --step pick a request themselves: give them without {'--all' if args.all else '--seq'}"
+        )
     if (args.turn is None) != (args.step is None):
         given, missing = ("turn", "step") if args.step is None else ("step", "turn")
         raise TapedeckError(f"--{given} needs --{missing}: a request is one step's (--turn T --step S)")
@@ -288,10 +302,14 @@ def _diff(args: argparse.Namespace) -> None:
         before[:] = [diff_base(request)]
         return False
 
-    session = stream_requests(args.path, compare, others=False)  # the agent's requests make the cache-break chain
+    session = stream_requests(
+        args.path, compare, others=False
+    )  # the agent's requests make the cache-break chain
     if not found:
         lacks = missing_turn_step(session.turns, args.turn, args.step)
-        raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request{lacks}")
+        raise TapedeckError(
+            f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request{lacks}"
+        )
     emit(found[0], args.json, _render_diff)
 
 
@@ -309,7 +327,9 @@ def _render_diff(d: dict[str, Any]) -> str:
         where = break_point(d["prefixBytes"], d["totalBytes"], d["cause"], d["causeSeq"])
         lines.append(f"  {where}; {d['totalBytes'] - d['prefixBytes']} bytes after it are new to the cache")
     else:
-        lines.append(f"  prefix kept: the first {d['prefixBytes']} of {d['totalBytes']} bytes are the previous request")
+        lines.append(
+            f"  prefix kept: the first {d['prefixBytes']} of {d['totalBytes']} bytes are the previous request"
+        )
     for label, keys in (("added", d["added"]), ("removed", d["removed"])):
         if keys:
             lines.append(f"  {label} ({len(keys)}): " + ", ".join(_node(k) for k in keys))
@@ -326,7 +346,9 @@ def _cost(args: argparse.Namespace) -> None:
     config = load_config(args.config, only=RULE_SECTIONS)
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
 
-    def observe(session: Session, event: dict[str, Any]) -> None:  # the run rate reads other events' times back
+    def observe(
+        session: Session, event: dict[str, Any]
+    ) -> None:  # the run rate reads other events' times back
         rate.observe(session.next_seq - 1, event, session.events.iter_raw)
 
     session = stream_requests(args.path, tally.add, observe=observe, observe_types=RateFold.TYPES)  # one pass
@@ -365,7 +387,9 @@ def _render_cost(r: dict[str, Any]) -> str:
 
     lines = ["turn step  hit       miss      output    cached  cost      cache break"]
     for q in r["requests"]:
-        step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "") if q["kind"] == AGENT else "-"
+        step = (
+            f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "") if q["kind"] == AGENT else "-"
+        )
         note = q["cacheBreak"] or "" if q["kind"] == AGENT else f"({q['kind']} call at seq {q['seq']})"
         note = f"{note} ({UNFINISHED})".lstrip() if q["unfinished"] else note
         lines.append(
@@ -374,7 +398,9 @@ def _render_cost(r: dict[str, Any]) -> str:
         )
     lines.append("")
     for t in r["turns"]:
-        lines.append(f"turn {t['turn']}: {counted(t['requests'], 'request')}, {_usd(t['usd'])}, {_pct(t['cached'])} cached")
+        lines.append(
+            f"turn {t['turn']}: {counted(t['requests'], 'request')}, {_usd(t['usd'])}, {_pct(t['cached'])} cached"
+        )
     total = r["total"]
     lines.append(
         f"session: {counted(total['requests'], 'request')}, hit {total['hit']} / miss {total['miss']} / output "
@@ -385,7 +411,11 @@ def _render_cost(r: dict[str, Any]) -> str:
     if r["cuts"]:
         lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
     for c in r["cuts"]:
-        broke = f"broke the cache, {c['rebilledTokens']} tokens re-billed" if c["brokeCache"] else "no cache break"
+        broke = (
+            f"broke the cache, {c['rebilledTokens']} tokens re-billed"
+            if c["brokeCache"]
+            else "no cache break"
+        )
         if c["callUsd"] is not None:
             broke += f", summary call {_usd(c['callUsd'])}"
         lines.append(
@@ -427,7 +457,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_log_path(p)
     p.add_argument("--turn", type=whole, required=True, metavar="T", help="turn of the request to compare")
     p.add_argument("--step", type=whole, required=True, metavar="S", help="step of that turn")
-    p.add_argument("--attempt", type=whole, default=1, metavar="N", help="which attempt of a retried step")
+    p.add_argument(
+        "--attempt",
+        type=whole,
+        default=1,
+        metavar="N",
+        help="which attempt of a retried step, from 1 (default 1)",
+    )
     add_json(p)
     p.set_defaults(handler=guarded(_diff))
 
@@ -440,6 +476,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "section says otherwise.",
     )
     add_log_path(p)
-    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file whose [model.prices] table overrides prices")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        type=path_argument,
+        help="config file whose [model.prices] table overrides prices",
+    )
     add_json(p)
     p.set_defaults(handler=guarded(_cost, paused=True))

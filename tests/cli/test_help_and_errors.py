@@ -489,6 +489,14 @@ def test_every_interval_names_its_default() -> None:
         assert action.help.count("default") == 1, (name, action.help)
 
 
+def test_every_option_that_has_a_default_names_it() -> None:
+    """``diff --help`` said ``--attempt N`` was "which attempt of a retried step", not that it counts from 1 and is
+    the first unless given."""
+    unnamed = [name for name, _, action in _options(tui=True)
+               if action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in (action.help or "")]  # fmt: skip
+    assert unnamed == []
+
+
 def _refusals(kind: object, text: str) -> list[tuple[str, str]]:
     """Every option whose values ``kind`` reads, with the message its parser refuses ``text`` by (it must)."""
     found = []
