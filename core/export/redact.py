@@ -184,7 +184,9 @@ _DOCKER_ENV = re2.compile(
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
-_SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth|(?:^|[_\-.])(?i:pass|pw))\Z")
+_SECRET_KEY = re.compile(
+    "(?:" + _KEY_WORDS.decode() + r"|\bauth|(?:^|[_\-.])(?i:pass|pw)|(?i:authorization))\Z"
+)
 # the words of a key's name (``max_token``, ``maxToken``, ``MAX_TOKEN``) and those that say it holds a count
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budget", "input", "output", "prompt",
@@ -595,12 +597,18 @@ _LINE_REST = re.compile(  # a quote inside a word goes on with it, as in a value
 )
 _CODE_AFTER = re.compile(rb"[(){}\[\]=<>|&;]|[ \t]#")
 _CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
-# an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
-# before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
+# the scheme words an Authorization header's credentials follow (RFC 7235's registry and the common others): each
+# stays readable before what it names (``_authorization_value``)
+_AUTH_SCHEME = (
+    rb"basic|bearer|digest|token|negotiate|ntlm|kerberos|hoba|mutual|oauth|dpop|gnap|privatetoken|concealed"
+    rb"|scram-sha-(?:1|256)|vapid|aws4-hmac-sha256|sharedkey(?:lite)?|ssws|api-?key|jwt|hawk|bot|googlelogin|splunk"
+)
+# an Authorization (``Proxy-Authorization``) header's value, after its scheme if any, of any length (group 3; group
+# 1 the header's name, group 2 a quote or a backquote before the value): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
     rb"(?i:(authorization)(?:" + _MAYBE_QUOTE + rb"[ \t]*[:=]|" + _QUOTE + rb"(?:\][ \t]*=|[ \t]*,))[ \t]*(" + _QUOTE
-    + rb")?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
-    rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")(?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb"){7,})"
+    + rb"|`)?(?:(?:" + _AUTH_SCHEME + rb")[ \t]+)?)"
+    rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)
@@ -667,7 +675,7 @@ _SCREEN = (
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+" + _GLUED_AFTER + rb"[A-Za-z0-9._~+/=\-]{12,}|" + _SIGNATURE_NAME
     + rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth" + _MAYBE_QUOTE + rb"|\b(?i:pass|pw)" + _QUOTE + rb"|_auth|(?i:authorization|cookie))" + _MAYBE_QUOTE
-    + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + _QUOTE + rb"[ \t]*[\],]"
+    + _EMPHASIS + _JSON_SPACE + rb"*[:=]|(?:" + _NAMED + rb"|(?i:authorization))" + _QUOTE + _JSON_SPACE + rb"*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|\$\{[A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb")" + _DEFAULT_AFTER
@@ -1474,7 +1482,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 # of them that take a command's word as a shell reads it (``_shell_end``), and those whose value ``echo`` gives
 # (``_echoed_end``)
 _ECHOES = (_STDIN_PASSWORD, _STDIN_AGAIN, _CHPASSWD, _CHPASSWD_AGAIN, _SUBSTITUTED)
-_QUOTED = (_AUTHORIZATION, _FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY, _LOGIN_CALL, _DEFAULTED)
+_QUOTED = (_FTP_USER, _SQL_PASSWORD, _NAMED_VALUE, _ADD_KEY, _LOGIN_CALL, _DEFAULTED)
 _SHELL_WORDS = (
     _OPTION, *_CLI_PASSWORDS, _KEYGEN, _ADMIN_PASSWORD, _HERE_STRING, _BEARER, *_POSITIONAL_PASSWORDS, _HASHED,
     _FISH_SET,
@@ -1706,11 +1714,119 @@ def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
     return spans
 
 
+# what comes before an HTTP header's name where it starts its line or a string (group 1, the quote that opens it):
+# blanks, curl's ``>`` or ``<`` of ``-v`` (``_header_opening``)
+_HEADER_BEFORE = re.compile(rb"(\\*[\"'`])?(?:[ \t]|\\+t)*(?:[<>][ \t]+)?\Z")
+_HEADER_SIGN = re.compile(rb"[ \t]*:")
+_BREAK = re.compile(rb"[\r\n]|\\+[nr]")  # a line break, itself or as JSON text escapes it
+# the scheme word a credential follows, and the blanks after it; and a scheme word alone, which names no credential
+_SCHEME_HEAD = re.compile(rb"(?i:" + _AUTH_SCHEME + rb")[ \t]+(?=[^\s])")
+_SCHEME_ONLY = re.compile(rb"[ \t]*(?i:" + _AUTH_SCHEME + rb")[ \t]*")
+
+
+def _header_opening(data: bytes, m: Any) -> bytes | None:
+    """How the Authorization header of ``m`` (``_AUTHORIZATION``) is written when it is an HTTP header's text, its
+    name then ``:`` (or an environment variable's, ``_env_header``): the quote (as written: ``"``, ``\\"``, ``'``) that opens the string it starts (curl's ``-H
+    "Authorization: …"``, a JSON string's ``"Authorization: …"``), or b"" when it starts its line (blanks or
+    ``curl -v``'s ``>`` before it). None elsewhere: an object's key, code's name, a word of a comment or of prose."""
+    if _HEADER_SIGN.match(data, m.end(1)) is None and not _env_header(data, m):
+        return None
+    at = m.end(1) - len(_key_name(data, m))  # (``Proxy-Authorization``, ``X-Authorization``)
+    lo = max(0, at - COMMAND_REACH)
+    escaped = data.rfind(b"\\n", lo, at)
+    lo = max(
+        data.rfind(b"\n", lo, at) + 1, data.rfind(b"\r", lo, at) + 1, escaped + 2 if escaped >= 0 else lo
+    )
+    before = _HEADER_BEFORE.search(data, max(lo, at - 32), at)
+    if before is None or before.group(1) is None and before.start() > lo:
+        return None
+    return before.group(1) or b""
+
+
+def _header_end(data: bytes, m: Any, opening: bytes) -> int:
+    """Where an HTTP header's value that starts at group 3 of ``m`` ends: at the close of the quote ``opening``
+    opened, where one did (``_close``), and at its line's end at the latest, a line break or, in JSON text, the
+    quote that ends the string its line is in (``_string_end``), without the blanks and a ``,`` or ``;`` before."""
+    start = m.start(3)
+    found = _BREAK.search(data, start)
+    stop = len(data) if found is None else found.start()
+    close = _close(data, opening, start) if opening else None
+    if close is not None:
+        stop = min(stop, close)
+    elif not opening and (escaped := data.rfind(b"\\n", max(0, start - COMMAND_REACH), start)) > data.rfind(
+        b"\n", max(0, start - COMMAND_REACH), start
+    ):  # its line begun at a line break JSON text escapes: a quote with fewer backslashes ends the string
+        run = escaped
+        while run > 0 and data[run - 1] == 0x5C:
+            run -= 1
+        quote = _string_end(data, start, stop, escaped + 1 - run)
+        stop = stop if quote < 0 else quote
+    return start + len(data[start:stop].rstrip(b" \t,;"))  # (``Authorization: token,``: an object's line)
+
+
+def _env_header(data: bytes, m: Any) -> bool:
+    """True when the Authorization header of ``m`` is an environment variable's, ``=`` after its upper-case name
+    (``AUTHORIZATION=…``, CGI's ``HTTP_AUTHORIZATION=…``)."""
+    return data[m.end(1) : m.end(1) + 1] == b"=" and _key_name(data, m).isupper()
+
+
+def _authorization_end(data: bytes, m: Any, group: int) -> int:
+    """Where an Authorization header's credentials end (``_AUTHORIZATION``, its ``group`` 3): a quoted value at its
+    closing quote (``"Bearer ab"``, a template literal's backquote), a header's at its end (``_header_end``: every
+    parameter of ``Digest username="bob", …, response="…"``), an environment variable's after a scheme at its
+    line's end; elsewhere as any quoted value after a key word (``_quoted_end``)."""
+    if m.group(2) is not None:
+        close = _close(data, m.group(2), m.start(group))
+        return m.end(group) if close is None else _stripped_end(data, m.start(group), close)
+    opening = _header_opening(data, m)
+    if opening is None and _env_header(data, m) and m.start(group) > m.end(1) + 1:  # (``=Bearer …``)
+        opening = b""
+    return _quoted_end(data, m, group) if opening is None else _header_end(data, m, opening)
+
+
+def _stripped_end(data: bytes, start: int, end: int) -> int:
+    """``end``, the blanks before it (after ``start``) left out."""
+    return start + len(data[start:end].rstrip(b" \t"))
+
+
+def _credentials(value: bytes) -> bool:
+    """True when ``value``, an Authorization header's value past its scheme word, is a credential: anything but
+    nothing, a scheme word alone (``Bearer``), a reference or a placeholder (``$TOKEN``, ``<token>``, ``{token}``,
+    ``${{ secrets.X }}``) or a setting word (``none``), whatever its length (``ab``)."""
+    return bool(value.strip()) and _SCHEME_ONLY.fullmatch(value) is None and _literal_secret(value.strip())
+
+
+def _typed(data: bytes, m: Any) -> bool:
+    """True when the unquoted value after ``authorization:`` is code's type, no header's value: an annotation with
+    its default, a blank before its ``=`` (``authorization: str = Header(None)``), a type's name (``authorization: str``) or a generic's
+    (``Optional[str]``)."""
+    typed = _ANNOTATION.match(data, m.end(1), min(len(data), m.end(1) + ANNOTATION_MAX))
+    if typed is not None and data[data.rfind(b"=", m.end(1), typed.end()) - 1] in b" \t":  # (no ``Zm9v=``)
+        return True
+    value = m.group(3)
+    code = _CODE.match(value)
+    return (
+        value.lower() in _LITERALS
+        or code is not None
+        and bool(code.group(2))
+        and _closed(data, m.start(3), code.group(2))
+    )
+
+
 def _authorization_value(data: bytes, m: Any) -> bool:
-    """True when an Authorization header's value (``_AUTHORIZATION``) is one (``_secret_value``); one a call's
-    argument gives after the header's name (``setHeader('Authorization', …)``) only when quoted: a bare word there is
-    a variable."""
-    return (m.start(2) >= 0 or b"," not in data[m.end(1) : m.start(3)]) and _secret_value(data, m)
+    """True when an Authorization header's value (``_AUTHORIZATION``) is its credentials (``_credentials``): after a
+    scheme word or none, of any length, where a header is written (its name then ``:`` starting a line or a string:
+    ``_header_opening``), quoted (``"Authorization": "ab"``) or as an environment variable's (``AUTHORIZATION=ab``),
+    but a typed name's (``authorization: str``, ``_typed``); elsewhere (a comment, code's object or argument) when
+    it is no code (``_secret_value``). One a call's argument gives after the header's name (``setHeader(
+    'Authorization', …)``) only when quoted: a bare word there is a variable."""
+    quoted = m.start(2) >= 0
+    if not quoted and b"," in data[m.end(1) : m.start(3)]:
+        return False
+    header = quoted or _env_header(data, m) or _header_opening(data, m) is not None and not _typed(data, m)
+    if not header:
+        return _secret_value(data, m)
+    return _credentials(data[m.start(3) : _authorization_end(data, m, 3)])
 
 
 def _bearer_value(data: bytes, m: Any) -> bool:
@@ -2120,7 +2236,7 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
     _PAIR: _pair_end, **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
     **dict.fromkeys(_ECHOES, _echoed_end), _YAML_BLOCK: _block_end,
-    _HEREDOC: _heredoc_end, _GO_VAR: _go_end,
+    _HEREDOC: _heredoc_end, _GO_VAR: _go_end, _AUTHORIZATION: _authorization_end,
 }
 
 
@@ -2464,9 +2580,15 @@ class Redactor:
     def _keyed(self, key: str, value: str) -> str:
         """``_walk`` of the string ``value`` under ``key``, a dict's key named for a secret (``_secret_key``): all of it
         goes when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
-        one, and no ``_lexer_word``); an object's string is no text the text rules see as ``"password": "hunter2"``."""
+        one, and no ``_lexer_word``), past its scheme word under an Authorization header's name (``_credentials``);
+        an object's string is no text the text rules see as ``"password": "hunter2"``."""
         data = value.encode()
-        if value and _literal_secret(data) and not _lexer_word(key.encode(), data):
+        if key[-13:].lower() == "authorization":  # a header's credentials, its scheme kept (``Bearer ab``)
+            head = _SCHEME_HEAD.match(data)
+            at = 0 if head is None else head.end()  # (ASCII: as many characters as bytes)
+            if _credentials(data[at:]):
+                return self._noted(value, lambda v: v[:at] + self._whole_key(v[at:]))
+        elif value and _literal_secret(data) and not _lexer_word(key.encode(), data):
             return self._noted(value, self._whole_key)
         return self._walk(value)
 

@@ -1,0 +1,129 @@
+"""Redaction of an ``Authorization`` (``Proxy-Authorization``) header's credentials: one rule wherever the header is
+written, an HTTP header's line, curl's ``-H`` argument, a string of JSON text, a JSON object's key, an environment
+variable's line. The credential goes whatever its length (``Authorization: ab`` stayed: a value under eight
+characters was never looked at); a known scheme word before it stays readable (``Bearer``, ``Basic``, ``Digest``)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core.export.redact import KINDS, Redactor
+
+SCHEMES = st.sampled_from(
+    ["", "Bearer ", "Basic ", "Token ", "Digest ", "bearer ", "Negotiate ", "NTLM ", "DPoP "]
+)
+# a credential as RFC 7235's token68 writes one, of any length: no placeholder (``$TOKEN``, ``<token>``), no
+# setting word (``none``) and no scheme word alone
+CREDENTIALS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._~+/-]{0,39}={0,2}", fullmatch=True).filter(
+    lambda v: v.lower() not in {"none", "null", "nil", "true", "false", "yes", "no", "on", "off", "enabled",
+                                "disabled", "basic", "bearer", "token", "digest", "negotiate", "ntlm", "dpop"}
+)  # fmt: skip
+# where a header is written: ``{}`` its value, scheme and credential
+PLACES = st.sampled_from([
+    "Authorization: {}", "Proxy-Authorization: {}", "authorization: {}\nHost: h", "> Authorization: {}\r\n> Accept: */*",
+    "GET / HTTP/1.1\r\nHost: h\r\nAuthorization: {}\r\n\r\n", "  Authorization: {}",
+    'curl -H "Authorization: {}" https://h/x', "curl -sS -H 'Authorization: {}' https://h/x",
+    'curl --header "Proxy-Authorization: {}" -x p:3128 https://h', '{{"headers": {{"Authorization": "{}"}}}}',
+    "headers = {{'Authorization': '{}'}}", 'req.headers["authorization"] = "{}"', "AUTHORIZATION={}",
+    'export HTTP_AUTHORIZATION="{}"', "HTTP_AUTHORIZATION={}\nPATH=/bin",
+])  # fmt: skip
+
+
+def _redacts(text: str, out: str) -> None:
+    """``text`` redacts to ``out``, one key replaced; and so does its JSON text, and JSON text of that."""
+    for form, expected in ((text, out), *((_json(text, n), _json(out, n)) for n in (1, 2))):
+        r = Redactor(environ={}, home="/home/ann")
+        found = r.text(form)
+        assert found == expected and r.summary() == {**dict.fromkeys(KINDS, 0), "key": 1}, found
+
+
+def _json(text: str, times: int) -> str:
+    """``text`` as JSON text holds it in a string, ``times`` over (a tool call's arguments, a tool's JSON output)."""
+    for _ in range(times):
+        text = orjson.dumps({"c": text}).decode()
+    return text
+
+
+def _stays(text: str) -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0, r.text(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=PLACES, scheme=SCHEMES, credential=CREDENTIALS)
+@example(place="Authorization: {}", scheme="", credential="ab")
+@example(place="Authorization: {}", scheme="Bearer ", credential="ab")
+@example(place='curl -H "Authorization: {}" https://h/x', scheme="", credential="ab")
+@example(place='{{"headers": {{"Authorization": "{}"}}}}', scheme="Basic ", credential="Zm9v")
+@example(place="AUTHORIZATION={}", scheme="", credential="ab")
+@example(place="Authorization: {}", scheme="Negotiate ", credential="YIIabc")
+@example(place="Authorization: {}", scheme="", credential="B")
+def test_an_authorization_header_s_credential_goes_whatever_its_length_and_its_scheme_stays(
+    place: str, scheme: str, credential: str
+) -> None:
+    _redacts(place.format(scheme + credential), place.format(scheme + "[redacted key]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('Authorization: Digest username="bob", realm="h", nonce="4c2e1", uri="/", response="6629fae49393a05397450978507c4ef1"',
+         "Authorization: Digest [redacted key]"),
+        ("Authorization: AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/iam/aws4_request, Signature=5d672d79c15b",
+         "Authorization: AWS4-HMAC-SHA256 [redacted key]"),
+        ("Authorization: ab cd\nHost: h", "Authorization: [redacted key]\nHost: h"),
+        ('curl -H "Authorization: Digest username=\\"bob\\", response=\\"66a\\"" https://h',
+         'curl -H "Authorization: Digest [redacted key]" https://h'),
+        ("curl -H 'Authorization: Digest username=\"bob\", response=\"66a\"' https://h",
+         "curl -H 'Authorization: Digest [redacted key]' https://h"),
+        ('{"Authorization": "Digest username=\\"bob\\", response=\\"66a\\""}', '{"Authorization": "Digest [redacted key]"}'),
+        ("HTTP_AUTHORIZATION=Digest username=bob, response=66a\nX=1", "HTTP_AUTHORIZATION=Digest [redacted key]\nX=1"),
+    ],
+)  # fmt: skip
+def test_a_credential_of_several_parameters_goes_to_the_header_s_end(text: str, out: str) -> None:
+    """``Digest``'s ``username="bob", …, response="…"`` came out as ``[redacted key]"bob", …, response="…"``: the
+    value ended at its first quote; a scheme the rule did not know (``AWS4-HMAC-SHA256``, ``Negotiate``) was taken
+    for the value, and what followed it stayed."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    ("value", "out"),
+    [
+        ({"Authorization": "ab"}, {"Authorization": "[redacted key]"}),
+        ({"headers": {"Authorization": "Bearer ab"}}, {"headers": {"Authorization": "Bearer [redacted key]"}}),
+        ({"Proxy-Authorization": "Basic Zm9vOmJhcg=="}, {"Proxy-Authorization": "Basic [redacted key]"}),
+        ({"authorization": "Bearer abcdefghijklmnopq"}, {"authorization": "Bearer [redacted key]"}),
+        ({"c": "headers['Authorization'] = 'rawTok3n1234567890'"}, {"c": "headers['Authorization'] = '[redacted key]'"}),
+    ],
+)  # fmt: skip
+def test_a_json_object_s_authorization_key_gives_its_credential_and_keeps_its_scheme(
+    value: object, out: object
+) -> None:
+    """A walked object's ``"Authorization"`` was no key named for a secret: its value was judged as text, where a
+    short credential (``ab``) or one that reads as a word (``Bearer abcdefghijklmnopq``) stayed; and the screen let
+    a string holding ``headers['Authorization'] = '…'`` through unread."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.walk(value) == out
+    assert r.summary() == {**dict.fromkeys(KINDS, 0), "key": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer", "Authorization: Basic\n", "Authorization: Bearer $TOKEN", "Authorization: Bearer ${TOKEN}",
+        "Authorization: Bearer ${{ secrets.GH_TOKEN }}", "Authorization: Bearer <token>", "Authorization: {token}",
+        "curl -H \"Authorization: Bearer $TOKEN\" https://h", "authorization: str = Header(None)",
+        "    authorization: Optional[str] = None", "  authorization: str", "# Authorization: required",
+        "{ Authorization: token }", "headers = {Authorization: tok}", "Authorization: none",
+        'auth = {"Authorization": "Bearer " + token}', "'Authorization: Bearer ' + token", "Authorization: `Bearer ${token}`",
+        'headers["Authorization"] = f"Bearer {token}"', "setHeader('Authorization', tok)", '{"Authorization": ""}',
+        "the Authorization: header is missing", "headers = {\n  Authorization: token,\n}",
+    ],
+)  # fmt: skip
+def test_an_authorization_header_s_reference_scheme_alone_or_code_stays(text: str) -> None:
+    _stays(text)
+    assert Redactor(environ={}, home="/home/ann").walk({"c": text}) == {"c": text}
