@@ -71,7 +71,11 @@ class SurfaceTimeline:
             end = session.next_seq
             if end <= start:
                 return
-            replacements = {seq: list(nodes) for seq, nodes in session.shadowed.items() if seq >= start}
+            replacements = {}  # those from ``start`` on: the last keys, as replacements are applied in seq order
+            for seq in reversed(session.shadowed):
+                if seq < start:
+                    break
+                replacements[seq] = list(session.shadowed[seq])
             # the nodes from ``start`` on that were appended stand after every older node (a replacement keeps the
             # order of what it leaves, and is a key of ``replacements``): read from the end, not the whole surface
             surface, k = session.surface, len(session.surface)

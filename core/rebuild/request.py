@@ -1139,8 +1139,8 @@ def request_at(
     host = bool(marks[HOST_EVENT]) and marks[HOST_EVENT][0] <= point.seq
     route = None
     routes = marks[ROUTE_EVENT]
-    for seq in reversed(routes[: bisect.bisect_right(routes, point.seq)]):
-        data = _data(session.events[seq])
+    for i in range(bisect.bisect_right(routes, point.seq) - 1, -1, -1):  # back from the request, never a copy
+        data = _data(session.events[routes[i]])
         if data.get("turn") == point.turn and data.get("step") == point.step:
             route = data
             break
