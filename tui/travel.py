@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Generic, TypeVar, overload
@@ -105,6 +105,15 @@ class Moments:
     points: Sequence[Point]
     seqs: Sequence[int]  # the seq of each of ``points`` (ascending), kept as requests arrive
     marks: dict[str, Sequence[int]]
+    steps: Mapping[tuple[int, int], int]  # (turn, step) -> its first request; a later sync adds more
+
+    def step_request(self, turn: int, step: int) -> int | None:
+        """The first request of step ``step`` of turn ``turn`` (None: none went out)."""
+        points = self.points
+        first = self.steps.get((turn, step))
+        if first is None or first >= len(points):  # none this sync kept: the one in flight may be its first
+            first = len(points) - 1
+        return first if first >= 0 and (points[first].turn, points[first].step) == (turn, step) else None
 
     def point_at(self, seq: int) -> int | None:
         """The request in flight at ``seq``: the last one that went out at or before it."""
@@ -150,6 +159,7 @@ class TimeTravel:
         self._timeline = SurfaceTimeline()
         self._points: list[Point] = []
         self._seqs: list[int] = []  # the seq of each of ``_points``
+        self._steps: dict[tuple[int, int], int] = {}  # (turn, step) -> the index in ``_points`` of its first
         self._marks: dict[str, list[int]] = {etype: [] for etype in MARK_TYPES}
         self._points_upto = 0  # points and marks cover the events below this seq
         self._clock = RequestClock()
@@ -169,12 +179,15 @@ class TimeTravel:
                     0,
                 )
                 self._seqs = []
+                self._steps = {}
                 self._clock = RequestClock()
                 self._marks = {etype: [] for etype in MARK_TYPES}
             self._timeline.extend(session, self.live.lock)
             seen = self._timeline.seen
             if self._points_upto != seen:  # only what arrived since the last call is read
                 arrived = request_points(session, self._points_upto, seen, self._clock)
+                for index, point in enumerate(arrived, len(self._points)):
+                    self._steps.setdefault((point.turn, point.step), index)
                 self._points.extend(arrived)
                 self._seqs.extend(point_seqs(arrived))
                 for etype, found in request_marks(session, self._points_upto).items():
@@ -187,4 +200,4 @@ class TimeTravel:
             marks: dict[str, Sequence[int]] = {
                 etype: Seen(found, len(found)) for etype, found in self._marks.items()
             }
-            return Moments(self.live, session, self._timeline, seen, points, seqs, marks)
+            return Moments(self.live, session, self._timeline, seen, points, seqs, marks, self._steps)

@@ -159,6 +159,34 @@ def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
     assert kept == sum(taken) == answered
 
 
+@settings(max_examples=100, deadline=None)
+@given(_requests())
+def test_a_step_s_first_request_is_the_one_a_scan_of_every_request_finds(
+    case: tuple[list[dict[str, Any]], list[int]],
+) -> None:
+    """``Moments.step_request`` (the Router's pick) answers from the first request of each step kept as requests
+    arrive, as the scan of every request it replaces did: for every step of a log synced piece by piece (the
+    request in flight as the log ends among them, retries too), and still for what an earlier sync saw once later
+    ones took in more."""
+    events, syncs = case
+    session = Session.from_events(HEADER, [])
+    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
+    fed = 0
+    synced = []
+    for upto in syncs:
+        for event in events[fed:upto]:
+            session.apply(event)
+        fed = upto
+        synced.append(travel.sync())
+    for moments in synced:
+        steps = {(turn, step) for turn in range(6) for step in range(5)}
+        for turn, step in steps:
+            scanned = next(
+                (i for i, p in enumerate(moments.points) if (p.turn, p.step) == (turn, step)), None
+            )
+            assert moments.step_request(turn, step) == scanned, (turn, step)
+
+
 def _long_log(requests: int) -> list[dict[str, Any]]:
     """A log of ``requests`` one-step turns, then a turn whose request went out, and last the first two deltas of
     its answer."""

@@ -95,12 +95,7 @@ class TimeTravelActions(Screen[None]):
 
     def travel_to_step(self, turn: int, step: int) -> None:
         """Travel to the moment the first request of that step went out (the Router screen's pick)."""
-        self._go(
-            lambda moments: next(
-                (i for i, p in enumerate(moments.points) if (p.turn, p.step) == (turn, step)), None
-            ),
-            "No model request went out there.",
-        )
+        self._go(lambda moments: moments.step_request(turn, step), "No model request went out there.")
 
     def action_live(self) -> None:
         """Leave time travel: the surface as it is now."""
