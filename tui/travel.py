@@ -33,11 +33,6 @@ from tui.live import LiveSession
 T = TypeVar("T")
 
 
-def point_seqs(points: list[Point]) -> list[int]:
-    """The seq each request went out after, in the order of ``points``."""
-    return [point.seq for point in points]
-
-
 class Seen(Sequence[T], Generic[T]):
     """The first ``count`` items of ``items``, then ``last`` when there is one: what one sync saw of a list that the
     later syncs only append to, read without copying it (a copy on each key press cost O(requests) a key)."""
@@ -189,7 +184,7 @@ class TimeTravel:
                 for index, point in enumerate(arrived, len(self._points)):
                     self._steps.setdefault((point.turn, point.step), index)
                 self._points.extend(arrived)
-                self._seqs.extend(point_seqs(arrived))
+                self._seqs.extend(point.seq for point in arrived)
                 for etype, found in request_marks(session, self._points_upto).items():
                     self._marks[etype].extend(s for s in found if s < seen)
                 self._points_upto = seen

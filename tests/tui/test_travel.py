@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import sys
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -15,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tui.travel as travel_module
 from core.read.load import load_session
 from core.read.session import Session
 from core.rebuild.request import Point
@@ -119,6 +119,16 @@ def _requests(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
     return events, [*syncs, len(events)]
 
 
+class _Unread(Sequence[Point]):
+    """Requests no read may touch: any read fails the test."""
+
+    def __len__(self) -> int:
+        raise AssertionError("the requests were read")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("the requests were read")
+
+
 @settings(max_examples=100, deadline=None)
 @given(_requests())
 def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
@@ -126,37 +136,28 @@ def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
 ) -> None:
     """``Moments.point_at`` listed the seq of every request the log held on each key press (``,``/``.``, ``T``,
     ``R``, a click on the chart) to bisect it: O(requests) per key. ``TimeTravel.sync`` now keeps that list as
-    requests arrive and a key press only bisects it. Its answers are the old ones at every seq of a log synced
-    piece by piece (the request in flight as the log ends among them), and each request's seq is taken once, in
-    the sync that found it, however many keys are pressed."""
+    requests arrive (``Moments.seqs``) and a key press only bisects it, never reading a request. Its answers are the
+    old ones at every seq of a log synced piece by piece (the request in flight as the log ends among them), and
+    what a sync saw stays as it was while later syncs take in more."""
     events, syncs = case
     session = Session.from_events(HEADER, [])
     travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
-    taken: list[int] = []
-    built = travel_module.point_seqs
-
-    def counted(points: list[Point]) -> list[int]:
-        taken.append(len(points))
-        return built(points)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(travel_module, "point_seqs", counted)
-        fed = 0
-        for upto in syncs:
-            for event in events[fed:upto]:
-                session.apply(event)
-            fed = upto
-            moments = travel.sync()
-            for seq in range(-1, moments.seen + 1):
-                old = bisect.bisect_right([p.seq for p in moments.points], seq) - 1
-                assert moments.point_at(seq) == (old if old >= 0 else None), seq
-        kept = sum(taken)
-        for _ in range(20):  # key presses with nothing new in the log
-            for seq in range(moments.seen):
-                moments.point_at(seq)
-            travel.sync().point_at(moments.seen - 1)
-    answered = len(moments.points) - (1 if moments.points and moments.points[-1].unfinished else 0)
-    assert kept == sum(taken) == answered
+    fed = 0
+    synced = []
+    for upto in syncs:
+        for event in events[fed:upto]:
+            session.apply(event)
+        fed = upto
+        moments = travel.sync()
+        listed = [p.seq for p in moments.points]
+        assert list(moments.seqs) == listed
+        blind = dataclasses.replace(moments, points=_Unread())
+        for seq in range(-1, moments.seen + 1):
+            old = bisect.bisect_right(listed, seq) - 1
+            assert blind.point_at(seq) == (old if old >= 0 else None), seq
+        synced.append((moments, list(moments.points), listed))
+    for moments, points, listed in synced:
+        assert (list(moments.points), list(moments.seqs)) == (points, listed)
 
 
 @settings(max_examples=100, deadline=None)
