@@ -795,6 +795,7 @@ export class SessionBridge {
     this.final = new Set(); // ids with a final outcome
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
+    this.admitted = new Set(); // ids this instance admitted to run (queued, or waiting for idle), run or not since
     this.done = new Map(); // id -> the outcome data of its td command's command/done in the log
     this.withdrawn = new Set();
     this.lines = new Map(); // id -> {cursor, offset} of the first line with it since the inbox was read from its start
@@ -1432,7 +1433,9 @@ export class SessionBridge {
       this.note(`an inbox line reuses request id ${quoted(request.id)}, taken already: ignored as a retry (its outcome is the first one's)`);
       return;
     }
-    if (this.final.has(request.id) || this.started.has(request.id)) return; // a line read again: never twice
+    // A line read again (the inbox replaced, truncated or written again in place) never runs its request twice:
+    // here, and nowhere later, is where it is refused, whether the request was answered, ran, or still waits
+    if (this.final.has(request.id) || this.started.has(request.id) || this.admitted.has(request.id)) return;
     if (entry.error) {
       this.outcome(request, "rejected", entry.error);
       return;
@@ -1448,7 +1451,7 @@ export class SessionBridge {
     const first = this.lines.get(request.id);
     if (first?.cursor !== this.cursor) this.lines.set(request.id, { cursor: this.cursor, offset: entry.offset });
     if (first !== undefined) return first.cursor === this.cursor && first.offset !== entry.offset;
-    const taken = this.final.has(request.id) || this.started.has(request.id) || this.pending.has(request.id);
+    const taken = [this.final, this.started, this.pending, this.admitted].some((ids) => ids.has(request.id));
     return taken && request.at !== null && request.at >= this.startedAt;
   }
 
@@ -1466,6 +1469,7 @@ export class SessionBridge {
       this.outcome(request, "cancelled", sent >= this.absentSince ? "it arrived while no bridge was running" : gone);
       return;
     }
+    this.admitted.add(request.id);
     if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {
       this.deferToIdle(request);
       return;
@@ -1505,7 +1509,10 @@ export class SessionBridge {
 
   async execute(request) {
     while (HOLD_FILE && fs.existsSync(HOLD_FILE)) await sleep(POLL_MS);
-    if (!this.plugin.answers() || this.gone || this.final.has(request.id)) return;
+    if (!this.plugin.answers() || this.gone) return; // a successor runs it (or DSH is done with the session)
+    // run meanwhile by a td command given by hand (DSH's command line or API) rather than from its inbox line, which
+    // then does not run it again (a line read again never gets here: take refuses it)
+    if (this.final.has(request.id) || this.started.has(request.id)) return;
     if (this.withdrawn.has(request.id)) {
       this.outcome(request, "cancelled", "withdrawn by its sender");
       return;

@@ -1,0 +1,81 @@
+"""A request replayed, with the real DSH: a line the bridge reads again is refused where the bridge takes lines from
+the inbox (``take``), whether its request was answered already or still waits in the op queue, and a request run
+meanwhile by a ``td`` command given by hand is not run again from its line (``execute``); each runs once, with one
+outcome, and DSH logs one ``td`` command for it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.dsh.harness import (
+    DshHome,
+    DshInstall,
+    DshWeb,
+    ScriptedModel,
+    final_outcome,
+    log_events,
+    outcomes,
+    send,
+    start_session,
+    td_runs,
+    wait_for,
+)
+
+
+def _read_again(d: Path) -> os.stat_result:
+    """Put a copy of the inbox in its place (another file, the same lines), wait until the bridge has read it whole
+    from its start, and return its stat."""
+    inbox = d / "control.jsonl"
+    copy = d / "control.jsonl.copy"
+    copy.write_bytes(inbox.read_bytes())
+    os.chmod(copy, 0o600)
+    os.replace(copy, inbox)
+    st = inbox.stat()
+    wait_for(lambda: _read_to(d) == (st.st_ino, st.st_size), 60, "the bridge to read the copy")
+    return st
+
+
+def _read_to(d: Path) -> tuple[int, int] | None:
+    """The inbox file (inode) the bridge reads and how far it has read it, as its state file says."""
+    try:
+        cursor = json.loads((d / "bridge.state.json").read_text())["cursor"]
+        return cursor["ino"], cursor["offset"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _runs(d: Path, request_id: str) -> int:
+    return [run["request"]["id"] for run, _ in td_runs(log_events(d))].count(request_id)
+
+
+def test_a_request_read_again_or_run_by_hand_runs_once(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    world = DshHome(dsh, tmp_path, model.url)
+    hold = world.base / "hold"  # while it exists, the bridge holds every request it read before running it
+    world.extra_env["TAPEDECK_BRIDGE_HOLD"] = str(hold)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Read again: steps=30 sleep=1")
+        answered = send(d, "checkpoint", {"objective": "answered before the re-read"})
+        assert final_outcome(d, answered["id"])["outcome"] == "applied"
+        hold.touch()
+        waiting = send(d, "checkpoint", {"objective": "waiting through the re-read"})
+        first = (d / "control.jsonl").stat()
+        wait_for(lambda: _read_to(d) == (first.st_ino, first.st_size), 60, "the bridge to read both")
+        inbox = _read_again(d)  # both lines come again: one answered, one the bridge holds in its op queue
+        by_hand = send(d, "checkpoint", {"objective": "run by hand while its line waits"})
+        wait_for(
+            lambda: _read_to(d) == (inbox.st_ino, (d / "control.jsonl").stat().st_size), 60, "the third read"
+        )
+        web.command(sid, "/td " + json.dumps(by_hand))
+        assert final_outcome(d, by_hand["id"])["outcome"] == "applied"
+        hold.unlink()
+        assert final_outcome(d, waiting["id"])["outcome"] == "applied"
+        # ops run in the order they were taken: once this one is answered, a second run of either is logged
+        marker = send(d, "checkpoint", {"objective": "after them"})
+        assert final_outcome(d, marker["id"])["outcome"] == "applied"
+    finals = [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"]
+    assert finals == [answered["id"], by_hand["id"], waiting["id"], marker["id"]], finals
+    assert [_runs(d, r["id"]) for r in (answered, waiting, by_hand)] == [1, 1, 1]
