@@ -17,6 +17,7 @@ from core.shared.wire import (
     to_openai_tools,
     usage_from_openai,
 )
+from tests.messages import tool_result_message
 
 
 def user(text: str) -> dict[str, Any]:
@@ -34,21 +35,6 @@ def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
 
 def call(call_id: str, name: str = "bash", arguments: str = "{}") -> dict[str, Any]:
     return {"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}
-
-
-def result(call_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
-    block = {
-        "type": "tool-result",
-        "toolCallId": call_id,
-        "content": [{"type": "text", "text": text}],
-        "isError": is_error,
-    }
-    return {
-        "id": f"r-{call_id}",
-        "role": "user",
-        "content": [block],
-        "source": {"kind": "tool", "callId": call_id},
-    }
 
 
 def _check_pairing(messages: list[dict[str, Any]]) -> None:
@@ -81,7 +67,7 @@ def test_reasoning_only_kept_with_tool_calls() -> None:
         [
             user("go"),
             assistant({"type": "reasoning", "text": "plan"}, call("c1")),
-            result("c1", "ok"),
+            tool_result_message("c1", "ok"),
             assistant({"type": "reasoning", "text": "wrap up"}, {"type": "text", "text": "done"}),
         ],
     )
@@ -91,7 +77,13 @@ def test_reasoning_only_kept_with_tool_calls() -> None:
 
 def test_parallel_calls_and_results_in_any_order() -> None:
     out = to_openai_messages(
-        None, [user("go"), assistant(call("c1"), call("c2")), result("c2", "two"), result("c1", "one")]
+        None,
+        [
+            user("go"),
+            assistant(call("c1"), call("c2")),
+            tool_result_message("c2", "two"),
+            tool_result_message("c1", "one"),
+        ],
     )
     assert [(m["role"], m.get("tool_call_id")) for m in out] == [
         ("user", None),
@@ -104,7 +96,7 @@ def test_parallel_calls_and_results_in_any_order() -> None:
 
 def test_user_message_between_call_and_result_waits() -> None:
     out = to_openai_messages(
-        None, [user("go"), assistant(call("c1")), user("runtime context"), result("c1", "ok")]
+        None, [user("go"), assistant(call("c1")), user("runtime context"), tool_result_message("c1", "ok")]
     )
     assert [m["role"] for m in out] == ["user", "assistant", "tool", "user"]
     assert out[3]["content"] == "runtime context"
@@ -121,7 +113,9 @@ def test_unanswered_call_gets_an_error_result() -> None:
 
 
 def test_orphan_result_becomes_user_text() -> None:
-    out = to_openai_messages(None, [user("report of the rewound work"), result("gone", "old output")])
+    out = to_openai_messages(
+        None, [user("report of the rewound work"), tool_result_message("gone", "old output")]
+    )
     assert out[-1] == {"role": "user", "content": "[result of earlier tool call gone]\nold output"}
     _check_pairing(out)
 
@@ -181,8 +175,18 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=6,
 )
-_USAGE_KEYS = st.sampled_from(["prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens", "prompt_tokens_details",
-                               "completion_tokens_details", "cached_tokens", "reasoning_tokens", "total_tokens"])
+_USAGE_KEYS = st.sampled_from(
+    [
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_cache_hit_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+        "cached_tokens",
+        "reasoning_tokens",
+        "total_tokens",
+    ]
+)
 
 
 @settings(max_examples=300, derandomize=True)
