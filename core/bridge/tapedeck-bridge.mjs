@@ -546,7 +546,9 @@ const TEMPORARY = new RegExp(`^\\.(?:${[BRIDGE, STATE, STANDBY].map((f) => f.rep
 // Removes from `dir` the temporary files writeAtomic left when its process was killed between the write and the
 // rename: each one whose pid no live process has here, and older than a heartbeat's freshness (a DSH whose pids are
 // not this one's, in a sibling container sharing the directory, may be writing it this very moment). A live
-// process's file stays, as does anything that is not a regular file.
+// process's file stays, as does anything that is not a regular file; one under this process's own pid does not (a
+// DSH before it with the same pid left it, as a container's DSH restarts with the pid it had): this process's writes
+// make their files new and never take it over, and none of them is under way while it sweeps.
 function sweepTemporaries(dir, now) {
   let names;
   try {
@@ -556,7 +558,7 @@ function sweepTemporaries(dir, now) {
   }
   for (const name of names) {
     const pid = Number(TEMPORARY.exec(name)?.[1]);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pidAlive(pid)) continue;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || (pid !== process.pid && pidAlive(pid))) continue;
     const file = path.join(dir, name);
     try {
       const st = fs.lstatSync(file);

@@ -20,6 +20,7 @@ from tests.dsh.harness import (
     start_session,
     wait_for,
 )
+from tests.dsh.test_bridge_lifecycle import _answering_after, _installed_world, _reload_to_new_instance
 
 
 def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_live_ones_stays(
@@ -89,3 +90,22 @@ def _marks(d: Path) -> list[int] | None:
         return [m["markId"] for m in json.loads((d / "bridge.state.json").read_text())["marks"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def test_a_temporary_file_left_under_the_plugins_own_pid_is_removed_at_its_next_attach(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A DSH restarted with the pid its killed predecessor had (a container's DSH starts with the same pid each
+    time) finds that one's temporary file under its own name. Its writes make their files new and so leave that one
+    alone, and no write of its own can be under way while it sweeps (each ends in the call that began it): the
+    attach's sweep removes it. A reload's new instance, whose attach sweeps again, stands in for the restart."""
+    world = _installed_world(dsh, model, tmp_path)
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Own pid: steps=1 sleep=0", in_flight=False)
+        own = d / f".bridge.json.{bridge_json(d)['pid']}.tmp"  # type: ignore[index]
+        own.write_text('{"pid": 1}\n')
+        an_hour_ago = time.time() - 3600
+        os.utime(own, (an_hour_ago, an_hour_ago))
+        attached = _reload_to_new_instance(d, world)
+        wait_for(lambda: _answering_after(d, attached), 60, "the new instance's word, its sweep done")
+        assert not own.exists()
