@@ -362,11 +362,11 @@ def _cost(args: argparse.Namespace) -> None:
 
 
 def _usd(value: float | None) -> str:
-    return "   n/a" if value is None else usd(value)
+    return "n/a" if value is None else usd(value)
 
 
 def _pct(value: float | None) -> str:
-    return "   -" if value is None else f"{value * 100:3.0f}%"
+    return "-" if value is None else f"{value * 100:.0f}%"
 
 
 def _render_projection(p: dict[str, Any]) -> list[str]:
