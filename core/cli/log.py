@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import heapq
 import sys
 from collections import Counter
 from collections.abc import Container
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
@@ -91,6 +93,7 @@ def inspect_report(session: Session) -> dict[str, Any]:
     }
 
 
+SEQ_WIDTH = 6  # places the seq column of ``events`` takes at least
 BATCH_EVENTS = 4096  # events ``events --json`` holds at most before it prints them (a run of small deltas)
 
 
@@ -239,6 +242,17 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     gaps: list[tuple[int, int]] = []  # (offset in the spool, seq) of each mark left open
 
     columns: dict[str, str] = {}  # each type's column, as the summary prints it
+    # Lines are spooled with their seq right-aligned in ``SEQ_WIDTH`` places; the seq of each line from the first
+    # one of more digits on (its spool offset and digits in ``wider``) is aligned to the widest when copied out.
+    wider: list[tuple[int, int]] = []
+    wider_from = 10**SEQ_WIDTH  # the first seq of more digits than the lines spooled so far
+
+    def widen(seq: int) -> None:
+        """Note that the line about to be spooled is the first of a seq of more digits, ``seq``."""
+        nonlocal wider_from
+        digits = len(str(seq))
+        wider.append((spool.tell(), digits))
+        wider_from = 10**digits
 
     def turn_at(session: Session, seq: int) -> int | None:
         return session.turn_of(seq) if session.in_turn(seq) else None
@@ -253,6 +267,8 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             return
         etype = event["type"]
         seq = event["seq"]
+        if seq >= wider_from:
+            widen(seq)
         head = f"{seq:>6} t{'-' if turn is None else turn:<3} {column_of(etype)}"
         if etype in SURFACE_TYPES:  # its mark is known only at the end: a gap is left for it
             spool.write(head.encode())
@@ -279,7 +295,15 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             return
         head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
         seq0 = row.seq0
-        spool.write("".join([f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(row_summaries(row, 100))]).encode())
+        lines = [f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(row_summaries(row, 100))]
+        while seq0 + len(lines) > wider_from:  # its seqs reach a digit more: its lines spooled up to there
+            spool.write("".join(lines[: wider_from - seq0]).encode())
+            del lines[: wider_from - seq0]
+            seq0 = wider_from
+            widen(seq0)
+        block = "".join(lines)
+        del lines  # let go before the text is encoded
+        spool.write(block.encode())
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
@@ -318,34 +342,50 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     if out is not None:
         out.close()
     else:
-        _copy_marked(spool, gaps, session)
+        _copy_marked(spool, gaps, wider, session)
     if args.turn is not None and args.turn not in session.turns:  # said apart from a turn without such events
         warn(f"--turn {args.turn}{missing_turn_step(session.turns, args.turn)}")
 
 
-def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session) -> None:
-    """Print the spooled lines, each open gap filled with the surface mark of its seq."""
+def _copy_marked(
+    spool: IO[bytes], gaps: list[tuple[int, int]], wider: list[tuple[int, int]], session: Session
+) -> None:
+    """Print the spooled lines, each open gap filled with the surface mark of its seq, and each seq right-aligned
+    in a column as wide as the widest one printed: the lines were spooled at ``SEQ_WIDTH`` places, and each line from
+    a spool offset in ``wider`` on (with its digits) gets the spaces that make it up to the widest."""
     end = spool.tell()
     if not end:
         emit([], False, lambda _: "(no matching events)")
         return
     spool.seek(0)
     write = sys.stdout.buffer.write if hasattr(sys.stdout, "buffer") else None
+    width = wider[-1][1] if wider else SEQ_WIDTH
+    pad = b" " * (width - SEQ_WIDTH)  # what every line gets in front, from where ``wider`` says on
+    line_start = True
+
+    def put(data: bytes) -> None:
+        nonlocal line_start
+        if pad:  # rare: a log of a million events or more
+            ends = data.endswith(b"\n")
+            body = data[:-1] if ends else data
+            data = (pad if line_start else b"") + body.replace(b"\n", b"\n" + pad) + (b"\n" if ends else b"")
+        line_start = data.endswith(b"\n")
+        if write is not None:
+            write(data)
+        else:
+            sys.stdout.write(data.decode())
+
     pos = 0
-    for offset, seq in [*gaps, (end, -1)]:
+    points = heapq.merge(((offset, 1, seq) for offset, seq in gaps), ((offset, 0, n) for offset, n in wider))
+    for offset, gap, value in chain(points, [(end, 0, width)]):
         while pos < offset:
             piece = spool.read(min(offset - pos, 1 << 20))
             pos += len(piece)
-            if write is not None:
-                write(piece)
-            else:
-                sys.stdout.write(piece.decode())
-        if seq >= 0:
-            mark = "· " if session.on_surface(seq) else "  "
-            if write is not None:
-                write(mark.encode())
-            else:
-                sys.stdout.write(mark)
+            put(piece)
+        if gap:
+            put(b"\xc2\xb7 " if session.on_surface(value) else b"  ")
+        else:
+            pad = b" " * (width - value)
     sys.stdout.flush()
 
 
