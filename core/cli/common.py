@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from core.log.bulk import gc_paused
+from core.log.records import PackedRow
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, printable, quoted_path
@@ -169,6 +170,39 @@ def json_member(item: Any) -> memoryview:
     return memoryview(data)[1 : len(data) - 2]
 
 
+# a member of a list as ``dumps_indented`` writes it: what comes before its seq and between its seq and time
+_MEMBER_SEQ = b'\n  {\n    "type": "assistant/chunk",\n    "seq": '
+_MEMBER_TIME = b',\n    "time": '
+_MEMBER_END = b"\n      }\n    }\n  }"  # after its delta, the last value of its chunk
+_INT64 = (-(1 << 63), (1 << 64) - 1)  # the integers orjson writes
+
+
+def row_members(row: PackedRow) -> bytes | memoryview:
+    """The members of ``row`` as ``dumps_indented(row.events())`` writes them between its brackets, made from the
+    row: its first member's event dumped for what every member shares, then each member's seq, time and delta put
+    in (no event built per member). A row orjson would not write as it is (a delta with surrogates, a time past
+    64 bits) is dumped event by event."""
+    _, _, deltas = row.deltas()
+    times = row.times()
+    seq0 = row.seq0
+    try:
+        dumped = [*map(orjson.dumps, deltas)]  # each delta as JSON text: a string is the same at any indent
+    except orjson.JSONEncodeError:
+        dumped = []
+    if dumped and _INT64[0] <= min(times) and max(times) <= _INT64[1] and seq0 + row.count <= _INT64[1]:
+        first = dumps_indented([row.event(0)])
+        head = b"%s%d%s%d" % (_MEMBER_SEQ, seq0, _MEMBER_TIME, times[0])
+        tail = inert(dumped[0]) + _MEMBER_END
+        shared = first[len(head) + 1 : len(first) - 2 - len(tail)]  # what lies between the time and the delta
+        if first[1 : len(head) + 1] == head and first.endswith(tail + b"\n]"):
+            between = shared.replace(b"%", b"%%")
+            form = b"%s%%d%s%%d%s%%s%s" % (_MEMBER_SEQ, _MEMBER_TIME, between, _MEMBER_END)
+            members = zip(range(seq0, seq0 + row.count), times, dumped, strict=True)
+            return inert(b",".join([form % member for member in members]))
+    data = dumps_indented(row.events())
+    return memoryview(data)[1 : len(data) - 2]
+
+
 class JsonList:
     """Prints a JSON array item by item, byte for byte what ``emit(items, True, …)`` prints for the list."""
 
@@ -187,6 +221,11 @@ class JsonList:
             data = dumps_indented(items)
             write_bytes(b"," if self.count else b"[", memoryview(data)[1 : len(data) - 2])
             self.count += len(items)
+
+    def extend_row(self, row: PackedRow) -> None:
+        """``extend(row.events())``, written from the row (``row_members``)."""
+        write_bytes(b"," if self.count else b"[", row_members(row))
+        self.count += row.count
 
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""

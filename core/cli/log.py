@@ -291,7 +291,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         if args.turn is not None and turn != args.turn:
             return
         if out is not None:
-            out.extend(row.events())
+            out.extend_row(row)
             return
         head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
         seq0 = row.seq0
