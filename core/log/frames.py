@@ -27,7 +27,7 @@ _SKIPPABLE_MAGIC = 0x184D2A50
 
 
 FRAME_LIMIT = 1 << 30  # bytes a frame may decode to (DSH writes one per append batch, `zstd FILE` one in all)
-_SLICE = 1 << 10  # compressed bytes fed at a time to a frame that does not say its size: 32 MiB out at most
+SLICE = 1 << 10  # compressed bytes fed at a time to a frame that does not say its size: 32 MiB out at most
 WINDOW = 8 << 20  # decoded bytes a streamed frame is handed on in (and one slice's output more at most)
 
 
@@ -169,8 +169,8 @@ def _stream(dctx: ZstdDecompressor, data: bytes | bytearray) -> Iterator[bytes]:
     view = memoryview(data)
     out = bytearray()
     total = 0
-    for at in range(0, len(data), _SLICE):
-        out += decoder.decompress(view[at : at + _SLICE])
+    for at in range(0, len(data), SLICE):
+        out += decoder.decompress(view[at : at + SLICE])
         if len(out) >= WINDOW:
             total += len(out)
             if total > FRAME_LIMIT:

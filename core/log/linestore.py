@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterator
 from itertools import islice
 from operator import itemgetter, le, lt
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from core.log.decoder import CHUNK, Consumer, LogDecoder
 from core.log.records import PackedRow
@@ -41,6 +41,9 @@ from core.shared.errors import LogFormatError, replaced_while_read
 from core.shared.records import record
 from core.shared.regular import open_regular
 from core.shared.text import quoted_path
+
+if TYPE_CHECKING:
+    from zstandard import ZstdDecompressor
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
@@ -555,7 +558,9 @@ class _LineReader:
         self.identity = identity
         self._file: BinaryIO | None = None
         self._block: tuple[int, bytes] = (0, b"")  # (file offset, bytes) of the last read
-        self._frames: dict[int, bytes] = {}  # zstd: the data of the frames the last line's read decoded, by offset
+        self._frames: dict[int, bytes] = {}  # zstd: the data of the small frames the last read decoded
+        self._frame: _Frame | None = None  # zstd: the big frame the last line came from, decoded as far as it
+        self._context: ZstdDecompressor | None = None  # zstd: what decodes ``_frame``
 
     def close(self) -> None:
         """Close the file handle (the next read opens it again)."""
@@ -606,6 +611,14 @@ class _LineReader:
         self._block = (offset, block)
         return block
 
+    def view(self, offset: int) -> memoryview:
+        """``piece``, as a view of the block read (not a copy of its rest)."""
+        start, block = self._block
+        if not 0 <= offset - start < len(block):
+            block = self.read(offset, BLOCK)
+            self._block = (start, block) = (offset, block)
+        return memoryview(block)[offset - start :]
+
     def line(self, offset: int) -> bytes:
         """The line starting at file ``offset`` of a raw log, without its newline."""
         start, block = self._block
@@ -626,10 +639,35 @@ class _LineReader:
     def frame_line(self, offset: int, pos: int, limit: int | None = None) -> bytes:
         """The line at ``pos`` of the data of the zstd frame at ``offset``: from there on through later frames
         (corrupt ones skipped, a torn final frame recovered) to its newline, as the decoder joined it; with
-        ``limit``, at least that many of its first bytes (more when at hand)."""
+        ``limit``, at least that many of its first bytes (more when at hand). A frame whose header says it decodes
+        to ``WINDOW`` bytes or less (DSH writes one per append batch) is decoded whole with those after it in the
+        block read, and kept for the next lines (``_frames_line``); a bigger one, or one that does not say, only as
+        far as the line (``_Frame``), and whole only when the line does not end in it."""
         data = self._frames.get(offset)
         if data is not None and (nl := data.find(b"\n", pos)) >= 0:
             return data[pos:nl]
+        import zstandard  # a zstd log's alone
+
+        from core.log.frames import WINDOW
+
+        try:
+            size = zstandard.frame_content_size(self.view(offset)[:18])  # a header is 18 bytes at most
+        except zstandard.ZstdError:
+            size = -1
+        if 0 <= size <= WINDOW:
+            return self._frames_line(offset, pos, limit)
+        frame = self._frame
+        if frame is None or frame.offset != offset or pos < frame.start:
+            if self._context is None:
+                # a context of its own: the thread's may decode other frames between two lines read from this one
+                self._context = zstandard.ZstdDecompressor()
+            frame = self._frame = _Frame(offset, self._context)
+        line = frame.line(self, pos, limit)
+        return line if line is not None else self._frames_line(offset, pos, limit)
+
+    def _frames_line(self, offset: int, pos: int, limit: int | None) -> bytes:
+        """``frame_line`` with every frame it reads decoded whole: the frame at ``offset`` and those after it
+        until the line ends (those of the first block read are kept for the next lines)."""
         from core.log.frames import FrameStream, recover_lines  # a zstd log's alone
 
         stream = FrameStream(offset)
@@ -662,6 +700,70 @@ class _LineReader:
                     return b"".join(parts)
             if not chunk:
                 return b"".join(parts)
+
+
+class _Frame:
+    """A zstd frame of the log (one past a ``WINDOW``, or that does not say its size) decoded from its start only
+    as far as the lines read from it so far: where it starts in the file, the decompressor part way through it,
+    the file offset of its compressed bytes not read yet and those read and not fed, and its decoded bytes from
+    frame data position ``start`` on (about a ``WINDOW`` of them before the last line read is kept, so lines read
+    in order, or a little back, go on from there)."""
+
+    __slots__ = ("offset", "decoder", "at", "fed", "data", "start", "ended")
+
+    def __init__(self, offset: int, context: ZstdDecompressor) -> None:
+        """The frame at file ``offset``, decoded with ``context`` (its reader's: one frame at a time uses it)."""
+        self.offset = offset
+        self.decoder = context.decompressobj()
+        self.at = offset
+        self.fed = memoryview(b"")  # compressed bytes read and not fed yet (from ``at - len(fed)`` on)
+        self.data = bytearray()
+        self.start = 0
+        self.ended = False  # decoded to its end, or the file ends inside it, or it does not decode
+
+    def line(self, reader: _LineReader, pos: int, limit: int | None) -> bytes | None:
+        """The line at ``pos`` of the frame's data up to its newline (with ``limit``: at least that many of its
+        first bytes), decoding more of the frame through ``reader`` as needed; None when the frame's data (all of
+        it that decodes) holds no newline after ``pos`` and falls short of ``limit``: the line is not all in this
+        frame, or not there at all."""
+        import zstandard
+
+        from core.log.frames import FRAME_LIMIT, SLICE, WINDOW
+
+        data = self.data
+        seen = pos  # where in the frame's data the newline is still to be looked for
+        while True:
+            # what lies before the line is let go as it is decoded, but for a window's worth: a window at a time,
+            # so that what is kept is moved (when ``data`` grows past what it has room for) once a window read
+            if pos - self.start > 2 * WINDOW and (drop := min(pos - self.start - WINDOW, len(data))) > 0:
+                del data[:drop]
+                self.start += drop
+            at = pos - self.start  # where the line starts in ``data``
+            if len(data) > at:
+                nl = data.find(b"\n", seen - self.start)
+                if nl >= 0 or (limit is not None and len(data) - at >= limit):
+                    with memoryview(data) as view:  # one copy (``data`` may grow again once it is let go)
+                        return bytes(view[at : nl if nl >= 0 else len(data)])
+                seen = self.start + len(data)
+            if self.ended:
+                return None
+            if not self.fed:  # the next compressed bytes: the rest of the reader's block, or a new block
+                self.fed = reader.view(self.at)
+                if not self.fed:  # the file ends inside the frame (a torn final frame)
+                    self.ended = True
+                    return None
+                self.at += len(self.fed)
+            try:
+                data += self.decoder.decompress(self.fed[:SLICE])
+            except zstandard.ZstdError:
+                self.ended = True
+                return None
+            self.fed = self.fed[SLICE:]
+            if self.decoder.eof:  # decoded to its end (its checksum checked)
+                self.ended = True
+            elif self.start + len(data) > FRAME_LIMIT:  # the pass took it for a corrupt frame
+                self.ended = True
+                return None
 
 
 def _array(code: str, values: list[int]) -> array[int]:
