@@ -829,8 +829,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
         return bool(value) and _literal_secret(value) and not _lexer_word(name, value)
-    if _STRING_PREFIX.match(data, m.start(3)):  # code's string with its prefix (``token = f"{a}{b}"``, ``rb"\\d+"``:
-        return False  # ``_literals`` judge it), no value with a quote
+    if _STRING_PREFIX.match(data, m.start(3)) and _expression_start(data, m) is not None:  # code's string with
+        return False  # its prefix (``token = f"{a}{b}"``, ``rb"\\d+"``: ``_literals`` judge it); elsewhere (``PASSWORD=
+        # B'0'``, ``password: r'ab'``) one word, the letter's and the quote's, which ``_glued`` takes whole
     if value[:1] == b"&" and _RUST_REFERENCE.match(data, m.end(1)):
         return False  # a Rust reference's type, ``TOKEN: &'static str = …`` (``_literals`` judge what is assigned)
     if (query := _query_end(data, m)) is not None:  # a URL query's parameter, to the next one's ``&``
@@ -1824,8 +1825,8 @@ def _authorization_value(data: bytes, m: Any) -> bool:
     if not quoted and b"," in data[m.end(1) : m.start(3)]:
         return False
     header = quoted or _env_header(data, m) or _header_opening(data, m) is not None and not _typed(data, m)
-    if not header:
-        return _secret_value(data, m)
+    if not header:  # (a string with its prefix after an index, ``headers["Authorization"] = f"…"``: code's)
+        return _STRING_PREFIX.match(data, m.start(3)) is None and _secret_value(data, m)
     return _credentials(data[m.start(3) : _authorization_end(data, m, 3)])
 
 
