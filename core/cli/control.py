@@ -51,9 +51,8 @@ from core.shared.text import quoted, quoted_path, shown
 
 DEFAULT_TIMEOUT = 30.0
 OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
-WITHDRAW_GRACE = (
-    2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
-)
+# seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
+WITHDRAW_GRACE = 2.0
 EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST, EXIT_UNKNOWN = 0, 1, 3, 4
 
 
@@ -107,9 +106,8 @@ def _wait_outcome(
     def gone() -> str | None:
         nonlocal began
         state = host()
-        if (
-            state.live or state.state == UNKNOWN_STATE
-        ):  # unknown: its host.json cannot be read now, the host may run
+        # unknown: its host.json cannot be read now, the host may run
+        if state.live or state.state == UNKNOWN_STATE:
             return None
         if (began := interrupted(state, request["id"], request["op"])) is not None:
             return str(began["error"])
@@ -118,9 +116,8 @@ def _wait_outcome(
             return f"the {_who(state)} exited {exited_at(state.since)} {answered}; the request was withdrawn"
         return f"the host went away {answered}: {how_it_ended(log, state)}; the request was withdrawn"
 
-    with (
-        stops.taken()
-    ):  # a second signal while the request is withdrawn is only noted: the withdrawal is written
+    # a second signal while the request is withdrawn is only noted: the withdrawal is written
+    with stops.taken():
         try:
             stops.release()
             event = watch.wait(timeout, gone)
@@ -130,9 +127,8 @@ def _wait_outcome(
             withdraw()
             data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
             return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
-        except (
-            KeyboardInterrupt
-        ) as exc:  # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
+        # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
+        except KeyboardInterrupt as exc:
             if not stops.ending:
                 raise
             how, code = stopped_by(stops.caught(exc))
@@ -283,16 +279,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
 
-    def still_live() -> (
-        None
-    ):  # asked again under the inbox's lock, which an exiting host holds for its last read
+    # asked again under the inbox's lock, which an exiting host holds for its last read
+    def still_live() -> None:
         if not read_host_state(log).live:
             raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent")
 
     tailer = Tailer(str(log))
-    if (
-        args.wait and state.kind != KIND_DSH
-    ):  # the answer comes after the request: the log before it is not read
+    # the answer comes after the request: the log before it is not read
+    if args.wait and state.kind != KIND_DSH:
         tailer.follow_from_end(header)
     with _sending(args.wait) as stops:
         request = append_request(

@@ -203,18 +203,14 @@ class DshHome:
     context_window: int = 128_000
     bridge: bool = True
     bridge_config: dict[str, Any] = field(default_factory=dict)
-    overlay_tail: str = (
-        ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
-    )
-    extra_env: dict[str, str] = field(
-        default_factory=dict
-    )  # set in DSH's environment (the plugin's test hooks)
-    machine_id: str | None = (
-        None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
-    )
-    own_pids: bool = (
-        False  # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
-    )
+    # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
+    overlay_tail: str = ""
+    # set in DSH's environment (the plugin's test hooks)
+    extra_env: dict[str, str] = field(default_factory=dict)
+    # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
+    machine_id: str | None = None
+    # run DSH in a pid namespace of its own (``unshare --pid``), as in a sibling container
+    own_pids: bool = False
     # DSH sees the session root at this path alone (a bind mount; the root's own path shows an empty directory), as
     # a container mounting a volume where it likes
     volume_at: Path | None = None
@@ -350,9 +346,8 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
 # --- launchers ------------------------------------------------------------------------------------------------
 
 
-STARTED: dict[
-    int, int | None
-] = {}  # each DSH process the harness started, its pid: its start time (leak check)
+# each DSH process the harness started, its pid: its start time (leak check)
+STARTED: dict[int, int | None] = {}
 
 
 def started(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
