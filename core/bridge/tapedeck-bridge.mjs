@@ -1377,8 +1377,11 @@ export class SessionBridge {
       entries.push({ ...decodeLine(lineNo, trimBytes(raw)), offset });
     }
     if (this.cursor.offset) this.cursor.head = headDigest(this.seen.head.subarray(0, this.cursor.offset));
-    for (const entry of entries) this.take(entry);
+    // The cursor is saved before any of these lines is answered: a DSH killed in between leaves them read and
+    // unanswered, which the next start's recoverRead answers as read; saved after, a `pending` already written
+    // would stand for a request the next start reads again as one sent while no bridge ran.
     if (entries.length) this.saveState();
+    for (const entry of entries) this.take(entry);
   }
 
   // Re-reads the inbox up to the cursor for the requests read before this bridge attached that have no final
@@ -1408,10 +1411,14 @@ export class SessionBridge {
     const seen = new Set();
     for (const entry of entries) {
       const id = entry.request?.id;
-      if (!id || seen.has(id) || this.final.has(id) || begun.has(id) || entry.error) continue;
+      if (!id || seen.has(id) || this.final.has(id) || begun.has(id)) continue;
       if (this.started.has(id) && !gone) continue; // it ran in this process: the instance that ran it answers
       seen.add(id);
       const { request } = entry;
+      if (entry.error) {
+        this.outcome(request, "rejected", entry.error); // read, and its answer never written
+        continue;
+      }
       if (this.started.has(id)) this.interrupted(request);
       else if (gone && this.withdrawn.has(id)) this.outcome(request, "cancelled", "withdrawn by its sender");
       else if (gone && !request.queued && !(request.expires <= Date.now())) this.outcome(request, "cancelled", gone);
