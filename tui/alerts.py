@@ -137,7 +137,7 @@ class AlertFeed:
                 if key is None:
                     key = keys[alert.path] = log_key(alert.path)
                 self.post(AlertRaised(alert, key, recall.replayed(alert), titles.named(alert)))
-            for alert, title in titles.renamed():
+            for alert, title in titles.renamed(follower.retitled.take()):
                 self.post(SessionRenamed(alert.path, alert.session, title))
             if (recalled := recall.recalled()) is not None:
                 self.post(HistoryRecalled(recalled))

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -131,6 +131,7 @@ class AlertWatch:
         # shown, never acted on (``act``)
         self.history: set[tuple[str, str, int]] = set()
         self._looked = False  # the first look at the file is over
+        self.title_polled: str | None = None  # its title after its last poll (``Retitled``)
 
     def born_watched(self) -> None:
         """Take the log as one that appeared while its follower ran (a session started under a watched root): what
@@ -872,6 +873,7 @@ class AlertFollower:
         self.alongside = False  # other logs are read with these (``core.fleet.alerts.AlertSources``' remote ones)
         self._scanned = 0.0
         self.skipped: list[str] = []  # what the last listing of the roots could not read, and why (warned once)
+        self.retitled = Retitled()  # the watches whose session's title a poll changed
         skipped: list[str] = []
         for log in logs_of(self.targets, skipped):
             self.watches[log] = AlertWatch(log, config, pace=pace)
@@ -902,6 +904,7 @@ class AlertFollower:
                 self.warn(self.unread[-1])
                 self.watches.pop(watch.path, None)  # read afresh if polled again
                 continue
+            self.retitled.note(watch)
             for problem in watch.problems:
                 self.warn(problem)
             watch.problems.clear()
@@ -961,13 +964,33 @@ class Recall:
         return [alert for watch, alerts in held for alert in watch.recalled(alerts)]
 
 
+class Retitled:
+    """The watches whose session's title changed since ``take`` was last called: a follower notes each watch it
+    polls, so ``Titles.renamed`` looks at these alone, not at every session with an alert."""
+
+    def __init__(self) -> None:
+        self._watches: dict[int, AlertWatch] = {}  # id of a watch -> it: once however often its title changed
+
+    def note(self, watch: AlertWatch) -> None:
+        """``watch`` was just polled: kept if its title is another than after its last poll."""
+        title = watch.title
+        if title != watch.title_polled:
+            watch.title_polled = title
+            self._watches[id(watch)] = watch
+
+    def take(self) -> list[AlertWatch]:
+        """The watches noted since the last call."""
+        taken, self._watches = list(self._watches.values()), {}
+        return taken
+
+
 class Titles:
     """The titles of the sessions a viewer lists alerts of, as new as their watches have read. ``named`` gives the
     title of an alert's session when the alert is raised; ``renamed`` the sessions whose watch has read another title
     since it was last given: a DSH session's title logged after its first events, a session renamed. A title is
     told for the session that raised the alert, never for another one a replaced log holds now (the watch's engine
-    names its session), and a watch that knows no title (one reading its log again) takes back none told.
-    ``watch_for`` as for ``Recall``."""
+    names its session, as it names its alerts'), and a watch that knows no title (one reading its log again) takes
+    back none told. ``watch_for`` as for ``Recall``."""
 
     def __init__(self, watch_for: Callable[[Alert], AlertWatch | None]) -> None:
         self.watch_for = watch_for
@@ -989,14 +1012,17 @@ class Titles:
         self._told[key] = (alert, title)
         return title
 
-    def renamed(self) -> list[tuple[Alert, str]]:
-        """An alert of each session ``named`` gave whose title changed since it was last told, with its new title."""
+    def renamed(self, retitled: Iterable[AlertWatch]) -> list[tuple[Alert, str]]:
+        """Of the sessions of the ``retitled`` watches (``Retitled.take``), an alert of each ``named`` gave whose
+        title changed since it was last told, with its new title."""
         out = []
-        for key, (alert, told) in self._told.items():
-            title = self._now(alert)
-            if title and title != told:
-                self._told[key] = (alert, title)
-                out.append((alert, title))
+        for watch in retitled:
+            key = (watch.engine.path, watch.engine.session)
+            told = self._told.get(key)
+            title = watch.title
+            if told is not None and title and title != told[1]:
+                self._told[key] = (told[0], title)
+                out.append((told[0], title))
         return out
 
 

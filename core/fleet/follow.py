@@ -21,7 +21,7 @@ from typing import Any
 
 from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertWatch, act, now_ms, poll_one
+from core.alerts.follow import AlertWatch, Retitled, act, now_ms, poll_one
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
@@ -312,6 +312,7 @@ class Fleet:
         self._answered: set[str] = set()  # the targets listed at least once
         self._born: set[str] = set()  # logs found under a target listed before: watched from their birth
         self._regroup = False  # a session went: the order is made again at the next ``rows``
+        self.retitled = Retitled()  # the watches whose session's title a poll changed
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
@@ -441,6 +442,7 @@ class Fleet:
                     self._drop(key)
                     continue
                 self._dirty.add(key)
+                self.retitled.note(self.watches[key])
                 if raised is not None:
                     raised.extend(alerts)
         finally:

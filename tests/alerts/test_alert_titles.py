@@ -51,16 +51,16 @@ def test_titles_tell_a_sessions_new_title_once_and_only_for_that_session(tmp_pat
     titles = Titles(follower.watch_for)
     (alert,) = follower.poll(now=FUTURE_MS)
     assert titles.named(alert) is None
-    assert titles.renamed() == []
+    assert titles.renamed(follower.retitled.take()) == []
     for title, told in [("Fix the parser", True), ("Fix the parser", False), ("Fix the flaky parser", True)]:
         log.add("session/title", {"title": title})
         _write(path, log.events[-1:], "ab")
         assert follower.poll(now=FUTURE_MS) == []
-        assert titles.renamed() == ([(alert, title)] if told else [])
+        assert titles.renamed(follower.retitled.take()) == ([(alert, title)] if told else [])
     other = _failing("Another session")
     _write(path, [{**HEADER, "id": "crafted-2"}, *other.events])  # replaced: another session at that path
     assert [a.session for a in follower.poll(now=FUTURE_MS)] == ["crafted-2"]
-    assert titles.renamed() == []
+    assert titles.renamed(follower.retitled.take()) == []
 
 
 @pytest.mark.anyio

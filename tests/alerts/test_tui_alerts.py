@@ -535,6 +535,7 @@ def test_an_alert_is_filed_under_the_log_its_path_names_when_it_is_raised(tmp_pa
     """The feed kept each alert path's resolved ``log_key`` for good: once the path (a link) named another log, its
     alerts were filed under the old one, so they marked no row of the log the view had open and Enter on them said
     'another session'; the cache also grew by every path that ever raised an alert."""
+    from core.alerts.follow import Retitled
     from tests.tui.pilot import QUIET
     from tui.alerts import AlertFeed, AlertRaised, log_key
 
@@ -552,6 +553,7 @@ def test_an_alert_is_filed_under_the_log_its_path_names_when_it_is_raised(tmp_pa
 
         def __init__(self) -> None:
             self.polls = 0
+            self.retitled = Retitled()  # no watch: none noted
 
         def watch_for(self, _alert: Alert) -> None:
             return None
