@@ -106,10 +106,25 @@ def test_help_screen_without_colours_at_80x24(
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_help_lists_the_fixed_keys(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> None:
-    """``?`` scrolled to its end: the main screen's keys, Textual's own among them marked fixed, and the notes (the
-    keymap file they name is one no test writes: a path of its own would differ at each run)."""
+    """``?`` scrolled to its end: the last of the main screen's keys, and the notes (the keymap file they name is one
+    no test writes: a path of its own would differ at each run)."""
     app = make_app(host_log(tmp_path), keymap=Path("/nonexistent/tapedeck/keymap.toml"))
     assert snap_compare(app, terminal_size=size, run_before=steps("question_mark", "end"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_help_lists_the_keys_of_every_screen_once(
+    snap_compare: Snap, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """``?`` scrolled to its keys: those that work everywhere first, Textual's keys of every screen (focus, copy)
+    among them, marked fixed, and not again under the main screen's."""
+
+    async def to_keys(pilot: Pilot[None]) -> None:
+        await steps("question_mark")(pilot)
+        pilot.app.screen.query_one("#help-keys-title").scroll_visible(top=True, animate=False)
+        await settle(pilot)
+
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=size, run_before=to_keys)
 
 
 def test_filter_dialog(snap_compare: Snap, tmp_path: Path) -> None:

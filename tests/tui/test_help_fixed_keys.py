@@ -38,7 +38,7 @@ async def test_help_lists_textuals_own_keys_as_fixed(tmp_path: Path) -> None:
         entries = help_entries(app, main)
         assert set(active) <= _listed(entries), set(active) - _listed(entries)
         fixed = {(e.scope, e.description) for e in entries if e.fixed}
-        assert {("main screen", "Focus Next"), ("main screen", "Copy selected text"),
+        assert {("everywhere", "Focus Next"), ("everywhere", "Copy selected text"),
                 ("detail pane", "Scroll Down")} <= fixed, fixed  # fmt: skip
         assert all(e.binding_id in app.binding_ids() for e in entries if not e.fixed)
         await pilot.press("question_mark")
@@ -65,3 +65,26 @@ async def test_help_opened_from_a_text_field_lists_its_editing_keys(tmp_path: Pa
         field = {(e.keys, e.description) for e in entries if e.scope == "text field" and e.fixed}
         assert ("^u / super+⌫", "Delete all to the left") in field, field
         assert any(e.binding_id == "search.close" for e in entries)
+
+
+@pytest.mark.parametrize("keys", [(), ("t",), ("C",)], ids=["main", "tape", "config"])
+async def test_help_lists_each_key_once_where_it_belongs(tmp_path: Path, keys: tuple[str, ...]) -> None:
+    """Textual's keys of every screen (focus next and previous, copying the selection) were listed under the screen's
+    own group, as if that screen alone took them, and again under a widget's group that copies alike (the Config
+    screen's text field). They are listed once, among the keys that work everywhere."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+        await settle(pilot)
+        entries = help_entries(app, app.screen)
+        screen_wide = {"Focus Next", "Focus Previous", "Copy selected text"}
+        assert {
+            e.description: e.scope for e in entries if e.description in screen_wide and e.fixed
+        } == dict.fromkeys(screen_wide, "everywhere")
+        everywhere = _listed([e for e in entries if e.scope == "everywhere"])
+        again = {
+            (e.scope, key) for e in entries if e.scope != "everywhere" for key in _listed([e]) & everywhere
+        }
+        assert not again, again

@@ -50,6 +50,9 @@ SCOPE_WORDS = {
 }
 
 
+SCREEN_WIDE = frozenset(binding.action for binding in Screen.BINDINGS)  # Textual's keys of every screen
+
+
 def scope_name(node: object) -> str:
     """Where a binding works, in words: ``everywhere``, ``main screen``, ``table``, ``checkpoints screen`` …"""
     if isinstance(node, App):
@@ -82,19 +85,23 @@ def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
     merged by id (a fixed key's by action) and where it works. A binding with an id is one ``tui.keymap`` knows
     (tapedeck's own and the Textual keys its widgets take in, ``keymap.textual_bindings``); Textual's generic keys
     that no tapedeck class takes in (moving the focus, copying, a text field's editing keys) have none: they are
-    listed as fixed."""
+    listed as fixed. Textual's keys of every screen (``SCREEN_WIDE``: moving the focus, copying the selection) are
+    listed once, among those that work everywhere, and a widget's key that does there what one of those does is not
+    listed again under the widget."""
     seen: dict[tuple[str, str], HelpEntry] = {}
     for namespace, binding in bindings_here(app, screen):
         if not binding.description or binding.system:
             continue
-        scope = scope_name(namespace)
+        wide = isinstance(namespace, Screen) and not binding.id and binding.action in SCREEN_WIDE
+        scope = "everywhere" if wide else scope_name(namespace)
         keys = app.get_key_display(binding)
         merged = (binding.id or f"{binding.action} (fixed)", scope)
         entry = seen.get(merged)
         if entry is not None:
             keys = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
         seen[merged] = HelpEntry(scope, keys, binding.description, binding.id or "")
-    return list(seen.values())
+    everywhere = {(e.keys, e.description) for e in seen.values() if e.scope == "everywhere"}
+    return [e for e in seen.values() if e.scope == "everywhere" or (e.keys, e.description) not in everywhere]
 
 
 def keys_table(entries: Sequence[HelpEntry]) -> Table:
