@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -53,6 +53,10 @@ from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
 from tui.screens.toasts import sentence, toast_seconds
 from tui.settings import load_theme, save_theme, settings_path
+
+# imported where it is used, as the app's other screens are: the Alerts screen loads when it is opened
+if TYPE_CHECKING:
+    from tui.screens.alerts import AlertsScreen
 
 # key, screen module, class, description, binding id
 POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
@@ -383,21 +387,22 @@ class TapedeckApp(ControlActions, App[None]):
                 self._driver.write(out)
         elif live and len(self.burst.held) == 1:  # the first one held: its summary is due once the burst is over
             self.set_timer(BURST_GAP, self._sum_up_burst)
-        from tui.screens.alerts import AlertsScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, AlertsScreen):
-                screen.show_alerts()
+        for screen in self._alerts_screens():
+            screen.show_alerts()
 
     def on_session_renamed(self, message: SessionRenamed) -> None:
         """A session whose alerts are listed has a new title: the alerts list names them by it."""
         if not self.board.rename(message.path, message.session, message.title):
             return
+        for screen in self._alerts_screens():
+            screen.show_alerts(again=True)
+
+    def _alerts_screens(self) -> list[AlertsScreen]:
+        """The Alerts screens on the stack that are up: one pushed but not mounted yet has no table to fill, and
+        lists what the board holds as it mounts (an alert that came meanwhile among them)."""
         from tui.screens.alerts import AlertsScreen
 
-        for screen in self.screen_stack:
-            if isinstance(screen, AlertsScreen):
-                screen.show_alerts(again=True)
+        return [s for s in self.screen_stack if isinstance(s, AlertsScreen) and s.is_mounted]
 
     def on_history_recalled(self, message: HistoryRecalled) -> None:
         """One quiet toast (no bell, no notification) for the alerts the loaded logs' histories raised."""
