@@ -4,17 +4,21 @@ header whole and says why it is empty."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from core.policies.checkpoint import plan_checkpoint
-from core.policies.fold import plan_fold
+from core.policies.fold import plan_fold, plan_unfold
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
 from core.read.load import load_session
-from tests.tui.pilot import quiet, until
+from tests.tui.logs import release_hosts
+from tests.tui.pilot import make_app, quiet, until
+from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import (
     LogBuilder,
     PolicyHarness,
@@ -116,7 +120,7 @@ async def rewound(pilot: Pilot[None], path: Path) -> None:
     await until(pilot, lambda: app.live.session.next_seq == lines)  # type: ignore[attr-defined]
 
 
-def message(app: PolicyHarness) -> str:
+def message(app: App[Any]) -> str:
     """What the Folds screen's message line says."""
     screen = next(s for s in app.screen_stack if isinstance(s, FoldsScreen))
     return " ".join(text(screen.query_one("#policy-message", Static)).split())
@@ -174,3 +178,58 @@ async def test_an_expand_of_a_result_still_on_the_surface_is_sent(tmp_path: Path
         await until(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
         assert (request["op"], request["args"]) == ("expand", {"seq": 7})
+
+
+def dialog_says(dialog: ConfirmScreen) -> str:
+    """The confirm dialog's warning line and body, as one line of words."""
+    said = [text(static) for static in dialog.query(Static) if static.display]
+    return " ".join(" ".join(said).split())
+
+
+async def test_the_expand_confirm_follows_a_result_the_host_expanded_while_it_was_up(tmp_path: Path) -> None:
+    """The host expanded the result (another operator's request) while the expand confirm was up: the dialog still
+    offered to put it back, and ``y`` sent an expand of an expanded result for the host to refuse. The dialog now
+    says the result is expanded and that confirming sends nothing, and ``y`` sends nothing."""
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "x")  # the folded archive read, seq 16
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and "seq 16" in dialog_says(dialog)
+        assert "sends nothing" not in dialog_says(dialog)
+        append_events(path, plan_unfold(load_session(path), 16))
+        await until(pilot, lambda: "sends nothing" in dialog_says(dialog))
+        assert "Seq 16 is expanded now" in dialog_says(dialog), dialog_says(dialog)
+        assert app.screen is dialog
+        await pilot.press("y")
+        await until(pilot, lambda: "Not sent" in message(app))
+        assert message(app) == "Not sent: seq 16 is expanded now, changed while the dialog was up."
+        await settle(pilot)
+        assert read_inbox(path) == []
+
+
+async def test_the_expand_confirm_says_at_once_that_the_host_exited(tmp_path: Path) -> None:
+    """The session's host exited while the expand confirm was up: the dialog still offered the expand, and only
+    ``y`` found out. It says so while it is up, as the pause, message and stop dialogs do, and ``y`` sends
+    nothing."""
+    path = demo(tmp_path / "s")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle_app(pilot)
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, FoldsScreen))
+        table = app.screen.query_one("#folds-table", DataTable)
+        await until(pilot, lambda: table.row_count > 2)
+        await pilot.press("down", "down", "x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and "sends nothing" not in dialog_says(dialog)
+        release_hosts()
+        await until(pilot, lambda: "nothing is sent" in dialog_says(dialog))
+        assert "no live host" in dialog_says(dialog) and app.screen is dialog, dialog_says(dialog)
+        await pilot.press("y")
+        await until(pilot, lambda: "Not sent" in message(app))
+        assert "no live host" in message(app)
+        assert read_inbox(path) == []

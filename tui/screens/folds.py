@@ -128,6 +128,10 @@ class FoldsView:
     backed_off: int
     logged: bool  # the log holds a tool result (on the surface or not)
 
+    def line_of(self, original: int) -> FoldLine | None:
+        """The row of the tool result logged at seq ``original`` (None: it is on the surface no more)."""
+        return next((line for line in self.lines if line.original == original), None)
+
 
 COLUMNS = ("seq", "t.s.c", "tool", "state", "raw", "surface", "path", "policy", "backoff", "note")
 NOTELESS = 9  # the columns a table too narrow for the notes keeps
@@ -405,9 +409,8 @@ class FoldsScreen(PolicyScreen):
             self.say("No tool result selected.")
             return
         dsh = self.live.host.kind == KIND_DSH  # the DSH bridge also puts back what DSH's compaction pruned
-        if line.state != FOLDED and not (dsh and line.state == PRUNED):
-            which = "folded or pruned" if dsh else "folded"
-            self.say(f"Only {which} results can be expanded; seq {line.seq} is {line.state}.", error=True)
+        if (why := unexpandable(line, dsh)) is not None:
+            self.say(sentence(why), error=True)
             return
         self._offer_expand(line, dsh)
 
@@ -439,20 +442,52 @@ class FoldsScreen(PolicyScreen):
             self.app.call_from_thread(self.send_request, "expand", {"seq": line.original}, label)
 
     def _confirm_expand(self, line: FoldLine, dsh: bool) -> None:
-        """Ask before putting ``line``'s original back, saying what it costs the context."""
+        """Ask before putting ``line``'s original back, saying what it costs the context; while the dialog is up it
+        follows the result's row as the view is derived again (the host may expand it, a rewind take it off the
+        surface), and says when confirming would send nothing."""
         if not self.is_attached:
             return
         self.say("")
-        back = line.raw_chars - line.surface_chars
-        who, when = ("DSH", "once the agent is idle") if dsh else ("The host", "before the model's next call")
-        body = Text(
-            f"{who} puts the original result of {line.tool} (seq {line.original}) back on the surface {when}: "
-            f"{human_chars(line.raw_chars)} chars replace the {human_chars(line.surface_chars)}-char "
-            f"{'digest' if line.state == FOLDED else 'pruned version'}, so {human_chars(max(back, 0))} chars go back "
-            "into the context."
-        )
+        dialog = ConfirmScreen(f"Expand seq {line.original} for the model?", expand_text(line, dsh), "Expand")
 
-        self.confirm_then(
-            ConfirmScreen(f"Expand seq {line.original} for the model?", body, "Expand"),
-            lambda: self._send_expand(line),
-        )
+        def revise(now: FoldsView) -> None:
+            again = now.line_of(line.original)
+            if again is None:
+                dialog.revise(f"The tool result at seq {line.original} left the surface while this dialog was up: "
+                              "confirming sends nothing.")  # fmt: skip
+            elif unexpandable(again, dsh) is not None:
+                dialog.revise(f"Seq {line.original} is {again.state} now: it changed while this dialog was up, so "
+                              "confirming sends nothing.")  # fmt: skip
+            else:
+                dialog.revise(None, expand_text(again, dsh))
+
+        def send() -> None:
+            again = self._view.line_of(line.original) if self._view else None  # derived again while it was up
+            if again is not None and unexpandable(again, dsh) is not None:
+                self.say(f"Not sent: seq {line.original} is {again.state} now, changed while the dialog was up.",
+                         error=True)  # fmt: skip
+                return
+            self._send_expand(line)  # a result gone from the surface is told by the newest projection
+
+        self.confirm_then(dialog, send, revise)
+
+
+def unexpandable(line: FoldLine, dsh: bool) -> str | None:
+    """Why ``line``'s result cannot be expanded, or None: only a folded one can (under the DSH bridge ``dsh``, a
+    pruned one too)."""
+    if line.state == FOLDED or (dsh and line.state == PRUNED):
+        return None
+    which = "folded or pruned" if dsh else "folded"
+    return f"only {which} results can be expanded; seq {line.seq} is {line.state}"
+
+
+def expand_text(line: FoldLine, dsh: bool) -> Text:
+    """The expand confirm's body: who puts ``line``'s original back, when, and what it costs the context."""
+    back = line.raw_chars - line.surface_chars
+    who, when = ("DSH", "once the agent is idle") if dsh else ("The host", "before the model's next call")
+    return Text(
+        f"{who} puts the original result of {line.tool} (seq {line.original}) back on the surface {when}: "
+        f"{human_chars(line.raw_chars)} chars replace the {human_chars(line.surface_chars)}-char "
+        f"{'digest' if line.state == FOLDED else 'pruned version'}, so {human_chars(max(back, 0))} chars go back "
+        "into the context."
+    )

@@ -518,6 +518,9 @@ class PolicyScreen(Screen[None]):
                          "is gone.",
                          error=True)  # fmt: skip
                 return
+            if (gone := self.live.host_gone(self.live.host)) is not None:
+                self.say(f"Not sent: {gone}.", error=True)
+                return
             self.say("")
             send()
 
@@ -525,15 +528,23 @@ class PolicyScreen(Screen[None]):
         self.app.push_screen(dialog, decided)
 
     def _revise_dialog(self, view: Any) -> None:
-        """Bring the confirm dialog up to date with ``view``, the one just shown (or why none could be)."""
+        """Bring the confirm dialog up to date with ``view``, the one just shown (or why none could be; None: the
+        view did not change, the host's state did); a host known to have exited is said over what ``revise`` said."""
         confirming = self._confirming
         if confirming is None:
             return
         if self.live.epoch != confirming.epoch:
             confirming.dialog.revise(f"The log was {self.live.how_changed} while this dialog was up: what it "
                                      "describes is gone, so confirming sends nothing.")  # fmt: skip
-        elif confirming.revise is not None and not isinstance(view, Waiting | DeriveFailure):
+            return
+        if confirming.revise is not None and not isinstance(view, Waiting | DeriveFailure | None):
             confirming.revise(view)
+        if (gone := self.live.host_gone(self.live.host)) is not None:
+            confirming.dialog.warn(f"As things stand nothing is sent: {gone}.")
+
+    def refresh_host(self) -> None:
+        """The session's host changed state (the app's host watch): a confirm dialog up says at once when it exited."""
+        self._revise_dialog(None)
 
     def send_request(self, op: str, args: dict[str, Any], label: str) -> None:
         """Append a control request through the live session; its outcome appears in the panel."""
