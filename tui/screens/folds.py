@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -334,11 +333,7 @@ class FoldsScreen(PolicyScreen):
             table.remove_column(label)
         for label in COLUMNS[len(table.columns) : shown]:
             table.add_column(label, key=label)
-        rows = [(key, cells[:shown]) for key, cells in rows]
-        for i, column in enumerate(table.ordered_columns):  # a table only widens its columns: fit these rows
-            widths = [cell_len(str(cells[i])) for _, cells in rows]
-            column.content_width = max([cell_len(str(column.label)), *widths])
-        fill_table(table, rows)
+        fill_table(table, [(key, cells[:shown]) for key, cells in rows])
         self.query_one("#folds-selected-box").display = shown < len(COLUMNS) or not view
         self._show_selected()
         counts: dict[str, int] = {}

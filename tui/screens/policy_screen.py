@@ -12,7 +12,8 @@
   read-only, and the banner says why), re-derives its view in a thread worker on every ``SessionUpdated``
   (the UI thread never reads the log or runs a planner), disables action keys while read-only and sends
   requests through ``LiveSession.send`` from a worker.
-- ``fill_table`` and ``logged`` are the small table and log helpers the screens share.
+- ``fill_table`` (its columns fitted to the rows it gets: ``fit_columns``) and ``logged`` are the small table and log
+  helpers the screens share.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.geometry import Region
+from textual.render import measure
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
@@ -618,10 +620,30 @@ def fill_table(
         current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
     x, y = table.scroll_x, table.scroll_y
     table.clear()  # which scrolls to the top
-    add_rows(table, rows, height)
+    drawn = [(key, [cell_of(c) for c in cells]) for key, cells in rows]
+    fit_columns(table, [cells for _, cells in drawn])
+    for key, cells in drawn:
+        table.add_row(*cells, key=key, height=height)
     table.scroll_to(x, y, animate=False, immediate=True)
     if current is not None and any(key == current for key, _ in rows):
         table.move_cursor(row=table.get_row_index(current))
+
+
+def fit_columns(table: DataTable[Any], rows: Sequence[Sequence[RenderableType]]) -> None:
+    """Make ``table``'s columns that take their width from their cells as wide as their labels and their cells in
+    ``rows``, the rows it is filled with: Textual only ever widens a column, so a table filled again kept each column
+    as wide as the widest row it ever held (a header run past the screen, blank cells beside short rows)."""
+    console = table.app.console
+    for i, column in enumerate(table.ordered_columns):
+        if column.auto_width:
+            widths = (measure(console, cells[i], 1) for cells in rows if i < len(cells))
+            column.content_width = max([measure(console, column.label, 1), *widths])
+
+
+def cell_of(value: RenderableType) -> RenderableType:
+    """A table cell of ``value``: a plain string verbatim (never read as markup), its control characters as
+    pictures."""
+    return Text(printable(value)) if isinstance(value, str) else value
 
 
 def add_rows(
@@ -630,7 +652,7 @@ def add_rows(
     """Add rows under a table's others, their plain strings shown as ``fill_table`` shows them (the cursor and the
     view stay where they are)."""
     for key, cells in rows:
-        table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), key=key, height=height)
+        table.add_row(*(cell_of(c) for c in cells), key=key, height=height)
 
 
 def logged(session: Session, event_type: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
