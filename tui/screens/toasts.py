@@ -120,13 +120,11 @@ def blank_rows(table: DataTable[Any]) -> Region:
 def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
     """Stack ``screen``'s toasts under ``table``'s column labels, in its columns: in the blank rows under its last row
     when the newest toast fits there (a short list's rows all stay in sight), else over its first rows, the top
-    ``share`` of them (the rows under are kept in sight); the newest toast is shown even when it is taller."""
-    blank = blank_rows(table)
-    if newest_fits(screen, blank.height):
-        stack_in(screen, blank, top=True)
-        return
+    ``share`` of them (the rows under are kept in sight); the newest toast is shown even when it is taller. The
+    cursor row stays in sight (``stack_clear_of``)."""
     rows = rows_of(table)
-    stack_in(screen, rows._replace(height=int(rows.height * share)), top=True, keep_newest=True)
+    share_of = rows._replace(height=int(rows.height * share))
+    stack_clear_of(screen, cursor_row(table), [(blank_rows(table), True), (share_of, True)])
 
 
 def stack_over_rows(screen: Screen[object], tables: list[DataTable[Any]]) -> None:
@@ -134,13 +132,46 @@ def stack_over_rows(screen: Screen[object], tables: list[DataTable[Any]]) -> Non
     the blank rows under its last row when the newest toast fits there, else from its bottom edge up over its last
     rows (its column labels, and whatever is beside or under it, stay in sight), else in the blank rows under the last
     row of another of ``tables`` where it fits; failing all, from under the first one's labels down, the newest shown
-    whole."""
-    first, blanks = rows_of(tables[0]), [blank_rows(table) for table in tables]
-    if newest_fits(screen, blanks[0].height):
-        stack_in(screen, blanks[0], top=True)
-    elif newest_fits(screen, first.height):
-        stack_in(screen, first, top=False)
-    elif other := next((blank for blank in blanks[1:] if newest_fits(screen, blank.height)), None):
-        stack_in(screen, other, top=True)
-    else:
-        stack_in(screen, first, top=True, keep_newest=True)
+    whole. The first table's cursor row stays in sight (``stack_clear_of``)."""
+    first, others = rows_of(tables[0]), [(blank_rows(table), True) for table in tables[1:]]
+    bands = [(blank_rows(tables[0]), True), (first, False), *others, (first, True)]
+    stack_clear_of(screen, cursor_row(tables[0]), bands)
+
+
+def cursor_row(table: DataTable[Any]) -> Region:
+    """Where ``table``'s cursor row is drawn, the part of it in sight (empty: no row cursor, or its row is out of
+    sight)."""
+    if table.cursor_type != "row" or not table.row_count:
+        return Region()
+    row = table._get_row_region(table.cursor_row)  # Textual's: its place in the content, the labels above it
+    y = table.region.y + row.y - round(table.scroll_y)
+    return Region(table.region.x, y, table.region.width, row.height).intersection(rows_of(table))
+
+
+def stack_clear_of(screen: Screen[object], row: Region, bands: list[tuple[Region, bool]]) -> None:
+    """Stack ``screen``'s toasts in the first of ``bands`` (each stacked from its top edge, or its bottom one) where
+    the newest fits, each band cut short of ``row`` (the cursor row: the one the operator acts on) where it reaches
+    it; failing all, the newest is shown whole from the last band's edge, or, when it would hide ``row`` there, beside
+    ``row`` on the side with more of the screen."""
+    for band, top in bands:
+        if newest_fits(screen, short_of(band, row, top).height):
+            stack_in(screen, short_of(band, row, top), top=top)
+            return
+    band, top = bands[-1]
+    rack = toast_rack(screen)
+    newest = newest_height(rack) if rack is not None else 0
+    taken = band._replace(height=newest) if top else band._replace(y=band.bottom - newest, height=newest)
+    if row.area and taken.overlaps(row):
+        top = screen.size.height - row.bottom >= row.y  # below the row, else above it
+        band = Region(band.x, row.bottom if top else row.y, band.width, 0)
+    stack_in(screen, band, top=top, keep_newest=True)
+
+
+def short_of(band: Region, row: Region, top: bool) -> Region:
+    """``band`` cut short of ``row`` where it reaches it: its rows above ``row`` (``top``: stacked from its top edge),
+    else those below."""
+    if not (row.area and band.overlaps(row)):
+        return band
+    if top:
+        return Region.from_corners(band.x, band.y, band.right, max(row.y, band.y))
+    return Region.from_corners(band.x, min(row.bottom, band.bottom), band.right, band.bottom)
