@@ -167,20 +167,27 @@ def _stream(dctx: ZstdDecompressor, data: bytes | bytearray) -> Iterator[bytes]:
     _content_size(data)
     decoder = dctx.decompressobj()
     view = memoryview(data)
-    out = bytearray()
-    total = 0
+    # what the slices decoded to since the last piece, joined into the next and let go, so that the piece a reader
+    # works on is held once (a buffer it was copied out of stayed beside it)
+    parts: list[bytes] = []
+    size = total = 0
     for at in range(0, len(data), SLICE):
-        out += decoder.decompress(view[at : at + SLICE])
-        if len(out) >= WINDOW:
-            total += len(out)
+        part = decoder.decompress(view[at : at + SLICE])
+        parts.append(part)
+        size += len(part)
+        if size >= WINDOW:
+            total += size
             if total > FRAME_LIMIT:
                 raise FrameTooLarge(None)
-            yield bytes(out)
-            out.clear()
-    if total + len(out) > FRAME_LIMIT:
+            piece = b"".join(parts)
+            parts.clear()
+            size = 0
+            yield piece
+            del piece
+    if total + size > FRAME_LIMIT:
         raise FrameTooLarge(None)
-    if out:
-        yield bytes(out)
+    if size:
+        yield b"".join(parts)
 
 
 def _checked(frame: bytes | bytearray) -> bytes | None:
