@@ -130,12 +130,16 @@ def _subdirs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tupl
 def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
     """``core.log.sessions.layout_note`` for a directory on another machine: what ``target`` holds instead of
     sessions in the sessions root layout (one project's session directories, or session logs lying loose in it) and
-    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions). What the server will not
-    let us look at is passed over without a word, as locally (the listing notes it)."""
+    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions, or it is not there or
+    cannot be listed). What the server will not let us look at is passed over without a word, as locally (the
+    listing notes it)."""
     passed: list[str] = []
-    if remote_logs(link, target, passed):
+    try:
+        if remote_logs(link, target, passed):
+            return None
+    except LogNotFoundError:  # not there: nothing to say of it, as locally (the listing says so)
         return None
-    entries = link.listdir(target.path)
+    entries = link.listdir(target.path, passed)  # one it may not list holds nothing here, as locally
     dirs = _subdirs(link, [(target, entries)], passed)
     listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
     sessions = _dir_logs(link, listings, passed)

@@ -56,3 +56,23 @@ def test_a_loose_log_that_is_a_link_is_counted_over_ssh_as_here(sshd: Sshd, tmp_
     there = remote_layout_note(link_for(target), target, "sessions")
     assert here is not None and "holds 2 session logs of its own" in here, here
     assert there is not None and "holds 2 session logs of its own" in there, there
+
+
+@pytest.mark.parametrize("why", ["refused", "missing"])
+def test_a_directory_that_cannot_be_listed_has_no_layout_note_over_ssh_as_here(
+    sshd: Sshd, tmp_path: Path, why: str
+) -> None:
+    """A directory that may not be listed (a link into a place root may not search), or is not there: the local note
+    is None (the listing's own note, or error, says why); over SSH the note's own listing raised."""
+    if why == "refused":
+        try:
+            os.stat(f"{DENIED}/x")
+        except PermissionError:
+            pass
+        else:
+            pytest.skip(f"this machine lets us stat {DENIED}/x")
+        (tmp_path / why).symlink_to(DENIED)
+    sshd.trust()
+    target = RemoteTarget(None, "testbox", str(tmp_path / why))
+    assert layout_note(tmp_path / why, "sessions") is None
+    assert remote_layout_note(link_for(target), target, "sessions") is None
