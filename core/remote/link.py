@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.log.layout import special_file
-from core.log.skipped import UNLISTED, skip_note
+from core.log.skipped import UNLISTED, SkipNote, skip_note
 from core.remote.target import RemoteTarget
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
@@ -441,11 +441,11 @@ class SshLink:
 
         return self._each(paths, one)
 
-    def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+    def listdir(self, path: str, skipped: list[SkipNote] | None = None) -> list[tuple[str, str]]:
         """``(name, kind)`` of each entry of the directory (empty when it does not exist; see ``listdir_many``)."""
         return self.listdir_many([path], skipped)[0]
 
-    def listdir_many(self, paths: Sequence[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+    def listdir_many(self, paths: Sequence[str], skipped: list[SkipNote] | None = None) -> list[list[tuple[str, str]]]:
         """``listdir`` of every path, the requests all in flight at once. A directory the far side refuses to list
         (permission denied, not a directory) is empty and noted in ``skipped`` (``skipped PATH: reason``, as
         ``core.log.sessions`` notes a local one) when given; else the refusal is raised."""

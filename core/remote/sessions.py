@@ -56,7 +56,7 @@ from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing, not_a_log
 from core.log.sessions import SessionRef, layout_text, ref_from_header
-from core.log.skipped import UNLISTED, UNREADABLE, skip_note
+from core.log.skipped import UNLISTED, UNREADABLE, SkipNote, skip_note
 from core.remote.link import FileGone, RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
@@ -70,7 +70,7 @@ REACHES_KEPT = 4096  # measures ``_zstd_reaches`` keeps
 _REACHES: dict[tuple[str, int, int, int], bool] = {}  # (zstd log, its size, its time, the raw one's size): reached
 
 
-def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None,
+def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[SkipNote] | None = None,
                 roots: bool = True) -> list[RemoteTarget]:  # fmt: skip
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
@@ -82,13 +82,14 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
+    noted = len(skipped or [])
     entries = dict(link.listdir(target.path, skipped))
     if not entries:
         refused: dict[str, str] = {}  # a path the server will not look into: noted, unless its listing's note says so
         st = link.stat_many([target.path], refused=refused if skipped is not None else None)[0]
         if refused:
             assert skipped is not None
-            if not any(note.subject == str(target) for note in skipped):  # listed as nothing, yet not stat'ed either
+            if not any(note.subject == str(target) for note in skipped[noted:]):  # its listing said nothing of it
                 skipped.append(skip_note(UNLISTED, target, _cannot(target, "stat", refused[target.path])))
             return []
         if st is None:
@@ -98,33 +99,33 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     own = _dir_logs(link, [(target, entries.items())], skipped)
     if own or not roots:
         return own
-    projects = _subdirs(link, [(target, entries.items())], skipped)
-    sessions = _subdirs(link, list(zip(projects, link.listdir_many([p.path for p in projects], skipped), strict=True)),
-                        skipped)  # fmt: skip
+    projects = _listed(link, [(target, entries.items())], "dir", skipped)
+    sessions = _listed(link, list(zip(projects, link.listdir_many([p.path for p in projects], skipped), strict=True)),
+                       "dir", skipped)  # fmt: skip
     listings = list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True))
     return _dir_logs(link, listings, skipped)
 
 
-def _subdirs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
-             skipped: list[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
-    """The directories among the entries listed in each directory of ``listings``, in their order, a symbolic link to
-    one included, as the local listing follows links (``core.log.sessions``): the links' stats through them are
-    asked in one round trip (none when no entry is a link). A link the server will not follow for us (into a place
-    it may not search) is noted in ``skipped`` when given, in the local listing's words (raised when it is None);
-    one that loops or names nothing is left out without a note, as there. A link to an ancestor is followed as
-    any: the layout's fixed depth bounds the listing, here as there."""
-    entries = [(sdir.join(name), kind) for sdir, listed in listings for name, kind in listed if kind in ("dir", "link")]
-    links = [entry.path for entry, kind in entries if kind == "link"]
+def _listed(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]], kind: str,
+            skipped: list[SkipNote] | None = None) -> list[RemoteTarget]:  # fmt: skip
+    """The entries of ``kind`` (``dir``, ``file``) listed in each directory of ``listings``, in their order, a
+    symbolic link to one included, as the local listing follows links (``core.log.sessions``): the links' stats
+    through them are asked in one round trip (none when no entry is a link). A link the server will not follow for
+    us (into a place it may not search) is noted in ``skipped`` when given, in the local listing's words (raised
+    when it is None); one that loops, names nothing or leads to another kind is left out without a note, as there.
+    A link to an ancestor is followed as any: the layout's fixed depth bounds the listing, here as there."""
+    entries = [(sdir.join(name), k) for sdir, listed in listings for name, k in listed if k in (kind, "link")]
+    links = [entry.path for entry, k in entries if k == "link"]
     refused: dict[str, str] = {}
     stats = dict(zip(links, link.stat_many(links, refused=refused if skipped is not None else None), strict=True))
-    dirs = []
-    for entry, kind in entries:
+    found = []
+    for entry, k in entries:
         if entry.path in refused:
             assert skipped is not None
             skipped.append(skip_note(UNLISTED, entry, f"{quoted_path(str(entry))}: {quoted(refused[entry.path])}"))
-        elif kind == "dir" or ((st := stats[entry.path]) is not None and st.kind == "dir"):
-            dirs.append(entry)
-    return dirs
+        elif k == kind or ((st := stats[entry.path]) is not None and st.kind == kind):
+            found.append(entry)
+    return found
 
 
 def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
@@ -133,33 +134,21 @@ def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str
     the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions, or it is not there or
     cannot be listed). What the server will not let us look at is passed over without a word, as locally (the
     listing notes it)."""
-    passed: list[str] = []
+    passed: list[SkipNote] = []
     try:
         if remote_logs(link, target, passed):
             return None
     except LogNotFoundError:  # not there: nothing to say of it, as locally (the listing says so)
         return None
     entries = link.listdir(target.path, passed)  # one it may not list holds nothing here, as locally
-    dirs = _subdirs(link, [(target, entries)], passed)
+    dirs = _listed(link, [(target, entries)], "dir", passed)
     listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
     sessions = _dir_logs(link, listings, passed)
-    files = [] if sessions else _loose_files(link, target, entries)
+    files = [] if sessions else _listed(link, [(target, entries)], "file", passed)  # its refusals: not a word
     logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
     parent = target.at(posixpath.dirname(posixpath.normpath(target.path)))
     return layout_text(str(target), str(parent), command, [str(log.at(posixpath.dirname(log.path))) for log in sessions],
                        logs, shell_expands=False)  # fmt: skip
-
-
-def _loose_files(
-    link: SshLink, target: RemoteTarget, entries: Sequence[tuple[str, str]]
-) -> list[RemoteTarget]:
-    """The regular files among the entries listed in ``target``, a symbolic link to one included, as the local note
-    keeps them: the links' stats through them are asked in one round trip (none when no entry is a link); a link to
-    nothing, to what is no regular file, or that the server will not follow for us is left out, as there."""
-    links = [target.join(name).path for name, kind in entries if kind == "link"]
-    stats = link.stat_many(links, refused={})
-    linked = {path for path, st in zip(links, stats, strict=True) if st is not None and st.kind == "file"}
-    return [target.join(name) for name, kind in entries if kind == "file" or target.join(name).path in linked]
 
 
 def _missing(link: SshLink, target: RemoteTarget) -> str:
@@ -172,7 +161,7 @@ def _missing(link: SshLink, target: RemoteTarget) -> str:
 
 
 def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
-              skipped: list[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
+              skipped: list[SkipNote] | None = None) -> list[RemoteTarget]:  # fmt: skip
     """The log of each listed directory that holds one, by the local listing's rule (``dir_log``): what a log's name
     holds there is looked at after links, and a directory whose log is no regular file, or a link to nothing, is
     noted in ``skipped`` when given, in the local listing's words (its stats, the times of the directories that hold
@@ -277,7 +266,7 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     return header
 
 
-def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[str] | None = None) -> list[SessionRef | None]:
+def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[SkipNote] | None = None) -> list[SessionRef | None]:
     """The ``SessionRef`` of each remote log of one machine (its ``path`` reads ``user@host:PATH``; None until its
     header can be read), in two round trips: their stats, then their heads. A log the server will not let us stat
     or read is noted in ``skipped`` when given (once), not taken for one that is not there, and costs the others

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.log.skipped import SkipNote
 from core.remote.link import link_for
 from core.remote.sessions import remote_logs
 from core.remote.target import RemoteTarget
@@ -25,7 +26,7 @@ def test_a_target_the_server_will_not_stat_is_noted_not_left_out_silently(
     (tmp_path / "empty").mkdir()
     statless_sshd.trust()
     target = RemoteTarget(None, "testbox", str(tmp_path / name))
-    skipped: list[str] = []
+    skipped: list[SkipNote] = []
     assert remote_logs(link_for(target), target, skipped) == []
     assert skipped == [f"skipped testbox:{tmp_path / name}: cannot stat (Permission denied)"]
     assert [(note.kind, note.subject) for note in skipped] == [("unlisted", str(target))]  # type: ignore[attr-defined]
@@ -36,6 +37,22 @@ def test_a_target_the_server_will_not_list_is_noted_once(sshd: Sshd, tmp_path: P
     (tmp_path / "refused").symlink_to(no_access_path())
     sshd.trust()
     target = RemoteTarget(None, "testbox", str(tmp_path / "refused"))
-    skipped: list[str] = []
+    skipped: list[SkipNote] = []
     assert remote_logs(link_for(target), target, skipped) == []
     assert skipped == [f"skipped testbox:{tmp_path / 'refused'}: Permission denied"]
+
+
+def test_a_note_another_listing_made_of_a_target_does_not_stand_for_its_own(statless_sshd: Sshd, tmp_path: Path) -> None:
+    """The notes of every target go in one list (the fleet's rescan, ``sessions`` of many roots). A target listed as
+    nothing whose stat is refused is noted unless its own listing noted it: any note naming it, made by another
+    target's listing (a link in a root the server would not stat through), silenced its own ``cannot stat``."""
+    (tmp_path / "root" / "p").mkdir(parents=True)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "root" / "p" / "s").symlink_to(tmp_path / "empty")
+    statless_sshd.trust()
+    root, inner = (RemoteTarget(None, "testbox", str(tmp_path / "root" / "p")),
+                   RemoteTarget(None, "testbox", str(tmp_path / "root" / "p" / "s")))  # fmt: skip
+    skipped: list[SkipNote] = []
+    for target in (root, inner):
+        assert remote_logs(link_for(target), target, skipped) == []
+    assert skipped == [f"skipped {inner}: Permission denied", f"skipped {inner}: cannot stat (Permission denied)"]
