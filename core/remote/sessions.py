@@ -349,7 +349,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     another process that got the pid), a DSH bridge's pid with the start time it recorded. A host that died
     without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat; a ``host.json``
     the server will not let us read or stat (a directory it may not search) is ``unknown``, its ``problem`` the
-    server's reason (its host may run), and costs the others nothing. Without a
+    server's reason (its host may run, whatever a ``bridge.json`` beside it says), and costs the others nothing. Without a
     ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
     ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one. A
     live bridge names a second DSH process on standby (``bridge.standby.json``) while that pid runs with the start
@@ -376,12 +376,12 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
         bridge = found.get(posixpath.join(d, BRIDGE_FILE))
         if isinstance(host, dict) and host.get("state") in STATES:
             recorded.append((KIND_TAPEDECK, host))
+        elif (why := refused.get(posixpath.join(d, STATE_FILE))) is not None:  # its host may run, whatever a bridge
+            recorded.append((UNKNOWN, why))  # says: not known (as ``read_host_state`` reads it, before the bridge)
         elif bridge is not None:
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         elif (st := stats[posixpath.join(d, BRIDGE_FILE)]) is not None:  # one that is no file, or was not read
             recorded.append((KIND_DSH, (None, unusable_bridge(posixpath.join(d, BRIDGE_FILE), st.kind == "link"))))
-        elif (why := refused.get(posixpath.join(d, STATE_FILE))) is not None:  # its host may run: not known
-            recorded.append((UNKNOWN, why))
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))

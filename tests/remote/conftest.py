@@ -3,6 +3,9 @@ its generated ~/.ssh, and the real DSH for the tests of its sessions read from a
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +13,7 @@ import pytest
 
 from core.remote.link import close_links
 from tests.dsh.conftest import _no_dsh_left_running, dsh, model  # noqa: F401  (the real DSH's fixtures)
-from tests.remote.sshd import MISSING, SFTP_SERVER, Sshd
+from tests.remote.sshd import AS_NOBODY, MISSING, SFTP_SERVER, Sshd
 
 
 @pytest.fixture
@@ -32,15 +35,34 @@ def statless_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[S
     yield from _served(tmp_path, monkeypatch, ("-P", "stat,lstat"))
 
 
-def _served(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sftp_flags: tuple[str, ...] = ()
-) -> Iterator[Sshd]:
-    """The server for a fixture (``sftp_flags``: more options for its SFTP server, ``Sshd``'s), killed after the test."""
+@pytest.fixture
+def nobody_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
+    """As ``sshd``, its SFTP server run as the user nobody (``AS_NOBODY``), which is refused what its mode keeps from
+    it, as a root server never is; it reads only what lies outside the test's own directories (``open_dir``).
+    Skipped unless the tests run as root, with ``setpriv``."""
+    if os.geteuid() != 0 or shutil.which(AS_NOBODY[0]) is None:
+        pytest.skip("needs root and setpriv, to run the SFTP server as another user")
+    yield from _served(tmp_path, monkeypatch, wrapper=AS_NOBODY)
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory every user may search, outside pytest's (root's own, mode 700), removed after the test."""
+    made = Path(tempfile.mkdtemp(prefix="tapedeck-open-"))
+    made.chmod(0o755)
+    yield made
+    shutil.rmtree(made)
+
+
+def _served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sftp_flags: tuple[str, ...] = (),
+            wrapper: tuple[str, ...] = ()) -> Iterator[Sshd]:  # fmt: skip
+    """The server for a fixture (``sftp_flags``, ``wrapper``: ``Sshd``'s, for its SFTP server), killed after the
+    test."""
     if MISSING is not None:
         pytest.skip(MISSING)
-    if sftp_flags and not Path(SFTP_SERVER).exists():
+    if (sftp_flags or wrapper) and not Path(SFTP_SERVER).exists():
         pytest.skip("needs the OpenSSH SFTP server program (sftp-server), not internal-sftp")
-    server = Sshd(tmp_path / "sshd", sftp_flags)
+    server = Sshd(tmp_path / "sshd", sftp_flags, wrapper)
     monkeypatch.setenv("HOME", str(server.home))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     server.start()

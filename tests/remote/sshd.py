@@ -18,6 +18,8 @@ from tests.conftest import Processes
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 SFTP_SERVER = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server") if Path(p).exists()),
                    "/usr/lib/openssh/sftp-server")  # fmt: skip
+# the SFTP server run as the user nobody (``Sshd.wrapper``), for what a root server would read whatever its mode
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 MISSING = None if Path(SSHD).exists() and shutil.which("ssh-keygen") else "needs the OpenSSH server (sshd) and ssh-keygen"
 
 
@@ -29,11 +31,13 @@ def _free_port() -> int:
 
 class Sshd:
     """``sshd -D`` on 127.0.0.1:``port`` in a process group of its own (``kill`` ends its sessions too). ``sftp_flags``:
-    more options for its SFTP server (``-l DEBUG3``: each request it serves is logged, in ``sftp_log``)."""
+    more options for its SFTP server (``-l DEBUG3``: each request it serves is logged, in ``sftp_log``); ``wrapper``:
+    the command that runs it (``AS_NOBODY``: as another user)."""
 
-    def __init__(self, base: Path, sftp_flags: tuple[str, ...] = ()) -> None:
+    def __init__(self, base: Path, sftp_flags: tuple[str, ...] = (), wrapper: tuple[str, ...] = ()) -> None:
         self.base = base
         self.sftp_flags = sftp_flags
+        self.wrapper = wrapper
         self.sftp_log = base / "sftp.log"
         base.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
@@ -58,7 +62,7 @@ class Sshd:
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\nPidFile {base / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {base / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
-            f"Subsystem sftp {sftp} -d {self.home}{logged}\n"  # the far side's home is the client's: ``box:~/x`` lands there
+            f"Subsystem sftp {' '.join((*self.wrapper, sftp))} -d {self.home}{logged}\n"  # the far side's home is the client's: ``box:~/x`` lands there
         )
         (ssh / "config").write_text(
             f"Host testbox\n  HostName 127.0.0.1\n  Port {self.port}\n  User {getpass.getuser()}\n"

@@ -533,3 +533,37 @@ def test_a_session_whose_directory_the_server_refuses_reads_unknown_and_leaves_t
     states = remote_host_states(link_for(alive), [(alive, True), (refused, True)])
     assert [(s.state, s.since) for s in states] == [("running", NOW), (UNKNOWN, None)], states
     assert states[1].problem == "its host.json cannot be read (Permission denied)", states[1]
+
+
+def test_a_host_json_the_server_will_not_read_reads_unknown_beside_a_bridge_json_over_ssh_as_here(
+    nobody_sshd: Sshd, open_dir: Path
+) -> None:
+    """A session directory whose host.json its reader may not read, beside a bridge.json it may: here the refusal
+    is read first (``unknown``: a host may run it, whatever a bridge says); over SSH the bridge.json was looked at
+    first, and the session read as that bridge's. Both sides read as the user nobody (the far SFTP server runs as
+    that user, and the local read here is made by a process that does)."""
+    import json
+    import sys
+
+    from core.control.host_state import UNKNOWN
+    from tests.remote.sshd import AS_NOBODY
+
+    nobody_sshd.trust()
+    session = open_dir / "s"
+    session.mkdir(mode=0o755)
+    session.chmod(0o755)
+    log = session / "session.jsonl"
+    log.write_bytes(b'{"type":"session","version":0,"id":"x"}\n')
+    (session / "bridge.json").write_bytes(orjson.dumps({"state": "idle", "pid": os.getpid(), "since": NOW,
+                                                        "procStart": proc_start_time(os.getpid()), "heartbeat": NOW}))  # fmt: skip
+    (session / "host.json").write_bytes(orjson.dumps({"state": "running", "pid": os.getpid(), "since": NOW}))
+    for file in ("session.jsonl", "bridge.json"):
+        (session / file).chmod(0o644)
+    (session / "host.json").chmod(0o600)  # root's alone
+    target = RemoteTarget(None, "testbox", str(log))
+    there = remote_host_state(link_for(target), target, hosted=False)
+    read = "import json, sys; from core.control.host_state import read_host_state as r; print(json.dumps(r(sys.argv[1]).to_dict()))"
+    here = subprocess.run([*AS_NOBODY, sys.executable, "-c", read, str(log)], capture_output=True, timeout=60,
+                          cwd=Path(__file__).parents[2], check=True)  # fmt: skip
+    assert there.to_dict() == json.loads(here.stdout), (there, here.stdout)
+    assert (there.state, there.problem) == (UNKNOWN, "its host.json cannot be read (Permission denied)"), there
