@@ -44,6 +44,10 @@ CALL_TIMEOUT = 20.0  # one SFTP call (the connect included) gives up after this 
 # a regular file is waited for, and a FIFO swapped in is given up before the call would call the machine unreachable
 OPEN_WAIT = CALL_TIMEOUT / 2
 READ_CHUNK = 1 << 18  # bytes per SFTP read request
+# the requests of one batch (``_bounded``: stats, listings, reads of many files) in flight at once: each listing or
+# read holds a directory or file open on the far side, whose server may open few at once (its limit of open files);
+# past it the server fails the rest, and sessions went missing from a machine that holds many
+IN_FLIGHT = 32
 
 T = TypeVar("T")
 
@@ -293,13 +297,11 @@ class SshLink:
         return self.stat_many([path], follow, own=own)[0]
 
     def _each(self, paths: Sequence[str], one: Callable[[Any, str], Awaitable[T]]) -> list[T]:
-        """``one(sftp, path)`` for every path, the requests all in flight at once: one round trip, not one per
-        path."""
+        """``one(sftp, path)`` for every path, ``IN_FLIGHT`` requests in flight at once: one round trip for a batch
+        that small, not one per path."""
 
         async def go(sftp: Any) -> list[T]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
+            return await _bounded([one(sftp, path) for path in paths])
 
         return self.call(go) if paths else []
 
@@ -361,16 +363,14 @@ class SshLink:
     def read_files(self, paths: Sequence[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
         """The first ``limit`` bytes of each file (None where it cannot be opened: it is not there, or the server
         refuses it, or it is no regular file and is not opened, whose reason goes in ``refused`` by path when given),
-        every request in flight at once, after their stats. Reads to the end of file whatever its stat says
+        ``IN_FLIGHT`` at a time, after their stats. Reads to the end of file whatever its stat says
         (``/proc`` files show size 0)."""
         return self.read_files_and_links(paths, limit, [], refused)[0]
 
     def read_files_and_links(
         self, paths: Sequence[str], limit: int, links: Sequence[str], refused: dict[str, str] | None = None
     ) -> tuple[list[bytes | None], list[str | None]]:
-        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip."""
-        import asyncio
-
+        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip (``IN_FLIGHT`` at once)."""
         import asyncssh
 
         async def one(sftp: Any, path: str) -> bytes | None:
@@ -388,9 +388,9 @@ class SshLink:
                 raise self._file_failed(exc, path, "read") from None
 
         async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
-            data = asyncio.gather(*(one(sftp, path) for path in paths))
-            named = asyncio.gather(*(_readlink(sftp, path) for path in links))
-            return list(await data), list(await named)
+            found: list[Any] = await _bounded([*(one(sftp, path) for path in paths),
+                                               *(_readlink(sftp, path) for path in links)])  # fmt: skip
+            return found[: len(paths)], found[len(paths) :]
 
         data, named = self.call(go) if paths or links else ([], [])
         self.bytes_read += sum(len(d) for d in data if d)
@@ -398,10 +398,10 @@ class SshLink:
 
     def stat_many(self, paths: Sequence[str], follow: bool = True, refused: dict[str, str] | None = None,
                   own: bool = False) -> list[RemoteStat | None]:  # fmt: skip
-        """``stat`` of every path (None where none exists), the requests all in flight at once: one round trip,
-        not one per path. A stat the server refuses (not the link: a directory on the way it may not search) is
-        raised, or, when ``refused`` is given, None with the server's reason in ``refused`` by path, so that one
-        path refused does not fail the others. With ``own`` (and ``follow``), whether each path is itself a link
+        """``stat`` of every path (None where none exists), ``IN_FLIGHT`` requests in flight at a time: one round
+        trip for that many, not one per path. A stat the server refuses (not the link: a directory on the way it
+        may not search) is raised, or, when ``refused`` is given, None with the server's reason in ``refused`` by
+        path, so that one path refused does not fail the others. With ``own`` (and ``follow``), whether each path is itself a link
         is asked too (``linked``: one more request each, in the same round trip)."""
         import asyncssh
 
@@ -426,11 +426,11 @@ class SshLink:
         return self._each(paths, one)
 
     def readlinks(self, paths: Sequence[str]) -> list[str | None]:
-        """What each link names (None where the path is no link, or is not there), all in flight at once."""
+        """What each link names (None where the path is no link, or is not there), ``IN_FLIGHT`` at a time."""
         return self._each(paths, _readlink)
 
     def realpaths(self, paths: Sequence[str]) -> list[str | None]:
-        """Each path with every link resolved (None where it does not resolve), all in flight at once."""
+        """Each path with every link resolved (None where it does not resolve), ``IN_FLIGHT`` at a time."""
         import asyncssh
 
         async def one(sftp: Any, path: str) -> str | None:
@@ -446,7 +446,7 @@ class SshLink:
         return self.listdir_many([path], skipped)[0]
 
     def listdir_many(self, paths: Sequence[str], skipped: list[SkipNote] | None = None) -> list[list[tuple[str, str]]]:
-        """``listdir`` of every path, the requests all in flight at once. A directory the far side refuses to list
+        """``listdir`` of every path, ``IN_FLIGHT`` requests in flight at a time. A directory the far side refuses to list
         (permission denied, not a directory) is empty and noted in ``skipped`` (``skipped PATH: reason``, as
         ``core.log.sessions`` notes a local one) when given; else the refusal is raised."""
         import asyncssh
@@ -540,6 +540,20 @@ def _link_lost(exc: Any) -> bool:
     import asyncssh
 
     return exc.code in (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
+
+
+async def _bounded(calls: Sequence[Awaitable[T]]) -> list[T]:
+    """What each of ``calls`` returns, in their order, as ``asyncio.gather`` gives it, with at most ``IN_FLIGHT`` of
+    them under way at once (each is started as one before it ends)."""
+    import asyncio
+
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
 async def _readlink(sftp: Any, path: str) -> str | None:

@@ -35,6 +35,9 @@ def statless_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[S
     yield from _served(tmp_path, monkeypatch, ("-P", "stat,lstat"))
 
 
+FEW_FILES = 64  # the open files ``few_files_sshd``'s SFTP server may hold at once
+
+
 @pytest.fixture
 def nobody_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
     """As ``sshd``, its SFTP server run as the user nobody (``AS_NOBODY``), which is refused what its mode keeps from
@@ -43,6 +46,15 @@ def nobody_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ssh
     if os.geteuid() != 0 or shutil.which(AS_NOBODY[0]) is None:
         pytest.skip("needs root and setpriv, to run the SFTP server as another user")
     yield from _served(tmp_path, monkeypatch, wrapper=AS_NOBODY)
+
+
+@pytest.fixture
+def few_files_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
+    """As ``sshd``, its SFTP server allowed ``FEW_FILES`` open files (``prlimit``), as a machine's limit may be far
+    below what the sessions it holds number."""
+    if shutil.which("prlimit") is None:
+        pytest.skip("needs prlimit, to bound the SFTP server's open files")
+    yield from _served(tmp_path, monkeypatch, wrapper=("prlimit", f"--nofile={FEW_FILES}"))
 
 
 @pytest.fixture
