@@ -16,6 +16,7 @@ over local roots, ``tapedeck sessions``) pays for neither (asyncio alone was a s
 
 from __future__ import annotations
 
+import stat
 import threading
 import time
 import warnings
@@ -40,9 +41,9 @@ warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh
 BACKOFF = 0.5  # seconds before the first reconnect; doubled after each failed one
 MAX_BACKOFF = 15.0
 CALL_TIMEOUT = 20.0  # one SFTP call (the connect included) gives up after this long
-# a read's open gives up after this long (``SshLink._open``): half a call's bound, so that a server merely slow to open
-# a regular file is waited for, and a FIFO swapped in is given up before the call would call the machine unreachable
-OPEN_WAIT = CALL_TIMEOUT / 2
+# a read's open still waiting after this long has the path's type asked aside (``SshLink._open``): a FIFO swapped in is
+# given up then, well before the call would call the machine unreachable; a regular file slow to open is waited for
+OPEN_WAIT = 2.0
 READ_CHUNK = 1 << 18  # bytes per SFTP read request
 # the requests of one batch (``_bounded``: stats, listings, reads of many files) in flight at once: each listing or
 # read holds a directory or file open on the far side, whose server may open few at once (its limit of open files);
@@ -119,15 +120,11 @@ def _loop() -> asyncio.AbstractEventLoop:
 
 
 def _kind(attrs: Any) -> str:
-    import stat
-
     fmt = _fmt(attrs)
     return "file" if fmt == stat.S_IFREG else "dir" if fmt == stat.S_IFDIR else "link" if fmt == stat.S_IFLNK else "other"
 
 
 def _fmt(attrs: Any) -> int:
-    import stat
-
     return stat.S_IFMT(attrs.permissions or 0)
 
 
@@ -258,18 +255,42 @@ class SshLink:
             raise NotRegular(self.target.at(path), known.fmt)
 
     async def _open(self, sftp: Any, path: str) -> Any:
-        """``path`` opened for reading, given up after ``OPEN_WAIT``: SFTP has no open that does not wait, and the
-        server's open of a FIFO swapped in since its stat waits for a writer, every later request of the session
-        behind it. The connection is then dropped, not called unreachable (the next call connects anew), and
-        ``NotRegular`` says why; the server's process that waits in the open is left to the far machine."""
+        """``path`` opened for reading. SFTP has no open that does not wait, and the server's open of a FIFO swapped
+        in since its stat waits for a writer, every later request of the session behind it: an open still waiting
+        after ``OPEN_WAIT`` has the path's type asked aside (``_type_aside``), and what the file is decides. A
+        regular file (a slow disk, a loaded machine) is waited for, within the call's ``CALL_TIMEOUT``, as is one
+        whose type cannot be told; anything else is given up: the connection is dropped, not called unreachable
+        (the next call connects anew), and ``NotRegular`` says why; the server's process that waits in the open is
+        left to the far machine."""
         import asyncio
 
+        opening = asyncio.ensure_future(sftp.open(path, "rb"))
         try:
-            return await asyncio.wait_for(sftp.open(path, "rb"), OPEN_WAIT)
-        except TimeoutError:
-            self._drop()
-            raise NotRegular(self.target.at(path), 0, f"its open waited {OPEN_WAIT:g} s, as a FIFO's does for a "
-                             "writer: given up, the connection made anew") from None  # fmt: skip
+            await asyncio.wait({opening}, timeout=OPEN_WAIT)
+            if not opening.done() and (fmt := await self._type_aside(path)) not in (None, stat.S_IFREG):
+                self._drop()
+                raise NotRegular(self.target.at(path), fmt, f"{special_file(fmt)}, not a regular file, swapped in: its "
+                                 "open waited for a writer, given up, the connection made anew")  # fmt: skip
+            return await opening
+        finally:
+            opening.cancel()  # nothing when it is done; else the open is no longer waited for
+
+    async def _type_aside(self, path: str) -> int | None:
+        """The file type (``stat.S_IFMT``) of ``path``, through links as an open goes, asked on an SFTP session of
+        its own (the link's waits behind its open), closed after; None when it cannot be told (the machine opens no
+        second session for this login, the server refuses the stat, the path went)."""
+        import asyncssh
+
+        try:
+            aside = await self._conn.start_sftp_client()
+        except (asyncssh.Error, OSError):
+            return None
+        try:
+            return _fmt(await aside.stat(path))
+        except asyncssh.SFTPError:
+            return None
+        finally:
+            aside.exit()
 
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None
@@ -320,7 +341,8 @@ class SshLink:
         is open: SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's
         than the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``).
 
-        A FIFO swapped in after that stat: its open is given up after ``OPEN_WAIT`` (``_open``); one a writer holds
+        A FIFO swapped in after that stat: its open is given up once it waited ``OPEN_WAIT`` and a stat aside says
+        what it is (``_open``; a regular file slow to open is waited for); one a writer holds
         open opens at once, and is told from a file in the reads' round trip (the path's ``lstat`` with
         ``unlinked``, else the open handle's ``fstat``): closed, nothing of it returned (``NotRegular``)."""
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.remote.link import OPEN_WAIT, NotRegular, link_for
+from core.remote.link import NotRegular, link_for
 from core.remote.target import RemoteTarget
 from tests.remote.sshd import MISSING, Sshd
 
@@ -68,8 +70,9 @@ def test_a_fifo_swapped_in_after_the_stat_is_given_up_without_holding_the_link(
 ) -> None:
     """A log's reads trust the poll's stat (no stat of their own before the open), so a FIFO swapped in after it is
     opened: the server's open waits for a writer, and it held the whole connection until the call gave up (20 s),
-    calling the machine unreachable. The open is now given up after ``OPEN_WAIT``, in words that say why, and the
-    connection made anew: the machine is not called unreachable, and its next calls, reads too, are answered."""
+    calling the machine unreachable. An open still waiting after ``OPEN_WAIT`` has the path's type asked aside: a
+    FIFO's is given up, in words that say why, and the connection made anew: the machine is not called unreachable,
+    and its next calls, reads too, are answered."""
     sshd.trust()
     log, other = _fifo_beside_a_log(tmp_path)
     (tmp_path / "s2" / "session.jsonl").unlink()
@@ -83,8 +86,8 @@ def test_a_fifo_swapped_in_after_the_stat_is_given_up_without_holding_the_link(
     try:
         with pytest.raises(NotRegular) as refused:
             link.read(log.path, 0, 100, True, st)
-        assert str(refused.value) == (f"testbox:{log.path}: cannot read (its open waited {OPEN_WAIT:g} s, as a "
-                                      "FIFO's does for a writer: given up, the connection made anew)")  # fmt: skip
+        assert str(refused.value) == (f"testbox:{log.path}: cannot read (a FIFO, not a regular file, swapped in: "
+                                      "its open waited for a writer, given up, the connection made anew)")  # fmt: skip
         assert link.unreachable_since is None
         assert link.stat(other.path) is not None
         assert link.read(other.path, 0, 9, True, link.stat(other.path, own=True)) == b'{"type":"'
@@ -139,3 +142,59 @@ def test_a_fifo_swapped_in_with_a_writer_is_opened_and_closed_unread(sshd: Sshd,
             os.close(writer)
         assert refused.value.why.startswith("a FIFO, not a regular file"), refused.value
         assert link.unreachable_since is None
+
+
+def test_a_regular_file_slow_to_open_is_waited_for_not_taken_for_a_fifo(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regular file whose open takes longer than ``OPEN_WAIT`` (a slow disk, a loaded machine) was given up as if
+    it were a FIFO (``NotRegular``: 'its open waited 10 s, as a FIFO's does'), the connection made anew and the log
+    left unread. What the file is decides now: its type, asked aside while the open waits, is a regular file's, so
+    the open is waited for and its bytes read. The open is held here by the kernel, while this process keeps a
+    write lease on the file, for many times ``OPEN_WAIT`` (made short, so that the test is)."""
+    import core.remote.link
+
+    monkeypatch.setattr(core.remote.link, "OPEN_WAIT", 0.5)
+    sshd.trust()
+    log, _ = _fifo_beside_a_log(tmp_path)
+    link = link_for(log)
+    st = link.stat(log.path, own=True)
+    with _slow_to_open(Path(log.path), hold=6 * core.remote.link.OPEN_WAIT) as held:
+        assert link.read(log.path, 0, 9, True, st) == b'{"type":"'
+    assert held.is_set(), "the open was never held"
+    assert link.unreachable_since is None
+
+
+@contextlib.contextmanager
+def _slow_to_open(path: Path, hold: float) -> Iterator[threading.Event]:
+    """``path``'s next open by another process held ``hold`` seconds: a write lease taken on it here makes the
+    kernel hold another's open until the lease is let go, which is done ``hold`` seconds after ``/proc/locks`` says
+    an open is waiting (the event is set then). The lease's signal to this process is ignored meanwhile."""
+    import fcntl
+    import signal
+
+    held = threading.Event()
+    fd = os.open(path, os.O_RDWR)
+    before = signal.signal(signal.SIGIO, signal.SIG_IGN)
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+    inode = f":{os.fstat(fd).st_ino} "
+
+    def let_go() -> None:
+        deadline = time.monotonic() + 60
+        while not any("BREAKING" in line and inode in line for line in Path("/proc/locks").read_text().splitlines()):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        else:
+            held.set()
+            time.sleep(hold)  # the slow open itself
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+
+    releaser = threading.Thread(target=let_go, daemon=True)
+    releaser.start()
+    try:
+        yield held
+    finally:
+        releaser.join(120)
+        os.close(fd)
+        signal.signal(signal.SIGIO, before)
