@@ -3,15 +3,17 @@ its generated ~/.ssh, and the real DSH for the tests of its sessions read from a
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from core.remote.link import close_links
+from core.remote.link import SshLink, close_links
 from tests.dsh.conftest import _no_dsh_left_running, dsh, model  # noqa: F401  (the real DSH's fixtures)
 from tests.remote.sshd import AS_NOBODY, MISSING, SFTP_SERVER, Sshd
 
@@ -33,6 +35,33 @@ def logged_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ssh
 def statless_sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
     """As ``sshd``, its SFTP server refusing every stat and lstat (``sftp-server -P``, as an operator may set it)."""
     yield from _served(tmp_path, monkeypatch, ("-P", "stat,lstat"))
+
+
+LinkCalls = Callable[[str], list[dict[str, Any]]]  # ``link_calls``' spy
+
+
+@pytest.fixture
+def link_calls(monkeypatch: pytest.MonkeyPatch) -> LinkCalls:
+    """``link_calls(NAME)``: the calls of ``SshLink.NAME`` made from then on, in order, each its arguments by name
+    (``self`` left out) and what it returned (``returned``, set once it has); the method runs as it is."""
+
+    def spy(name: str) -> list[dict[str, Any]]:
+        real = getattr(SshLink, name)
+        signature = inspect.signature(real)
+        calls: list[dict[str, Any]] = []
+
+        def spied(self: SshLink, *args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            call = {key: value for key, value in bound.arguments.items() if key != "self"}
+            calls.append(call)
+            call["returned"] = real(self, *args, **kwargs)
+            return call["returned"]
+
+        monkeypatch.setattr(SshLink, name, spied)
+        return calls
+
+    return spy
 
 
 FEW_FILES = 64  # the open files ``few_files_sshd``'s SFTP server may hold at once

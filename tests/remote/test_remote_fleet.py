@@ -22,6 +22,7 @@ from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
 from tests.conftest import Processes
+from tests.remote.conftest import LinkCalls
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -95,8 +96,16 @@ def test_an_unknown_host_key_is_refused_with_the_line_to_run(sshd: Sshd, tmp_pat
     assert not (sshd.home / ".ssh" / "known_hosts").exists()  # nothing was recorded silently
 
 
-def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path, processes: Processes,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(
+    sshd: Sshd, tmp_path: Path, processes: Processes, capsys: pytest.CaptureFixture[str], link_calls: LinkCalls
+) -> None:
+    """The CLI's ``control --wait`` over SSH follows the log from its end: of the log it reads its head (the header,
+    the bytes that tell the session) and what lies past where the wait began, and besides only the host's state
+    (``host.json`` and the host's ``/proc`` stat, at each look). Those, and what the resumed host goes on writing
+    until the wait sees its outcome, grow with the time the wait takes: on a loaded machine they outgrew the log's
+    size, which a test weighed the bytes read against."""
+    from core.remote.sessions import FIRST_HEAD_BYTES
+    from core.remote.tail import TAIL_CHECK
 
     sshd.trust()
     root = tmp_path / "root"
@@ -116,12 +125,20 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
     _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
     link = fleet.watches[str(fleet.rows()[0].ref.path)].link  # type: ignore[attr-defined]
     before, size = link.bytes_read, log.stat().st_size
+    ranges, files = link_calls("read_ranges"), link_calls("read_files_and_links")
     assert main(["control", f"testbox:{log.parent}", "resume", "--wait", "--json"]) == 0  # the CLI, remotely
     outcome = orjson.loads(capsys.readouterr().out)
     assert (outcome["type"], outcome["data"]["outcome"]) == ("tapedeck/control", "applied")
     assert [e["seq"] for e in read_log(log).events if e["data"].get("requestId") == outcome["data"]["requestId"]
             and e["data"].get("outcome") == "applied"] == [outcome["seq"]]  # fmt: skip
-    assert link.bytes_read - before < size  # the wait followed the log from its end, not from its start
+    of_log = [(offset, len(data)) for call in ranges if call["path"] == str(log)
+              for (offset, _), data in zip(call["ranges"], call["returned"], strict=True)]  # fmt: skip
+    of_state = [(path, len(data or b"")) for call in files for path, data in zip(call["paths"], call["returned"][0], strict=True)]
+    pid = orjson.loads((log.parent / "host.json").read_bytes())["pid"]
+    assert {path for path, _ in of_state} == {str(log.parent / "host.json"), f"/proc/{pid}/stat"}, of_state
+    assert link.bytes_read - before == sum(n for _, n in of_log) + sum(n for _, n in of_state)
+    # the wait followed the log from its end, not from its start: below it, nothing past the log's head is read
+    assert [(o, n) for o, n in of_log if o < size - TAIL_CHECK and o + n > FIRST_HEAD_BYTES] == [], (size, of_log)
     assert read_host_state(log).state != "paused"
     send_row_action(fleet.rows()[0].ref.path, "stop", {})
     assert host.wait(timeout=60) in (0, 4)
@@ -429,14 +446,12 @@ def test_a_machine_lost_while_this_clock_reads_no_date_says_so(sshd: Sshd, tmp_p
     assert "unreachable since an implausible time" in str(lost.value) and "1969" not in str(lost.value)
 
 
-def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               link_calls: LinkCalls) -> None:  # fmt: skip
     """The fleet stats every log of a machine in one round trip. A stat the server refused for one of them (a link
     swapped to a path it may not search) failed that round trip at every poll, and every log of the machine was
     then stat'ed alone, one round trip each, for as long as the one log stayed refused. Now that log alone is
     unreadable (``unreachable``, with the server's words) and the others are still stat'ed together."""
-    from core.remote.link import SshLink
-
     with contextlib.suppress(PermissionError):
         os.stat(DENIED)
         pytest.skip(f"this machine lets us stat {DENIED}")
@@ -453,33 +468,25 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
     monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 3600.0)  # polls alone: a listing would drop s1, noted
     (root / "p" / "s1" / "late").symlink_to(DENIED)
     (root / "p" / "s1" / "late").rename(root / "p" / "s1" / "session.jsonl")
-    asked: list[list[str]] = []
-    stat_many = SshLink.stat_many
-
-    def spy(link: SshLink, paths: list[str], *args: Any, **kwargs: Any) -> Any:
-        asked.append([p.rpartition("/p/")[2] for p in paths if p.endswith("session.jsonl")])
-        return stat_many(link, paths, *args, **kwargs)
-
-    monkeypatch.setattr(SshLink, "stat_many", spy)
+    stats = link_calls("stat_many")
     _until(fleet, lambda f: any("cannot stat" in a.reason for r in f.rows() for a in r.attention))
-    asked.clear()
+    stats.clear()
     for _ in range(3):
         time.sleep(0.3)  # past the remote poll's interval: every log is due
         fleet.poll()
+    asked = [[p.rpartition("/p/")[2] for p in call["paths"] if p.endswith("session.jsonl")] for call in stats]
     assert asked and all(paths != ["s2/session.jsonl"] and paths != ["s3/session.jsonl"] for paths in asked), asked
     [row] = [r for r in fleet.rows() if r.attention]
     assert row.ref.id == "s1" and "cannot stat (Permission denied)" in row.attention[0].reason, row.attention
 
 
 def test_a_remote_log_whose_stat_is_refused_leaves_the_others_adopted_in_one_batch(
-    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sshd: Sshd, tmp_path: Path, link_calls: LinkCalls
 ) -> None:
     """The fleet reads the headers of a machine's new logs in one batch (their stats in one round trip). One log whose
     stat the server refused (its directory a link to a place it may not search) failed that batch, and every log
     was then stat'ed alone, one round trip each. Now the batch goes on: the refused log is noted, with the server's
     words, and the others are watched."""
-    from core.remote.link import SshLink
-
     denied = "/proc/1/cwd"  # refused to root as well, in a container
     with contextlib.suppress(PermissionError):
         os.stat(f"{denied}/x")
@@ -492,18 +499,12 @@ def test_a_remote_log_whose_stat_is_refused_leaves_the_others_adopted_in_one_bat
         logs.append(tmp_path / sid / "session.jsonl")
     (tmp_path / "s3").symlink_to(denied)
     logs.append(tmp_path / "s3" / "session.jsonl")
-    asked: list[list[str]] = []
-    stat_many = SshLink.stat_many
-
-    def spy(link: SshLink, paths: list[str], *args: Any, **kwargs: Any) -> Any:
-        asked.append([Path(p).parent.name for p in paths if p.endswith("session.jsonl")])
-        return stat_many(link, paths, *args, **kwargs)
-
-    monkeypatch.setattr(SshLink, "stat_many", spy)
+    stats = link_calls("stat_many")
     fleet = Fleet([f"testbox:{log}" for log in logs], config())
     fleet.rescan()
     assert sorted(r.ref.id for r in fleet.rows()) == ["s1", "s2"]
-    assert [sorted(paths) for paths in asked if paths] == [["s1", "s2", "s3"]], asked
+    asked = [sorted(Path(p).parent.name for p in call["paths"] if p.endswith("session.jsonl")) for call in stats]
+    assert [paths for paths in asked if paths] == [["s1", "s2", "s3"]], asked
     assert fleet.skipped == [f"skipped testbox:{logs[2]}: cannot stat (Permission denied)"], fleet.skipped
 
 

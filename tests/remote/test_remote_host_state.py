@@ -24,6 +24,7 @@ from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
 from tests.bridge.conftest import BOOT_ID, kill_unreaped, sleeper  # noqa: F401 (a fixture)
 from tests.conftest import Processes
+from tests.remote.conftest import LinkCalls
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -316,7 +317,7 @@ def test_a_remote_session_with_no_bridge_costs_its_state_check_no_read(sshd: Ssh
     assert link.bytes_read == before
 
 
-def test_the_far_boot_is_read_once_per_connection(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_far_boot_is_read_once_per_connection(sshd: Sshd, tmp_path: Path, link_calls: LinkCalls) -> None:
     """A live state is checked against the far side's /proc at every check (the TUI's once a second, the fleet's every
     poll); the boot time (/proc/stat, which grows with the machine's CPUs), the boot id and the SFTP server's pid
     namespace cannot change while a connection lasts: they are read once per connection, the process's stat each
@@ -326,18 +327,12 @@ def test_the_far_boot_is_read_once_per_connection(sshd: Sshd, tmp_path: Path, mo
               "heartbeat": NOW - 60_000}  # fmt: skip
     live = _session(tmp_path, "live", {"bridge.json": bridge})
     link = link_for(live)
-    asked: list[str] = []
-    read = SshLink.read_files_and_links
-
-    def spy(self: SshLink, paths: list[str], limit: int, links: list[str], refused: dict[str, str] | None = None) -> Any:
-        asked.extend([*paths, *links])
-        return read(self, paths, limit, links, refused)
-
-    monkeypatch.setattr(SshLink, "read_files_and_links", spy)
+    reads = link_calls("read_files_and_links")
     for _ in range(3):
         assert remote_host_state(link, live, hosted=False).state == "running"
     link.close()  # the next check connects again: what it knew of the machine is read again
     assert remote_host_state(link, live, hosted=False).state == "running"
+    asked = [path for call in reads for path in (*call["paths"], *call["links"])]
     assert [asked.count(p) for p in ("/proc/stat", "/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid",
                                      f"/proc/{os.getpid()}/stat")] == [2, 2, 2, 4]  # fmt: skip
 
