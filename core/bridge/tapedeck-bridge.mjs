@@ -130,7 +130,7 @@ const OPS = {
   ],
   expand: [["seq", "integer", true, null, "seq of the tool result (or of its fold)"]],
   "config.set": [
-    ["key", "string", true, null, "DSH: model, reasoningEffort, or <namespace>.<key> of a live DSH setting"],
+    ["key", "string", true, null, "DSH: model, reasoningEffort (this session) or <namespace>.<key> of a live DSH setting, e.g. shell.timeoutMs"],
     ["value", "any", true, null, "the new value (JSON); null restores the default"],
   ],
   pause: [],

@@ -396,12 +396,16 @@ def _live_after(link: Any, log: RemoteTarget, hosted: bool, request: dict[str, A
     raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
 
 
+# How ``parse_args`` reads an --arg of each kind, which only this command line does (the inbox takes JSON values)
+_AS_GIVEN = {"any": "; given here as JSON where it parses (2, true, [1]), else as text"}
+
+
 def _ops_help() -> str:
     lines = ["ops and their arguments:"]
     for op, spec in OPS.items():
         names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in spec.args) or "(none)"
         lines.append(f"  {op:<{OP_COLUMN - 3}} {names}")
-        lines += [f"{' ' * OP_COLUMN}{s.name}: {s.description}" for s in spec.args]
+        lines += [f"{' ' * OP_COLUMN}{s.name}: {s.description}{_AS_GIVEN.get(s.kind, '')}" for s in spec.args]
     lines.append("on a DSH session (through the bridge):")
     lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
     lines.append(f"  config.set  key= {SUPPORTED}")

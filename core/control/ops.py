@@ -48,12 +48,7 @@ OPS: dict[str, Op] = {
     "config.set": Op(
         (
             ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
-            ArgSpec(
-                "value",
-                "any",
-                "the new value: JSON where it parses (2, true, [1]; null restores the default), else text",
-                required=True,
-            ),
+            ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
         ),
         at_boundary=True,
     ),
