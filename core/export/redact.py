@@ -184,8 +184,12 @@ _DOCKER_ENV = re2.compile(
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
+# an Authorization header's name as a key's last word (``Proxy-Authorization``, ``proxyAuthorization``,
+# ``HTTP_AUTHORIZATION``), not the end of another word (``unauthorization``)
+_AUTHORIZATION_KEY = r"(?:(?:^|[_\-.])(?i:authorization)|(?<=[a-z])Authorization)"
+_AUTHORIZATION_NAME = re.compile(_AUTHORIZATION_KEY + r"\Z")
 _SECRET_KEY = re.compile(
-    "(?:" + _KEY_WORDS.decode() + r"|\bauth|(?:^|[_\-.])(?i:pass|pw)|(?i:authorization))\Z"
+    "(?:" + _KEY_WORDS.decode() + r"|\bauth|(?:^|[_\-.])(?i:pass|pw)|" + _AUTHORIZATION_KEY + r")\Z"
 )
 # the words of a key's name (``max_token``, ``maxToken``, ``MAX_TOKEN``) and those that say it holds a count
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
@@ -2584,7 +2588,7 @@ class Redactor:
         one, and no ``_lexer_word``), past its scheme word under an Authorization header's name (``_credentials``);
         an object's string is no text the text rules see as ``"password": "hunter2"``."""
         data = value.encode()
-        if key[-13:].lower() == "authorization":  # a header's credentials, its scheme kept (``Bearer ab``)
+        if _AUTHORIZATION_NAME.search(key):  # a header's credentials, its scheme kept (``Bearer ab``)
             head = _SCHEME_HEAD.match(data)
             at = 0 if head is None else head.end()  # (ASCII: as many characters as bytes)
             if _credentials(data[at:]):

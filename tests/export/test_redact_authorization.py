@@ -127,3 +127,21 @@ def test_a_json_object_s_authorization_key_gives_its_credential_and_keeps_its_sc
 def test_an_authorization_header_s_reference_scheme_alone_or_code_stays(text: str) -> None:
     _stays(text)
     assert Redactor(environ={}, home="/home/ann").walk({"c": text}) == {"c": text}
+
+
+@pytest.mark.parametrize(
+    ("value", "out"),
+    [
+        ({"proxyAuthorization": "Bearer abcdefg"}, {"proxyAuthorization": "Bearer [redacted key]"}),
+        ({"HTTP_AUTHORIZATION": "Basic Zm9vOmJhcg=="}, {"HTTP_AUTHORIZATION": "Basic [redacted key]"}),
+        ({"x.authorization": "ab"}, {"x.authorization": "[redacted key]"}),
+        ({"unauthorization": "denied"}, {"unauthorization": "denied"}),
+        ({"preauthorization": "pending review"}, {"preauthorization": "pending review"}),
+        ({"deauthorization": "Bearer of bad news"}, {"deauthorization": "Bearer of bad news"}),
+    ],
+)  # fmt: skip
+def test_only_a_key_whose_last_word_is_authorization_names_a_credential(value: object, out: object) -> None:
+    """``unauthorization`` or ``preauthorization`` ends in the header's name but is another word: its value is
+    judged as any other text; ``proxyAuthorization``, ``HTTP_AUTHORIZATION`` or ``x.authorization`` are the
+    header's name after a word boundary."""
+    assert Redactor(environ={}, home="/home/ann").walk(value) == out
