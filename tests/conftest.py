@@ -12,7 +12,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -189,6 +190,16 @@ class ProcStat(NamedTuple):
     state: str  # ``R``, ``S``, ``Z`` …
     group: int  # its process group
     start: int  # its start time, in clock ticks after the boot
+
+
+def allocated_peak(call: Callable[[], object]) -> int:
+    """The most memory ``call`` held at once beyond what was held before it (bytes, ``tracemalloc``)."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def proc_stat(pid: int | str) -> ProcStat | None:

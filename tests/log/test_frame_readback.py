@@ -5,7 +5,6 @@ line's newline (or, for ``line_facts``, its head), not the whole frame, which fo
 from __future__ import annotations
 
 import random
-import tracemalloc
 from collections import deque
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import zstandard
 from core.log import frames
 from core.log.linestore import LineStore
 from core.read.load import load_session
+from tests.conftest import allocated_peak
 from tests.log.helpers import HEADER, one_turn_with_tool
 
 SMALL_WINDOW = 64 << 10  # decoded bytes kept before the last line read: far less than the frame
@@ -40,15 +40,6 @@ def _store(path: Path) -> LineStore:
     return store
 
 
-def _peak(call) -> int:  # type: ignore[no-untyped-def]
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_an_early_line_is_read_back_without_decoding_the_rest_of_its_frame(
     one_frame: tuple[Path, list[dict]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,9 +48,9 @@ def test_an_early_line_is_read_back_without_decoding_the_rest_of_its_frame(
     monkeypatch.setattr(frames, "WINDOW", SMALL_WINDOW)
     path, kept = one_frame
     store = _store(path)
-    assert _peak(lambda: store.raw(5)) < 1_000_000  # a block of the file read (256 KiB), a few lines decoded
+    assert allocated_peak(lambda: store.raw(5)) < 1_000_000  # a block of the file read (256 KiB), a few lines decoded
     assert store.raw(5) == kept[5]
-    assert _peak(lambda: store.line_facts(len(kept) // 2)) < 1_000_000
+    assert allocated_peak(lambda: store.line_facts(len(kept) // 2)) < 1_000_000
 
 
 def test_lines_read_in_order_and_out_of_order_are_the_events(
@@ -70,7 +61,7 @@ def test_lines_read_in_order_and_out_of_order_are_the_events(
     monkeypatch.setattr(frames, "WINDOW", SMALL_WINDOW)
     path, kept = one_frame
     store = _store(path)
-    peak = _peak(lambda: deque(store.iter_raw(0, len(kept)), maxlen=0))
+    peak = allocated_peak(lambda: deque(store.iter_raw(0, len(kept)), maxlen=0))
     assert peak < 1_000_000
     assert list(store.iter_raw(0, len(kept))) == kept
     for n in [len(kept) - 1, 3, len(kept) // 2, 0, len(kept) // 2 + 1, len(kept) // 3]:

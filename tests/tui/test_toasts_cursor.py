@@ -39,6 +39,22 @@ def cursor_row(table: DataTable[object]) -> Region:
     )
 
 
+async def folds_table(pilot: Pilot[None]) -> tuple[PolicyScreen, DataTable[object]]:
+    """The Folds screen of ``many_results``' log once settled, and its table (all 40 rows, focused)."""
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, PolicyScreen)
+    table = screen.query_one("#folds-table", DataTable)
+    assert table.row_count == 40 and table.has_focus
+    return screen, table
+
+
+async def to_the_last_row(pilot: Pilot[None], table: DataTable[object]) -> None:
+    """The cursor moved to ``table``'s last row (``end``)."""
+    await pilot.press("end")
+    await until(pilot, lambda: table.cursor_row == table.row_count - 1)
+
+
 async def toasts_settled(pilot: Pilot[None], screen: PolicyScreen, count: int) -> list[Toast]:
     """The toasts drawn once ``count`` of them are up on ``screen`` and the app is quiet."""
     await until(pilot, lambda: len(screen.query(Toast)) == count)
@@ -55,15 +71,10 @@ async def test_a_toast_never_hides_the_cursor_row(tmp_path: Path, size: tuple[in
     cursor moved there) covers no cell of the cursor row; the row stays in sight."""
     app = PolicyHarness(many_results(tmp_path / "s"), FoldsScreen)
     async with app.run_test(size=size, notifications=True) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, PolicyScreen)
-        table = screen.query_one("#folds-table", DataTable)
-        assert table.row_count == 40 and table.has_focus
+        screen, table = await folds_table(pilot)
         app.notify("Checkpoint: find the bug.", title="Applied", timeout=60)
         await toasts_settled(pilot, screen, 1)
-        await pilot.press("end")
-        await until(pilot, lambda: table.cursor_row == 39)
+        await to_the_last_row(pilot, table)
         for up in range(4):
             app.notify(f"cache hit rate fell to 1{up}% (seq 30, this session)", title="Alert: cache",
                        severity="warning", timeout=60)  # fmt: skip
@@ -81,12 +92,8 @@ async def test_the_toasts_move_off_the_row_the_cursor_moves_to(tmp_path: Path, s
     does not scroll, so nothing is laid out again): at each row the toasts stand clear of it."""
     app = PolicyHarness(many_results(tmp_path / "s"), FoldsScreen)
     async with app.run_test(size=size, notifications=True) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, PolicyScreen)
-        table = screen.query_one("#folds-table", DataTable)
-        await pilot.press("end")
-        await until(pilot, lambda: table.cursor_row == 39)
+        screen, table = await folds_table(pilot)
+        await to_the_last_row(pilot, table)
         app.notify("Checkpoint: find the bug.", title="Applied", timeout=60)
         app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
                    timeout=60)  # fmt: skip

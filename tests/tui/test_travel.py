@@ -6,8 +6,7 @@ import bisect
 import dataclasses
 import sys
 import threading
-import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -19,9 +18,10 @@ from hypothesis import strategies as st
 from core.read.load import load_session
 from core.read.session import Session
 from core.rebuild.request import Point
+from tests.conftest import allocated_peak
 from tests.log.helpers import HEADER, assistant, number, user
 from tests.tui.logs import policy_log
-from tui.travel import Seen, TimeTravel
+from tui.travel import Moments, Seen, TimeTravel
 
 
 class _Live:
@@ -129,6 +129,20 @@ class _Unread(Sequence[Point]):
         raise AssertionError("the requests were read")
 
 
+def _synced(case: tuple[list[dict[str, Any]], list[int]]) -> Iterator[Moments]:
+    """What ``TimeTravel.sync`` gives after each piece of ``case``'s log (its events, the counts synced at) is
+    applied to one session."""
+    events, syncs = case
+    session = Session.from_events(HEADER, [])
+    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
+    fed = 0
+    for upto in syncs:
+        for event in events[fed:upto]:
+            session.apply(event)
+        fed = upto
+        yield travel.sync()
+
+
 @settings(max_examples=100, deadline=None)
 @given(_requests())
 def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
@@ -139,16 +153,8 @@ def test_the_request_at_a_seq_is_found_without_listing_every_request_again(
     requests arrive (``Moments.seqs``) and a key press only bisects it, never reading a request. Its answers are the
     old ones at every seq of a log synced piece by piece (the request in flight as the log ends among them), and
     what a sync saw stays as it was while later syncs take in more."""
-    events, syncs = case
-    session = Session.from_events(HEADER, [])
-    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
-    fed = 0
     synced = []
-    for upto in syncs:
-        for event in events[fed:upto]:
-            session.apply(event)
-        fed = upto
-        moments = travel.sync()
+    for moments in _synced(case):
         listed = [p.seq for p in moments.points]
         assert list(moments.seqs) == listed
         blind = dataclasses.replace(moments, points=_Unread())
@@ -169,16 +175,7 @@ def test_a_step_s_first_request_is_the_one_a_scan_of_every_request_finds(
     arrive, as the scan of every request it replaces did: for every step of a log synced piece by piece (the
     request in flight as the log ends among them, retries too), and still for what an earlier sync saw once later
     ones took in more."""
-    events, syncs = case
-    session = Session.from_events(HEADER, [])
-    travel = TimeTravel(_Live(session))  # type: ignore[arg-type]
-    fed = 0
-    synced = []
-    for upto in syncs:
-        for event in events[fed:upto]:
-            session.apply(event)
-        fed = upto
-        synced.append(travel.sync())
+    synced = list(_synced(case))
     for moments in synced:
         steps = {(turn, step) for turn in range(6) for step in range(5)}
         for turn, step in steps:
@@ -211,16 +208,6 @@ def _long_log(requests: int) -> list[dict[str, Any]]:
     return number([*body, delta, delta])
 
 
-def _allocated(call: Callable[[], Any]) -> int:
-    """The most memory ``call`` held at once beyond what was held before it (bytes, ``tracemalloc``)."""
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_key_press_copies_none_of_the_requests_of_a_live_log() -> None:
     """Each ``,``/``.``, ``T``, ``R`` or chart click syncs first, and the sync copied the list of every request
     found and of their seqs whenever one was in flight or any event had come since the last key, as on a live log
@@ -235,13 +222,13 @@ def test_a_key_press_copies_none_of_the_requests_of_a_live_log() -> None:
     assert len(before.points) == requests + 1 and before.points[-1].unfinished
     one_list = sys.getsizeof([0] * requests)  # what a copy of the requests' seqs alone takes
 
-    in_flight = _allocated(lambda: travel.sync().point_at(3))  # nothing new, a request in flight
+    in_flight = allocated_peak(lambda: travel.sync().point_at(3))  # nothing new, a request in flight
     assert in_flight < one_list / 4, (in_flight, one_list)
 
     session.apply(events[-2])  # its answer starts: the request in flight is one the log holds now
     travel.sync()
     session.apply(events[-1])
-    streaming = _allocated(lambda: travel.sync().point_at(3))  # one new event, no new request
+    streaming = allocated_peak(lambda: travel.sync().point_at(3))  # one new event, no new request
     assert streaming < one_list / 4, (streaming, one_list)
 
     after = travel.sync()
