@@ -56,12 +56,9 @@ def _pick(args: argparse.Namespace) -> list[Request]:
         return False
 
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
-    session = stream_requests(
-        args.path, take, step, others=False
-    )  # a step's requests are the only ones built
-    if (
-        args.seq is not None and not 0 <= args.seq < session.next_seq
-    ):  # as surface --at and export --at refuse it
+    session = stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
+    # as surface --at and export --at refuse it
+    if args.seq is not None and not 0 <= args.seq < session.next_seq:
         raise seq_not_in_log(args.seq, session.next_seq)
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
@@ -131,12 +128,10 @@ def _json_pieces(
     as ``rendered(request, indent)`` gives them; the whole request is never held."""
     whole = dumps_indented(request.to_dict(body=body, shallow=True)).replace(b"\n", b"\n  ")
     at = 0
-    for indent in (b"    ", b"      ")[
-        : 1 + body
-    ]:  # the request's messages, then the body's (indented deeper)
-        mark = (
-            b"\n" + indent + b'"messages": []'
-        )  # a nested or string occurrence is indented otherwise or escaped
+    # the request's messages, then the body's (indented deeper)
+    for indent in (b"    ", b"      ")[: 1 + body]:
+        # a nested or string occurrence is indented otherwise or escaped
+        mark = b"\n" + indent + b'"messages": []'
         cut = whole.index(mark, at) + len(mark) - 1
         yield whole[at:cut]
         first, next_ = b"\n" + indent + b"  ", b",\n" + indent + b"  "
@@ -346,9 +341,8 @@ def _cost(args: argparse.Namespace) -> None:
     config = load_config(args.config, only=RULE_SECTIONS)
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
 
-    def observe(
-        session: Session, event: dict[str, Any]
-    ) -> None:  # the run rate reads other events' times back
+    # the run rate reads other events' times back
+    def observe(session: Session, event: dict[str, Any]) -> None:
         rate.observe(session.next_seq - 1, event, session.events.iter_raw)
 
     session = stream_requests(args.path, tally.add, observe=observe, observe_types=RateFold.TYPES)  # one pass
