@@ -538,8 +538,10 @@ def test_a_host_json_the_server_will_not_read_reads_unknown_beside_a_bridge_json
     first, and the session read as that bridge's. Both sides read as the user nobody (the far SFTP server runs as
     that user, and the local read here is made by a process that does)."""
     import json
+    import shutil
     import sys
 
+    import core
     from core.control.host_state import UNKNOWN
     from tests.remote.sshd import AS_NOBODY
 
@@ -557,8 +559,13 @@ def test_a_host_json_the_server_will_not_read_reads_unknown_beside_a_bridge_json
     (session / "host.json").chmod(0o600)  # root's alone
     target = RemoteTarget(None, "testbox", str(log))
     there = remote_host_state(link_for(target), target, hosted=False)
-    read = "import json, sys; from core.control.host_state import read_host_state as r; print(json.dumps(r(sys.argv[1]).to_dict()))"
-    here = subprocess.run([*AS_NOBODY, sys.executable, "-c", read, str(log)], capture_output=True, timeout=60,
-                          cwd=Path(__file__).parents[2], check=True)  # fmt: skip
+    # the reading code, copied where nobody may read it: the checkout and its virtualenv may lie in root's own dirs
+    code = open_dir / "code"
+    shutil.copytree(Path(core.__file__).parent, code / "core")
+    shutil.copytree(Path(orjson.__file__).parent, code / "orjson")
+    read = ("import json, sys; sys.path.insert(0, sys.argv[2]); from core.control.host_state import read_host_state as r; "
+            "print(json.dumps(r(sys.argv[1]).to_dict()))")  # fmt: skip
+    here = subprocess.run([*AS_NOBODY, sys.executable, "-c", read, str(log), str(code)], capture_output=True,
+                          timeout=60, cwd=open_dir, check=True)  # fmt: skip
     assert there.to_dict() == json.loads(here.stdout), (there, here.stdout)
     assert (there.state, there.problem) == (UNKNOWN, "its host.json cannot be read (Permission denied)"), there
