@@ -14,6 +14,7 @@ from core.log.sessions import layout_note
 from core.remote.link import link_for
 from core.remote.sessions import remote_layout_note
 from core.remote.target import RemoteTarget
+from tests.conftest import no_access_path
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -65,13 +66,7 @@ def test_a_directory_that_cannot_be_listed_has_no_layout_note_over_ssh_as_here(
     """A directory that may not be listed (a link into a place root may not search), or is not there: the local note
     is None (the listing's own note, or error, says why); over SSH the note's own listing raised."""
     if why == "refused":
-        try:
-            os.stat(f"{DENIED}/x")
-        except PermissionError:
-            pass
-        else:
-            pytest.skip(f"this machine lets us stat {DENIED}/x")
-        (tmp_path / why).symlink_to(DENIED)
+        (tmp_path / why).symlink_to(no_access_path())  # skipped where root may look there
     sshd.trust()
     target = RemoteTarget(None, "testbox", str(tmp_path / why))
     assert layout_note(tmp_path / why, "sessions") is None
