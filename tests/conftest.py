@@ -239,15 +239,22 @@ def runs_python(argv: Sequence[str]) -> bool:
     return False
 
 
-def no_access_path() -> Path:
-    """A path this process may not look at, even as root: another process's working directory (ptrace rules); the
-    test is skipped where this process may look at it."""
+def refused_path() -> Path | None:
+    """A path this process may not look at, even as root: another process's working directory (ptrace rules); None
+    where this process may look at it."""
     target = Path("/proc/1/cwd")
     try:
         target.stat()
     except PermissionError:
         return target
-    pytest.skip("this process may look at /proc/1/cwd")
+    return None
+
+
+def no_access_path() -> Path:
+    """``refused_path``, the test skipped where this process may look at it."""
+    if (target := refused_path()) is None:
+        pytest.skip("this process may look at /proc/1/cwd")
+    return target
 
 
 def no_read_file() -> Path | None:

@@ -4,7 +4,6 @@ refused with the line to run, and a control request reaching a live host on the 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from core.fleet.follow import Fleet
 from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
-from tests.conftest import Processes
+from tests.conftest import Processes, no_access_path
 from tests.remote.conftest import LinkCalls
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
@@ -334,9 +333,6 @@ def test_a_remote_root_that_is_a_link_loop_is_named_a_link_not_a_missing_path(
     assert "no such file" not in err, err
 
 
-DENIED = "/proc/1/cwd/x"  # a path whose stat is refused even to root, in a container
-
-
 @pytest.mark.parametrize("odd", ["fifo", "socket", "directory", "link to a log", "link to nothing", "link refused"])
 def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
     sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], odd: str
@@ -349,10 +345,6 @@ def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
 
     from tests.cli.test_sessions_cli import sessions_root
 
-    if odd == "link refused":
-        with contextlib.suppress(PermissionError):
-            os.stat(DENIED)
-            pytest.skip(f"this machine lets us stat {DENIED}")
     sshd.trust()
     root = sessions_root(tmp_path)
     where = root / "--w--" / "odd" / "session.jsonl"
@@ -365,9 +357,11 @@ def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
         bound.close()
     elif odd == "directory":
         where.mkdir()
+    elif odd == "link refused":
+        where.symlink_to(no_access_path() / "x")  # its stat refused even to root
     else:
-        target = {"link to a log": root / "--w--" / "other-2" / "session.jsonl", "link refused": Path(DENIED)}
-        where.symlink_to(target.get(odd, tmp_path / "gone"))
+        target = root / "--w--" / "other-2" / "session.jsonl" if odd == "link to a log" else tmp_path / "gone"
+        where.symlink_to(target)
     assert main(["sessions", str(root)]) == 0
     local = capsys.readouterr()
     assert main(["sessions", f"testbox:{root}"]) == 0
@@ -452,9 +446,7 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
     swapped to a path it may not search) failed that round trip at every poll, and every log of the machine was
     then stat'ed alone, one round trip each, for as long as the one log stayed refused. Now that log alone is
     unreadable (``unreachable``, with the server's words) and the others are still stat'ed together."""
-    with contextlib.suppress(PermissionError):
-        os.stat(DENIED)
-        pytest.skip(f"this machine lets us stat {DENIED}")
+    denied = no_access_path() / "x"  # its stat refused even to root
     sshd.trust()
     root = tmp_path / "root"
     for sid in ("s1", "s2", "s3"):
@@ -466,7 +458,7 @@ def test_one_remote_log_whose_stat_is_refused_costs_only_itself(sshd: Sshd, tmp_
     fleet = Fleet([f"testbox:{root}"], config())
     _until(fleet, lambda f: len(f.rows()) == 3)
     monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 3600.0)  # polls alone: a listing would drop s1, noted
-    (root / "p" / "s1" / "late").symlink_to(DENIED)
+    (root / "p" / "s1" / "late").symlink_to(denied)
     (root / "p" / "s1" / "late").rename(root / "p" / "s1" / "session.jsonl")
     stats = link_calls("stat_many")
     _until(fleet, lambda f: any("cannot stat" in a.reason for r in f.rows() for a in r.attention))
@@ -487,10 +479,7 @@ def test_a_remote_log_whose_stat_is_refused_leaves_the_others_adopted_in_one_bat
     stat the server refused (its directory a link to a place it may not search) failed that batch, and every log
     was then stat'ed alone, one round trip each. Now the batch goes on: the refused log is noted, with the server's
     words, and the others are watched."""
-    denied = "/proc/1/cwd"  # refused to root as well, in a container
-    with contextlib.suppress(PermissionError):
-        os.stat(f"{denied}/x")
-        pytest.skip(f"this machine lets us stat {denied}/x")
+    denied = no_access_path()  # refused to root as well, in a container
     sshd.trust()
     logs = []
     for sid in ("s1", "s2"):
@@ -514,10 +503,7 @@ def test_a_remote_logs_note_goes_once_it_is_watched_by_its_kind_and_the_others_s
     by its words), and the others stay until the next listing."""
     from core.log.skipped import UNLISTED, UNREACHED, UNREADABLE
 
-    denied = "/proc/1/cwd"  # refused to root as well, in a container
-    with contextlib.suppress(PermissionError):
-        os.stat(f"{denied}/x")
-        pytest.skip(f"this machine lets us stat {denied}/x")
+    denied = no_access_path()  # refused to root as well, in a container
     sshd.trust()
     (tmp_path / "s1").mkdir()
     (tmp_path / "s1" / "session.jsonl").write_bytes(_lines([{**HEADER, "id": "s1"}]))
@@ -544,10 +530,7 @@ def test_a_remote_root_the_server_will_not_look_into_is_noted_and_the_other_root
     """A remote root that is a link into a place the server may not search: its listing was noted as refused, then
     the stat that tells an empty directory from no path at all was refused too and raised out of the listing of
     every root, so the fleet (and ``sessions``) listed nothing. It is now that note alone."""
-    denied = "/proc/1/cwd"  # refused to root as well, in a container
-    with contextlib.suppress(PermissionError):
-        os.stat(f"{denied}/x")
-        pytest.skip(f"this machine lets us stat {denied}/x")
+    denied = no_access_path()  # refused to root as well, in a container
     sshd.trust()
     (tmp_path / "refused").symlink_to(denied)
     (tmp_path / "root" / "p" / "s1").mkdir(parents=True)

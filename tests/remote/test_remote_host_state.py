@@ -23,7 +23,7 @@ from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
 from tests.bridge.conftest import BOOT_ID, kill_unreaped, sleeper  # noqa: F401 (a fixture)
-from tests.conftest import Processes
+from tests.conftest import Processes, no_access_path
 from tests.remote.conftest import LinkCalls
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
@@ -514,13 +514,7 @@ def test_a_session_whose_directory_the_server_refuses_reads_unknown_and_leaves_t
     the server's words, as a host.json the server will not read does, and the others are read as before."""
     from core.control.host_state import UNKNOWN
 
-    denied = "/proc/1/cwd"  # refused to root as well, in a container
-    try:
-        os.stat(f"{denied}/x")
-    except PermissionError:
-        pass
-    else:
-        pytest.skip(f"this machine lets us stat {denied}/x")
+    denied = no_access_path()  # refused to root as well, in a container
     sshd.trust()
     alive = _session(tmp_path, "alive", {"host.json": {"state": "running", "pid": os.getpid(), "since": NOW}})
     (tmp_path / "refused").symlink_to(denied)

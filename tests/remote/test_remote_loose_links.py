@@ -14,11 +14,10 @@ from core.log.sessions import layout_note
 from core.remote.link import link_for
 from core.remote.sessions import remote_layout_note
 from core.remote.target import RemoteTarget
-from tests.conftest import no_access_path
+from tests.conftest import no_access_path, refused_path
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-DENIED = "/proc/1/cwd"  # refused to root as well, in a container
 
 
 def _log(path: Path) -> None:
@@ -38,12 +37,8 @@ def _loose(tmp_path: Path) -> Path:
     (loose / "gone.jsonl").symlink_to(tmp_path / "nothing.jsonl")
     (loose / "dir.jsonl").symlink_to(elsewhere / "dir.jsonl")
     (loose / "fifo.jsonl").symlink_to(elsewhere / "fifo.jsonl")
-    try:
-        os.stat(f"{DENIED}/x")
-    except PermissionError:
-        (loose / "denied.jsonl").symlink_to(f"{DENIED}/x")
-    except OSError:
-        pass
+    if (denied := refused_path()) is not None:
+        (loose / "denied.jsonl").symlink_to(denied / "x")
     return loose
 
 

@@ -5,7 +5,6 @@ depth bounds it), and one that loops or names nothing is left out without a note
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,10 +13,10 @@ from core.log.sessions import session_logs
 from core.remote.link import link_for
 from core.remote.sessions import remote_layout_note, remote_logs
 from core.remote.target import RemoteTarget
+from tests.conftest import refused_path
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-DENIED = "/proc/1/cwd"  # refused to root as well, in a container
 
 
 def _log(sdir: Path) -> None:
@@ -38,12 +37,9 @@ def _tree(tmp_path: Path) -> Path:
     (root / "real" / "top").symlink_to(tmp_path)  # an ancestor two levels up
     (root / "loop").symlink_to(root / "loop")
     (root / "gone").symlink_to(tmp_path / "nothing")
-    try:  # a link into a place this user may not search, where the machine has one: noted on both sides
-        os.stat(f"{DENIED}/x")
-    except PermissionError:
-        (root / "denied").symlink_to(f"{DENIED}/x")
-    except OSError:
-        pass
+    # a link into a place this user may not search, where the machine has one: noted on both sides
+    if (denied := refused_path()) is not None:
+        (root / "denied").symlink_to(denied / "x")
     return root
 
 
