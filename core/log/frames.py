@@ -51,42 +51,57 @@ def frame_end(buf: bytes | memoryview, start: int) -> int | None:
 
     Raises FrameError when the bytes are not a zstd (or skippable) frame.
     """
+    return _walk(buf, start, None)[0]
+
+
+_Walk = tuple[int, int, bool]
+"""Where a walk over a frame's blocks stopped for want of bytes (``_walk``): the offset of the next block header (or
+just past the block whose body is not all there yet, past the buffer's end), the bytes after the last block (its
+checksum) and whether the last block was seen."""
+
+
+def _walk(
+    buf: bytes | bytearray | memoryview, start: int, walk: _Walk | None
+) -> tuple[int | None, _Walk | None]:
+    """``frame_end`` of the frame at ``start``, walked on from where an earlier walk over fewer of its bytes stopped
+    (``walk``; None: from its header), and where this one stopped when the frame is not all in ``buf`` (None when
+    its header is not)."""
     n = len(buf)
-    if n - start < 4:
-        return None
-    magic = int.from_bytes(buf[start : start + 4], "little")
-    if magic & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC:
-        if n - start < 8:
-            return None
-        end = start + 8 + int.from_bytes(buf[start + 4 : start + 8], "little")
-        return end if end <= n else None
-    if magic != ZSTD_MAGIC:
-        raise FrameError(f"bad zstd magic 0x{magic:08x}")
-    pos = start + 4
-    if pos >= n:
-        return None
-    fhd = buf[pos]
-    pos += 1
-    fcs_flag, single_segment, checksum, dict_flag = fhd >> 6, (fhd >> 5) & 1, (fhd >> 2) & 1, fhd & 3
-    if (fhd >> 3) & 1:
-        raise FrameError("reserved bit set in zstd frame header")
-    pos += (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
-    pos += (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
-    while True:
+    if walk is None:
+        if n - start < 4:
+            return None, None
+        magic = int.from_bytes(buf[start : start + 4], "little")
+        if magic & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC:
+            if n - start < 8:
+                return None, None
+            walk = (start + 8 + int.from_bytes(buf[start + 4 : start + 8], "little"), 0, True)
+        elif magic != ZSTD_MAGIC:
+            raise FrameError(f"bad zstd magic 0x{magic:08x}")
+        else:
+            pos = start + 4
+            if pos >= n:
+                return None, None
+            fhd = buf[pos]
+            pos += 1
+            fcs_flag, single_segment, checksum, dict_flag = fhd >> 6, (fhd >> 5) & 1, (fhd >> 2) & 1, fhd & 3
+            if (fhd >> 3) & 1:
+                raise FrameError("reserved bit set in zstd frame header")
+            pos += (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+            pos += (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+            walk = (pos, 4 if checksum else 0, False)
+    pos, trailer, last = walk
+    while not last:
         if pos + 3 > n:
-            return None
+            return None, (pos, trailer, last)
         bh = int.from_bytes(buf[pos : pos + 3], "little")
-        pos += 3
-        last, btype, bsize = bh & 1, (bh >> 1) & 3, bh >> 3
+        last, btype, bsize = (bh & 1) == 1, (bh >> 1) & 3, bh >> 3
         if btype == 3:
             raise FrameError("reserved zstd block type")
-        pos += 1 if btype == 1 else bsize
+        pos += 3 + (1 if btype == 1 else bsize)
         if pos > n:
-            return None
-        if last:
-            break
-    pos += 4 if checksum else 0
-    return pos if pos <= n else None
+            return None, (pos, trailer, last)
+    pos += trailer
+    return (pos, None) if pos <= n else (None, (pos - trailer, trailer, last))
 
 
 @dataclass(slots=True)
@@ -250,6 +265,8 @@ class FrameStream:
         self._buf = bytearray()
         self._base = base_offset  # file offset of _buf[0]
         self._streamed = streamed
+        # how far the incomplete frame at _buf[0] was walked: the next feed goes on from there
+        self._walk: _Walk | None = None
 
     @property
     def pending(self) -> int:
@@ -271,19 +288,21 @@ class FrameStream:
         out: list[DecodedFrame] = []
         pos = 0
         buf = self._buf
+        walk, self._walk = self._walk, None
         while True:
             try:
-                end = frame_end(buf, pos)
+                end, walk = _walk(buf, pos, walk)
             except FrameError as exc:
                 # Resynchronise on the next magic number; report the garbage as one corrupt frame.
                 nxt = self._buf.find(ZSTD_MAGIC.to_bytes(4, "little"), pos + 1)
                 stop = nxt if nxt >= 0 else len(self._buf)
                 out.append(DecodedFrame(self._base + pos, stop - pos, None, str(exc)))
-                pos = stop
+                pos, walk = stop, None
                 if nxt < 0:
                     break
                 continue
-            if end is None:
+            if end is None:  # the frame at ``pos`` goes on in the next feed: its blocks are not walked again
+                self._walk = None if walk is None else (walk[0] - pos, walk[1], walk[2])
                 break
             import zstandard
 
