@@ -220,21 +220,36 @@ def process_gone(pid: int) -> bool:
     return found is None or found.state == "Z"
 
 
-PYTHON_NAME = re.compile(r"python[0-9.]*")
+# The Python interpreters by the names they are installed under: python, python3, python3.12, pypy3, pypy3.10 …
+INTERPRETER = re.compile(r"(?:python|pypy)(?:[23](?:\.[0-9]+)?)?")
+# Programs that run the first word after their own options (and, for ``env``, its ``NAME=VALUE`` settings)
+WRAPPERS = frozenset({"unshare", "env", "setsid", "nohup"})
+
+
+def commands_run(argv: Sequence[str]) -> list[str]:
+    """The words of ``argv`` that name a program it runs: the first, the first after each ``--`` (the command a shell
+    wrapper's script execs: ``sh -c SCRIPT sh … -- COMMAND``), and the first after a wrapper's own options and, for
+    ``env``, its ``NAME=VALUE`` settings (``unshare --mount COMMAND``)."""
+    commands: list[str] = []
+    expect = True  # the next word names a program
+    wrapped = False  # inside a wrapper's options
+    for arg in argv:
+        if arg == "--":
+            expect, wrapped = True, False
+        elif expect and not (wrapped and (arg.startswith("-") or "=" in arg)):
+            commands.append(arg)
+            wrapped = os.path.basename(arg) in WRAPPERS
+            expect = wrapped
+    return commands
 
 
 def runs_python(argv: Sequence[str]) -> bool:
-    """Whether ``argv``, as a process was really started with it, runs a Python process: an interpreter (this one
-    or any ``python*``), tapedeck's console script, or one of its modules (``-m core.cli``), also as the command a
-    wrapper runs (``unshare … sh -c SCRIPT sh … -- COMMAND``)."""
-    for arg in argv:
-        name = os.path.basename(arg)
-        if (
-            arg == sys.executable
-            or PYTHON_NAME.fullmatch(name)
-            or name == "tapedeck"
-            or arg in ("core.cli", "tui.cli")
-        ):
+    """Whether ``argv``, as a process was really started with it, runs a Python process: a program it runs
+    (``commands_run``) is this interpreter, one named as Python interpreters are (``INTERPRETER``), or tapedeck's
+    console script."""
+    for command in commands_run(argv):
+        name = os.path.basename(command)
+        if command == sys.executable or INTERPRETER.fullmatch(name) or name == "tapedeck":
             return True
     return False
 
