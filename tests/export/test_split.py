@@ -24,7 +24,7 @@ from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export, export_to_file
 from core.read.notes import sidecar_paths
-from tests.conftest import FIXTURES, Processes
+from tests.conftest import FIXTURES, Processes, process_gone
 from tests.export.planted import plant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,14 +297,6 @@ def test_an_export_from_a_thread_stays_in_one_process(generated: list[Path], mon
     assert answers == [False]
 
 
-def _state(pid: int) -> str | None:
-    """The state letter of process ``pid`` (None: gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return None
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_path: Path, processes: Processes) -> None:
     env = {**os.environ, "TAPEDECK_EXPORT_JOBS": "2"}
@@ -321,9 +313,9 @@ def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_pa
     cli.kill()
     cli.wait()
     deadline = time.monotonic() + 60  # the renderer reads the end of its pipe and leaves (reaped by whoever adopted it)
-    while _state(renderer) not in (None, "Z") and time.monotonic() < deadline:
+    while not process_gone(renderer) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _state(renderer) in (None, "Z")
+    assert process_gone(renderer)
 
 
 @pytest.mark.parametrize(("fmt", "jobs", "built"), [("html", "2", False), ("json", "2", False), ("md", "2", False),
