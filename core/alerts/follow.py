@@ -89,9 +89,42 @@ def _key(alert: Alert) -> tuple[str, str, int]:
     return alert.session, alert.cause, alert.seq
 
 
-def logs_of(targets: Sequence[str | os.PathLike[str]], skipped: list[str] | None = None) -> list[Path]:
-    """The session logs the targets name: each log file or session directory, and every session under a root (what
-    a root holds that cannot be read is noted in ``skipped`` when given: ``discover_sessions``)."""
+class FileNames:
+    """The one name a log file is watched under when the targets reach it by several (a root given relative and
+    absolute, or through a symbolic link, a log given beside its root): the first one listed, so that one file is one
+    session, with one row and one report of each alert. The real path behind a name is looked up once."""
+
+    def __init__(self) -> None:
+        self._real: dict[str, str] = {}
+
+    def real(self, log: Path) -> str:
+        """The real path of the file ``log`` named when it was first looked up."""
+        key = str(log)
+        real = self._real.get(key)
+        if real is None:
+            real = self._real[key] = os.path.realpath(log)
+        return real
+
+    def first(self, logs: Iterable[Path], seen: set[str]) -> list[Path]:
+        """``logs`` but those naming a file that an earlier one of them, or a real path in ``seen``, names (``seen``
+        takes the files of those kept)."""
+        kept: list[Path] = []
+        for log in logs:
+            real = self.real(log)
+            if real not in seen:
+                seen.add(real)
+                kept.append(log)
+        return kept
+
+
+def logs_of(
+    targets: Sequence[str | os.PathLike[str]],
+    skipped: list[str] | None = None,
+    names: FileNames | None = None,
+) -> list[Path]:
+    """The session logs the targets name, each file once (``FileNames``; ``names`` keeps what it looked up): each log
+    file or session directory, and every session under a root (what a root holds that cannot be read is noted in
+    ``skipped`` when given: ``discover_sessions``)."""
     found: list[Path] = []
     for target in targets:
         path = Path(target).expanduser()
@@ -99,7 +132,7 @@ def logs_of(targets: Sequence[str | os.PathLike[str]], skipped: list[str] | None
             found.extend(ref.path for ref in discover_sessions(path, skipped))
         else:
             found.append(resolve_log_path(path))
-    return list(dict.fromkeys(found))
+    return (names or FileNames()).first(found, set())
 
 
 class AlertWatch:
@@ -874,8 +907,9 @@ class AlertFollower:
         self._scanned = 0.0
         self.skipped: list[str] = []  # what the last listing of the roots could not read, and why (warned once)
         self.retitled = Retitled()  # the watches whose session's title a poll changed
+        self.names = FileNames()
         skipped: list[str] = []
-        for log in logs_of(self.targets, skipped):
+        for log in logs_of(self.targets, skipped, self.names):
             self.watches[log] = AlertWatch(log, config, pace=pace)
         self.skipped = warn_new(skipped, self.skipped, warn)
 
@@ -883,10 +917,11 @@ class AlertFollower:
         """Start watching the sessions that appeared under the roots (since the first listing: from their birth)."""
         self._scanned = time.monotonic()
         skipped: list[str] = []
+        seen = {self.names.real(path) for path in self.watches}
         for root in self.targets:
             if is_sessions_root(root):
                 for ref in discover_sessions(root, skipped):
-                    if ref.path not in self.watches:
+                    if ref.path not in self.watches and self.names.first([ref.path], seen):
                         self.watches[ref.path] = watch = AlertWatch(ref.path, self.config, pace=self.pace)
                         watch.born_watched()  # not there when the roots were first listed
         self.skipped = warn_new(skipped, self.skipped, self.warn)

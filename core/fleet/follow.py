@@ -21,7 +21,7 @@ from typing import Any
 
 from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertWatch, Retitled, act, now_ms, poll_one
+from core.alerts.follow import AlertWatch, FileNames, Retitled, act, now_ms, poll_one
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
@@ -313,6 +313,7 @@ class Fleet:
         self._born: set[str] = set()  # logs found under a target listed before: watched from their birth
         self._regroup = False  # a session went: the order is made again at the next ``rows``
         self.retitled = Retitled()  # the watches whose session's title a poll changed
+        self.names = FileNames()  # a local log reached by several names is watched under the first
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
@@ -323,12 +324,15 @@ class Fleet:
         skipped: list[SkipNote] = []
         listed: set[str] = set()  # every log found under the targets that answered
         silent: set[str] = set()  # the machines a target of which did not answer
+        seen: set[str] = set()  # the real paths of the local logs listed
         for target in self.targets:
             try:
                 if isinstance(target, RemoteTarget):
                     found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target, skipped))
                 else:
-                    found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
+                    root = is_sessions_root(target)
+                    logs = session_logs(target, skipped) if root else [resolve_log_path(target)]
+                    found = list(self.names.first(logs, seen))
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
                 skipped.append(skip_note(UNREACHED, target, str(exc)))
                 if isinstance(exc, Unreachable) and isinstance(target, RemoteTarget):  # (a missing root's answered)
@@ -342,14 +346,16 @@ class Fleet:
             self._answered.add(str(target))
         self.skipped = skipped
         self.unreached = [note for note in skipped if note.kind == UNREACHED]
-        self._forget(listed, silent)
+        self._forget(listed, silent, seen)
         self._adopt()
 
-    def _forget(self, listed: set[str], silent: set[str]) -> None:
-        """Stop watching the logs that are gone: a local one no longer there, a remote one its machine no longer
-        lists (a machine that did not answer keeps its rows, ``unreachable``)."""
+    def _forget(self, listed: set[str], silent: set[str], seen: set[str]) -> None:
+        """Stop watching the logs that are gone: a local one no longer there or listed under another name (its real
+        path in ``seen``), a remote one its machine no longer lists (a machine that did not answer keeps its rows,
+        ``unreachable``)."""
         gone = [key for key, watch in self.watches.items() if key not in listed and (
-            watch.target.where not in silent if isinstance(watch, RemoteSessionWatch) else not os.path.lexists(key))]  # fmt: skip
+            watch.target.where not in silent if isinstance(watch, RemoteSessionWatch)
+            else not os.path.lexists(key) or self.names.real(Path(key)) in seen)]  # fmt: skip
         for key in gone:
             self._drop(key)
 
