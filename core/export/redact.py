@@ -1972,9 +1972,10 @@ _LEAD_AT = re.compile(_LEAD)
 
 def _line_start(data: bytes, at: int) -> int:
     """Where the line that holds ``at`` starts (after a line break, itself or as JSON text writes it), looked for
-    ``COMMAND_REACH`` bytes back at most."""
+    ``COMMAND_REACH`` bytes back at most: where the text starts (0) when no break comes before ``at``."""
     lo = max(0, at - COMMAND_REACH)
-    return max(data.rfind(b"\n", lo, at) + 1, data.rfind(b"\\n", lo, at) + 2, lo)
+    escaped = data.rfind(b"\\n", lo, at)
+    return max(data.rfind(b"\n", lo, at) + 1, escaped + 2 if escaped >= 0 else lo)
 
 
 def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
