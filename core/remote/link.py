@@ -275,6 +275,27 @@ class SshLink:
         finally:
             opening.cancel()  # nothing when it is done; else the open is no longer waited for
 
+    async def _checked_read(self, sftp: Any, path: str, read: Callable[[Any], Awaitable[T]],
+                            known: RemoteStat | None = None, unlinked: bool = False) -> tuple[T, str]:  # fmt: skip
+        """``read(f)`` of ``path`` opened by the checked open, and the kind of what was read: the stat that makes
+        sure it is a regular file first (``_regular``; ``known`` stands for it), the open that gives up a FIFO
+        swapped in since (``_open``), then, in the read's round trip, a look at what was opened (the path's
+        ``lstat`` with ``unlinked``, else the handle's ``fstat``): a FIFO a writer holds open opens at once, and is
+        closed unread (``NotRegular``). The kind is ``link`` only with ``unlinked``, when the path is a link now."""
+        import asyncio
+
+        await self._regular(sftp, path, known)
+        async with await self._open(sftp, path) as f:
+            looked = sftp.lstat(path) if unlinked else f.stat()
+            now, data = await asyncio.gather(looked, read(f), return_exceptions=True)
+            if isinstance(now, BaseException):
+                raise now
+            if _kind(now) not in ("file", "link"):  # swapped in since the stat (a read of it fails, or waits)
+                raise NotRegular(self.target.at(path), _fmt(now))
+            if isinstance(data, BaseException):
+                raise data
+        return data, _kind(now)
+
     async def _type_aside(self, path: str) -> int | None:
         """The file type (``stat.S_IFMT``) of ``path``, through links as an open goes, asked on an SFTP session of
         its own (the link's waits behind its open), closed after; None when it cannot be told (the machine opens no
@@ -357,26 +378,19 @@ class SshLink:
                 done += len(chunk)
             return b"".join(parts)
 
-        async def go(sftp: Any) -> list[bytes]:
+        async def every(f: Any) -> list[bytes]:
             import asyncio
 
+            return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
+
+        async def go(sftp: Any) -> list[bytes]:
             import asyncssh
 
             try:
-                await self._regular(sftp, path, known)
-                async with await self._open(sftp, path) as f:
-                    looked = sftp.lstat(path) if unlinked else f.stat()  # after the open, in the reads' round trip
-                    now, data = await asyncio.gather(looked, asyncio.gather(*(one(f, offset, length) for offset, length
-                                                                              in ranges)), return_exceptions=True)  # fmt: skip
-                    if isinstance(now, BaseException):
-                        raise now
-                    if _kind(now) not in ("file", "link"):  # swapped in since the stat (a read of it fails, or waits)
-                        raise NotRegular(self.target.at(path), _fmt(now))
-                    if isinstance(data, BaseException):
-                        raise data
+                data, kind = await self._checked_read(sftp, path, every, known, unlinked)
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
-            return [b"" for _ in ranges] if unlinked and _kind(now) == "link" else list(data)
+            return [b"" for _ in ranges] if kind == "link" else data
 
         data = self.call(go)
         self.bytes_read += sum(map(len, data))
@@ -392,14 +406,14 @@ class SshLink:
     def read_files_and_links(
         self, paths: Sequence[str], limit: int, links: Sequence[str], refused: dict[str, str] | None = None
     ) -> tuple[list[bytes | None], list[str | None]]:
-        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip (``IN_FLIGHT`` at once)."""
+        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip (``IN_FLIGHT`` at once).
+        Each file is read through the checked open (``_checked_read``), as a log's reads are: a FIFO swapped in after
+        its stat is refused, not waited for (nor a writer's bytes read for the file's)."""
         import asyncssh
 
         async def one(sftp: Any, path: str) -> bytes | None:
             try:
-                await self._regular(sftp, path)
-                async with sftp.open(path, "rb") as f:
-                    return bytes(await f.read(limit, 0))
+                return bytes((await self._checked_read(sftp, path, lambda f: f.read(limit, 0)))[0])
             except asyncssh.SFTPNoSuchFile:
                 return None
             except (asyncssh.SFTPPermissionDenied, NotRegular) as exc:
@@ -409,10 +423,21 @@ class SshLink:
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
 
-        async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
+        async def batch(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
             found: list[Any] = await _bounded([*(one(sftp, path) for path in paths),
                                                *(_readlink(sftp, path) for path in links)])  # fmt: skip
             return found[: len(paths)], found[len(paths) :]
+
+        async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
+            try:
+                return await batch(sftp)
+            except Exception:
+                if sftp is self._sftp:
+                    raise
+                # ``_open`` gave up a FIFO swapped in and made the connection anew, cutting short the batch's other
+                # requests, which waited behind that open: the batch is asked again, once, on the new connection,
+                # where the FIFO's stat refuses it before any open
+                return await batch(await self._sftp_client())
 
         data, named = self.call(go) if paths or links else ([], [])
         self.bytes_read += sum(len(d) for d in data if d)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -166,10 +167,13 @@ def test_a_regular_file_slow_to_open_is_waited_for_not_taken_for_a_fifo(
 
 
 @contextlib.contextmanager
-def _slow_to_open(path: Path, hold: float) -> Iterator[threading.Event]:
+def _slow_to_open(
+    path: Path, hold: float, then: Callable[[], None] = lambda: None
+) -> Iterator[threading.Event]:
     """``path``'s next open by another process held ``hold`` seconds: a write lease taken on it here makes the
     kernel hold another's open until the lease is let go, which is done ``hold`` seconds after ``/proc/locks`` says
-    an open is waiting (the event is set then). The lease's signal to this process is ignored meanwhile."""
+    an open is waiting (the event is set then, and ``then`` run first). The lease's signal to this process is
+    ignored meanwhile."""
     import fcntl
     import signal
 
@@ -186,6 +190,7 @@ def _slow_to_open(path: Path, hold: float) -> Iterator[threading.Event]:
                 break
             time.sleep(0.01)
         else:
+            then()
             held.set()
             time.sleep(hold)  # the slow open itself
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
@@ -198,3 +203,66 @@ def _slow_to_open(path: Path, hold: float) -> Iterator[threading.Event]:
         releaser.join(120)
         os.close(fd)
         signal.signal(signal.SIGIO, before)
+
+
+def _swapped_in_a_batch(sshd: Sshd, tmp_path: Path, swap: Callable[[str], None],
+                        served: list[int]) -> tuple[list[bytes | None], dict[str, str]]:  # fmt: skip
+    """``read_files`` of two files in one batch, the second swapped (``swap(its path)``) after the server answered
+    its stat and before it opened it: the server serves one request after another, and the batch's stats are sent
+    together, so while the first file's open is held (a lease on it: ``_slow_to_open``) the second's stat has been
+    answered and its open waits behind. What the batch returned, and the reasons of what it refused; ``served``
+    gets the pid of the SFTP server the batch was sent to."""
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(b'{"type":"session","version":0,"id":"first"}\n')
+    log, _ = _fifo_beside_a_log(tmp_path)
+    link = link_for(log)
+    assert link.stat(log.path) is not None  # connected: the lease holds the batch's open, not the login
+    served += _servers_of(sshd)
+    refused: dict[str, str] = {}
+    with _slow_to_open(first, hold=0, then=lambda: swap(log.path)) as held:
+        data = link.read_files([str(first), log.path], 9, refused)
+    assert held.is_set(), "the first file's open was never held"
+    assert link.unreachable_since is None
+    return data, refused
+
+
+def test_a_fifo_swapped_in_between_a_batch_read_s_stat_and_its_open_is_refused_and_the_others_read(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """The reads of many files in one batch (host states, headers, ``/proc`` files) opened each file themselves
+    after its stat: a FIFO swapped in between was opened, the server's open waited for a writer, and every read of
+    the batch behind it, until the call gave up (20 s) and called the machine unreachable. They go through the
+    link's checked open now: the FIFO is given up, its reason given, the other file read."""
+    sshd.trust()
+    served: list[int] = []
+    swapped = str(tmp_path / "s1" / "session.jsonl")
+    try:
+        data, refused = _swapped_in_a_batch(sshd, tmp_path, _swapped_for_a_fifo, served)
+        assert data == [b'{"type":"', None]
+        assert refused[swapped].startswith("a FIFO, not a regular file"), refused
+    finally:
+        if served and stat.S_ISFIFO(os.stat(swapped).st_mode):
+            _release_the_waiting_server(sshd, swapped, served)
+
+
+def test_a_fifo_swapped_in_with_a_writer_between_a_batch_read_s_stat_and_its_open_is_not_read(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    """As above, a FIFO a writer holds open (and has written to): its open does not wait, and the batch read what the
+    writer wrote for the log's bytes (or failed). What was opened is looked at in the read's round trip now (the
+    handle's ``fstat``): no regular file, closed, nothing of it returned."""
+    sshd.trust()
+    writers: list[int] = []
+
+    def swap(path: str) -> None:
+        _swapped_for_a_fifo(path)
+        writers.append(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+        os.write(writers[0], b"not the log's bytes\n")
+
+    try:
+        data, refused = _swapped_in_a_batch(sshd, tmp_path, swap, [])
+    finally:
+        for fd in writers:
+            os.close(fd)
+    assert data == [b'{"type":"', None]
+    assert refused[str(tmp_path / "s1" / "session.jsonl")].startswith("a FIFO, not a regular file"), refused
