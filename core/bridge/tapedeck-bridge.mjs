@@ -52,6 +52,9 @@ const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed
 const LIVE = Symbol.for("tapedeck-bridge.instances");
 const OVERRIDES = Symbol.for("tapedeck-bridge.overrides"); // session id -> config.set values, across reloads
 const BEGUN = Symbol.for("tapedeck-bridge.begun"); // session id -> ids whose run any instance began, across reloads
+// session id -> ids whose td command an instance's op queue gave DSH and whose handler has not been entered yet: the
+// one run `begun` lets through (any other td command of such an id, given by hand or replayed, is refused)
+const DISPATCHED = Symbol.for("tapedeck-bridge.dispatched");
 // session id -> id -> {id, op, origin?} of a request whose run began and has no final outcome yet: a successor
 // lists what an instance it replaced still runs, so a DSH killed after the reload leaves it on record
 const IN_FLIGHT = Symbol.for("tapedeck-bridge.in-flight");
@@ -87,6 +90,13 @@ function attachHeld(bridge) {
     fs.closeSync(fd);
   }
   return true;
+}
+
+// What this process keeps for session `id` under `key` across reloads (every instance's), made by `make` at first.
+function perSession(key, id, make) {
+  const all = (globalThis[key] ??= new Map());
+  if (!all.has(id)) all.set(id, make());
+  return all.get(id);
 }
 
 function current() {
@@ -826,16 +836,17 @@ export class SessionBridge {
 
   // the ids of this session's requests whose run an instance of the plugin began in this process
   get begun() {
-    const all = (globalThis[BEGUN] ??= new Map());
-    if (!all.has(this.agent.id)) all.set(this.agent.id, new Set());
-    return all.get(this.agent.id);
+    return perSession(BEGUN, this.agent.id, () => new Set());
+  }
+
+  // the ids of this session's requests whose td command the op queue gave DSH, its handler not entered yet
+  get dispatched() {
+    return perSession(DISPATCHED, this.agent.id, () => new Set());
   }
 
   // the requests of this session whose run began and whose outcome is not written yet (kept per process)
   get inFlight() {
-    const all = (globalThis[IN_FLIGHT] ??= new Map());
-    if (!all.has(this.agent.id)) all.set(this.agent.id, new Map());
-    return all.get(this.agent.id);
+    return perSession(IN_FLIGHT, this.agent.id, () => new Map());
   }
 
   // config.set values for this session's requests (kept per process, so a reload keeps them)
@@ -1521,7 +1532,7 @@ export class SessionBridge {
     if (!this.plugin.answers() || this.gone) return; // a successor runs it (or DSH is done with the session)
     // run meanwhile by a td command given by hand (DSH's command line or API) rather than from its inbox line, which
     // then does not run it again (a line read again never gets here: take refuses it)
-    if (this.final.has(request.id) || this.started.has(request.id)) return;
+    if (this.final.has(request.id) || this.started.has(request.id) || this.begun.has(request.id)) return;
     if (this.withdrawn.has(request.id)) {
       this.outcome(request, "cancelled", "withdrawn by its sender");
       return;
@@ -1535,11 +1546,17 @@ export class SessionBridge {
       return;
     }
     this.begun.add(request.id); // a successor that takes over from here on never runs it again
+    this.dispatched.add(request.id); // ... and the td command given here is the one run lets through
     // on record before it runs: should DSH die before its outcome is written, the next start (and tapedeck) know
     this.inFlight.set(request.id, { id: request.id, op: request.op, ...(request.origin && { origin: request.origin }) });
     this.writeBridge(Date.now(), true);
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
-    const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
+    let result;
+    try {
+      result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
+    } finally {
+      this.dispatched.delete(request.id); // its handler ran, or never will
+    }
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
     await this.settling.get(request.id);
   }
@@ -2124,6 +2141,7 @@ class Bridge {
     if (left && globalThis[LEAVING].delete(agent.id)) left.exit();
     globalThis[OVERRIDES]?.delete(agent.id);
     globalThis[BEGUN]?.delete(agent.id);
+    globalThis[DISPATCHED]?.delete(agent.id);
     globalThis[IN_FLIGHT]?.delete(agent.id);
   }
 
@@ -2160,10 +2178,14 @@ class Bridge {
     if (!bridge || !bridge.attached)
       return { kind: "error", text: JSON.stringify({ error: "this session has no bridge (its session directory is not known yet)" }) };
     if (!request) return { kind: "error", text: JSON.stringify({ error: entry.error ?? "not a control request" }) };
-    if (bridge.final.has(request.id) || bridge.running?.has(request.id))
+    // Refused before anything is applied: an id answered, or whose run began in any instance of this process (a
+    // reload's new one knows neither the old one's run nor, until it is written, its outcome), unless this is the
+    // run its op queue gave DSH. One run per request id, whatever DSH or a client replays.
+    const { begun, dispatched } = bridge;
+    if (bridge.final.has(request.id) || (begun.has(request.id) && !dispatched.delete(request.id)))
       return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id already ran" }) };
+    begun.add(request.id);
     bridge.started.add(request.id);
-    (bridge.running ??= new Set()).add(request.id);
     let data;
     try {
       if (entry.error) throw new Rejected(entry.error);
@@ -2172,9 +2194,8 @@ class Bridge {
     } catch (err) {
       const error = err instanceof Rejected ? err.message : `${request.op} failed: ${reasonOf(err)}`;
       data = bridge.claim(request, "rejected", error);
-    } finally {
-      bridge.running.delete(request.id);
     }
+    // answered while it ran: a rewind or an expand that waited for idle, withdrawn meanwhile
     if (data === undefined) return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id was already answered" }) };
     bridge.settle(data);
     return { kind: data.outcome === "applied" ? "success" : "error", text: JSON.stringify(data) };

@@ -14,6 +14,7 @@ from tests.dsh.harness import (
     DshInstall,
     DshWeb,
     ScriptedModel,
+    bridge_json,
     final_outcome,
     log_events,
     outcomes,
@@ -22,6 +23,7 @@ from tests.dsh.harness import (
     td_runs,
     wait_for,
 )
+from tests.dsh.test_bridge_lifecycle import _hold_outcomes, _installed_world, _reload_to_new_instance
 
 
 def _read_again(d: Path) -> os.stat_result:
@@ -79,3 +81,38 @@ def test_a_request_read_again_or_run_by_hand_runs_once(
     finals = [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"]
     assert finals == [answered["id"], by_hand["id"], waiting["id"], marker["id"]], finals
     assert [_runs(d, r["id"]) for r in (answered, waiting, by_hand)] == [1, 1, 1]
+
+
+def _marks(d: Path) -> list[int] | None:
+    """The mark ids bridge.state.json holds, None while it cannot be read."""
+    try:
+        return [m["markId"] for m in json.loads((d / "bridge.state.json").read_text())["marks"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def test_a_td_command_replayed_across_a_reload_while_its_first_run_has_no_outcome_is_refused(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A checkpoint ran (its mark kept) and its outcome is not written yet (the test hook holds it) when the plugin
+    reloads; its td command given again by hand then reaches the new instance, which has neither the outcome nor
+    that instance's run to go by, only the record every instance of the process shares of the runs that began: it
+    refuses the command, places no second mark, and the request keeps the one outcome of its first run."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_outcomes(world)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Idle first: steps=1 sleep=0", in_flight=False)
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 60, "idle")
+        mark = send(d, "checkpoint", {"objective": "runs across the reload"})
+        wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the checkpoint in flight")
+        wait_for(lambda: _marks(d) == [1], 60, "the mark kept")
+        _reload_to_new_instance(d, world)
+        replayed = web.command(sid, "/td " + json.dumps(mark))["result"]
+        assert replayed["kind"] == "error" and "already ran" in replayed["text"], replayed
+        hold.unlink()
+        assert final_outcome(d, mark["id"])["detail"]["markId"] == 1
+        after = send(d, "checkpoint", {"objective": "after the replay"})
+        assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # the replay placed no mark
+    assert _marks(d) == [1, 2]
+    finals = [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"]
+    assert finals == [mark["id"], after["id"]], finals
