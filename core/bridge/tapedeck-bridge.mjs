@@ -896,6 +896,9 @@ export class SessionBridge {
     // ... and a state that goes on from the instance before it in this process (a reload) keeps its since
     const goesOn = previous && writtenByThis(previous, this.plugin) && previous.state !== "exited";
     this.carried = goesOn && Number.isSafeInteger(previous.since) && previous.since <= now ? { state: previous.state, since: previous.since } : undefined;
+    // an idle the instance before it said goes on too: that one saw the turn's last events into the log (settleIdle),
+    // and this one says idle at once, since then, rather than running until a flush of its own and idle since that
+    this.settledIdle = this.carried?.state === "idle" && this.agent.status !== "running";
     this.partial = null;
     this.seen = null;
     const saved = readJson(this.file(STATE));

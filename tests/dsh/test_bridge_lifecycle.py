@@ -207,8 +207,16 @@ def _reload_to_new_instance(d: Path, world: DshHome) -> float:
     left.write_text("{}\n")
     an_hour_ago = time.time() - 3600
     os.utime(left, (an_hour_ago, an_hour_ago))
-    _reload_until(world, 2, lambda: not left.exists(), "the new instance's attach")
+    _reload_until(world, _next_generation(world), lambda: not left.exists(), "the new instance's attach")
     return time.time() * 1000
+
+
+def _next_generation(world: DshHome) -> int:
+    """The generation the next edit of the bridge row's config gives it (``_reload``): one past the profile patch's,
+    2 while it has none."""
+    text = (world.home / "profiles" / "web" / "cordis.patch.yml").read_text()
+    found = re.search(r"config: \{generation: (\d+)\}", text)
+    return int(found.group(1)) + 1 if found else 2
 
 
 def _steps_before_run(events: list[dict[str, Any]], request_id: str) -> int:
@@ -255,6 +263,26 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
     _no_replays(d, sent=len(sent))
     pending = [o["requestId"] for o in outcomes(d) if o["outcome"] == "pending"]
     assert pending == [rewind["id"]]  # acknowledged once, by the first instance
+
+
+def test_a_reload_keeps_the_since_of_a_running_and_of_an_idle_session(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """``since`` in bridge.json is when the session entered the state it is in, and a reload, through which that state
+    goes on, keeps it, as it does a pause's (the test above): the running turn's and the idle session's. An idle
+    one's new instance said running until a flush of its own, then idle since that flush."""
+    world = _installed_world(dsh, model, tmp_path)
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Reloaded while running: steps=30 sleep=2")
+        running = wait_for(lambda: (b := bridge_json(d) or {}).get("state") == "running" and b, 60, "running")
+        attached = _reload_to_new_instance(d, world)
+        reloaded = wait_for(lambda: _answering_after(d, attached), 60, "the new instance's word")
+        assert (reloaded["state"], reloaded["since"]) == ("running", running["since"]), (reloaded, running)
+        assert final_outcome(d, send(d, "stop")["id"])["outcome"] == "applied"
+        idle = wait_for(lambda: (b := bridge_json(d) or {}).get("state") == "idle" and b, 60, "idle")
+        attached = _reload_to_new_instance(d, world)
+        reloaded = wait_for(lambda: _answering_after(d, attached), 60, "the new instance's word")
+        assert (reloaded["state"], reloaded["since"]) == ("idle", idle["since"]), (reloaded, idle)
 
 
 def test_install_upgrades_an_older_plugin_a_running_dsh_has_loaded(
