@@ -87,6 +87,19 @@ def _inbox_read_to(d: Path) -> int | None:
         return None
 
 
+# the plugin's: a gap this short between two bridges of one session is a reload, not an absence
+RELOAD_GRACE_MS = int(re.search(r"const RELOAD_GRACE_MS = (\d+);", PLUGIN.read_text()).group(1))  # type: ignore[union-attr]
+
+
+def _past_a_reload_gap(d: Path) -> bool:
+    """Whether the bridge that last wrote bridge.json in ``d`` was last alive (when it exited, else its last
+    heartbeat, as the plugin reads the file) longer than a reload's gap ago: a bridge that starts now takes what was
+    sent since for requests no bridge read, never for a reload's."""
+    written = bridge_json(d) or {}
+    last = written.get("since") if written.get("state") == "exited" else written.get("heartbeat")
+    return isinstance(last, int) and time.time() * 1000 - last > RELOAD_GRACE_MS
+
+
 def _no_replays(d: Path, sent: int) -> None:
     """Every request ran at most once in DSH's log and has exactly one final outcome."""
     runs = Counter(run["request"]["id"] for run, _ in td_runs(log_events(d)))
@@ -120,7 +133,7 @@ def test_restart_resumes_the_session_and_replays_nothing(
     # sent while no bridge runs: the plain one must not fire late, the queued one waits for the next start
     late = send(d, "message", {"text": "sent to nobody"})
     queued = send(d, "checkpoint", {"objective": "queued for the restart"}, queued=True)
-    time.sleep(3.5)  # longer than a reload's gap
+    wait_for(lambda: _past_a_reload_gap(d), 60, "the exit to be longer ago than a reload's gap")
     with DshWeb(world) as web:
         # as if a sibling container's DSH (pids of its own, the same kernel) had run the session last, with this
         # DSH's pid and start tick, and died running a request: another process, whose request is unknown here; its
@@ -359,7 +372,7 @@ def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
-    time.sleep(3.5)  # longer than a reload's gap
+    wait_for(lambda: _past_a_reload_gap(d), 60, "the last heartbeat to be longer ago than a reload's gap")
     with DshWeb(world) as web:
         web.prompt(sid, "After the restart: steps=1 sleep=0")
         wait_for(
