@@ -557,11 +557,13 @@ def send_line(session_dir: Path, line: bytes) -> None:
 
 
 def outcomes(session_dir: Path) -> list[dict[str, Any]]:
-    """The lines of ``control.outcomes.jsonl`` so far."""
-    path = session_dir / "control.outcomes.jsonl"
-    if not path.exists():
+    """The lines of ``control.outcomes.jsonl`` so far, each one whole: the bridge may be appending one this moment,
+    and a read then can find part of it (a line across a page boundary is copied in two steps), its newline not there yet."""
+    try:
+        written = (session_dir / "control.outcomes.jsonl").read_bytes()
+    except FileNotFoundError:
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in written[: written.rfind(b"\n") + 1].splitlines() if line.strip()]
 
 
 def final_outcome(session_dir: Path, request_id: str, timeout: float = 60.0) -> dict[str, Any]:
