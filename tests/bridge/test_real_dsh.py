@@ -172,9 +172,7 @@ async def test_the_tui_opened_on_a_real_dsh_session_directory_shows_the_bridge_o
         await pilot.press("K")
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"probe", "enter")
-        await until(
-            pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"]
-        )
+        await until(pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"])
         assert "objective=probe" in requests_for(app.live).items()[0].reason
 
 
@@ -186,7 +184,9 @@ def test_an_alert_of_a_real_dsh_session_names_it_by_more_than_its_id_prefix(
     world = DshHome(dsh, tmp_path, model.url)
     proc = start_headless(world, "Work slowly: steps=5 sleep=2")
     try:
-        d = wait_for(lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 60, "the log").parent
+        d = wait_for(
+            lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 60, "the log"
+        ).parent
         wait_for(lambda: tool_in_flight(d), 60, "a bash step in flight")
     finally:
         stop_process(proc)  # DSH goes away mid-turn: host-died
@@ -238,13 +238,17 @@ def test_control_wait_ends_cancelled_when_dsh_dies_while_it_waits(
             proc.wait()  # reaped, as DSH's parent shell would: a zombie keeps its /proc entry
 
     try:
-        d = wait_for(lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 60, "the log").parent
+        d = wait_for(
+            lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 60, "the log"
+        ).parent
         wait_for(lambda: tool_in_flight(d), 60, "a bash step in flight")
         code, _ = _control(capsys, d, "checkpoint")
         assert code == 0
         killer = threading.Thread(target=crash_once_held)
         killer.start()
-        code, outcome = _control(capsys, d, "rewind", "--arg", "markId=1")  # --timeout 60: exit 2 had it run out
+        code, outcome = _control(
+            capsys, d, "rewind", "--arg", "markId=1"
+        )  # --timeout 60: exit 2 had it run out
         killer.join()
     finally:
         stop_process(proc)
@@ -334,7 +338,9 @@ async def test_a_fleet_row_action_the_bridge_refuses_says_so(shared_web: tuple[D
     world, web = shared_web
     sid, d = start_session(world, web, "Quick: steps=1 sleep=0", in_flight=False)
     wait_for(lambda: read_host_state(d / "session.jsonl").state == "idle", 60, "the bridge to go idle")
-    app = TapedeckApp(world.sessions, follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=[world.sessions])
+    app = TapedeckApp(
+        world.sessions, follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=[world.sessions]
+    )
     async with app.run_test(size=(150, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FleetScreen) and sid in {
             r.row.ref.id for r in app.screen.rows.values()})  # fmt: skip
