@@ -22,7 +22,7 @@ from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import quoted
 from core.shared.values import whole_digits
 
-_TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
+_TURNS = re.compile(r"^\s*([0-9]+)\s*(?:(-)\s*([0-9]+)?)?\s*$")  # not \d: any script's digits
 Predicate = Callable[[dict[str, Any]], bool]
 
 
