@@ -607,11 +607,12 @@ _AUTH_SCHEME = (
     rb"basic|bearer|digest|token|negotiate|ntlm|kerberos|hoba|mutual|oauth|dpop|gnap|privatetoken|concealed"
     rb"|scram-sha-(?:1|256)|vapid|aws4-hmac-sha256|sharedkey(?:lite)?|ssws|api-?key|jwt|hawk|bot|googlelogin|splunk"
 )
-# an Authorization (``Proxy-Authorization``) header's value, after its scheme if any, of any length (group 3; group
-# 1 the header's name, group 2 a quote or a backquote before the value): ``Authorization: token …`` or a raw key
+# an Authorization (``Proxy-Authorization``) header's value, after its scheme and a quote after that if any, of any
+# length (group 3; group 1 the header's name, group 2 a quote or a backquote before the value): ``Authorization:
+# token …``, ``Bearer "…"`` or a raw key
 _AUTHORIZATION = re2.compile(
     rb"(?i:(authorization)(?:" + _MAYBE_QUOTE + rb"[ \t]*[:=]|" + _QUOTE + rb"(?:\][ \t]*=|[ \t]*,))[ \t]*(" + _QUOTE
-    + rb"|`)?(?:(?:" + _AUTH_SCHEME + rb")[ \t]+)?)"
+    + rb"|`)?(?:(?:" + _AUTH_SCHEME + rb")[ \t]+" + _MAYBE_QUOTE + rb")?)"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
@@ -1727,6 +1728,7 @@ _BREAK = re.compile(rb"[\r\n]|\\+[nr]")  # a line break, itself or as JSON text 
 # the scheme word a credential follows, and the blanks after it; and a scheme word alone, which names no credential
 _SCHEME_HEAD = re.compile(rb"(?i:" + _AUTH_SCHEME + rb")[ \t]+(?=[^\s])")
 _SCHEME_ONLY = re.compile(rb"[ \t]*(?i:" + _AUTH_SCHEME + rb")[ \t]*")
+_SCHEME_QUOTE = re.compile(rb"\b(?i:" + _AUTH_SCHEME + rb")[ \t]+(" + _QUOTE + rb")\Z")  # (``_scheme_quote``)
 
 
 def _header_opening(data: bytes, m: Any) -> bytes | None:
@@ -1775,11 +1777,22 @@ def _env_header(data: bytes, m: Any) -> bool:
     return data[m.end(1) : m.end(1) + 1] == b"=" and _key_name(data, m).isupper()
 
 
+def _scheme_quote(data: bytes, m: Any) -> bytes | None:
+    """The quote, as written (``"``, ``\\"`` …), that opens an Authorization header's credential after its scheme
+    word (``Bearer "ab"``), if one does."""
+    quoted = _SCHEME_QUOTE.search(data, m.end(1), m.start(3))
+    return None if quoted is None else quoted.group(1)
+
+
 def _authorization_end(data: bytes, m: Any, group: int) -> int:
-    """Where an Authorization header's credentials end (``_AUTHORIZATION``, its ``group`` 3): a quoted value at its
-    closing quote (``"Bearer ab"``, a template literal's backquote), a header's at its end (``_header_end``: every
-    parameter of ``Digest username="bob", …, response="…"``), an environment variable's after a scheme at its
-    line's end; elsewhere as any quoted value after a key word (``_quoted_end``)."""
+    """Where an Authorization header's credentials end (``_AUTHORIZATION``, its ``group`` 3): a credential a quote
+    after the scheme word opens at that quote's close (``Bearer "ab cd"``: the scheme and the quotes stay), a
+    quoted value at its closing quote (``"Bearer ab"``, a template literal's backquote), a header's at its end
+    (``_header_end``: every parameter of ``Digest username="bob", …, response="…"``), an environment variable's
+    after a scheme at its line's end; elsewhere as any quoted value after a key word (``_quoted_end``)."""
+    quote = _scheme_quote(data, m)
+    if quote is not None and (close := _close(data, quote, m.start(group))) is not None:
+        return close
     if m.group(2) is not None:
         close = _close(data, m.group(2), m.start(group))
         return m.end(group) if close is None else _stripped_end(data, m.start(group), close)

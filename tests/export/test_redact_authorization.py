@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.redact import KINDS, Redactor
@@ -145,3 +145,46 @@ def test_only_a_key_whose_last_word_is_authorization_names_a_credential(value: o
     judged as any other text; ``proxyAuthorization``, ``HTTP_AUTHORIZATION`` or ``x.authorization`` are the
     header's name after a word boundary."""
     assert Redactor(environ={}, home="/home/ann").walk(value) == out
+
+
+QUOTES = st.sampled_from(['"', "'"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=PLACES, scheme=SCHEMES.filter(bool), credential=CREDENTIALS | st.just("ab cd"), quote=QUOTES)
+@example(place="Authorization: {}", scheme="Bearer ", credential="abc", quote='"')
+@example(place="Authorization: {}", scheme="Basic ", credential="dXNlcjpwYXNz", quote="'")
+@example(place="curl -sS -H 'Authorization: {}' https://h/x", scheme="Bearer ", credential="ab cd", quote='"')
+@example(place='{{"headers": {{"Authorization": "{}"}}}}', scheme="Token ", credential="ab", quote="'")
+def test_a_quoted_credential_after_a_scheme_goes_and_the_scheme_and_quotes_stay(
+    place: str, scheme: str, credential: str, quote: str
+) -> None:
+    """``Authorization: Bearer "abc"`` came out as ``Authorization: [redacted key]``: the value had to start with a
+    character of a credential, so after ``Bearer `` a quote matched nothing and the scheme word was taken for the
+    value. The scheme stays, and the credential goes to its closing quote, the quotes kept, wherever the header is
+    written."""
+    assume(quote not in place)
+    _redacts(
+        place.format(f"{scheme}{quote}{credential}{quote}"),
+        place.format(f"{scheme}{quote}[redacted key]{quote}"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('Authorization: Bearer "abc"', 'Authorization: Bearer "[redacted key]"'),
+        ("Authorization: Basic 'dXNlcjpwYXNz'\nHost: h", "Authorization: Basic '[redacted key]'\nHost: h"),
+        ('Authorization: Token "ab cd" ; x', 'Authorization: Token "[redacted key]" ; x'),
+        ('curl -H "Authorization: Bearer \'abc\'" https://h', 'curl -H "Authorization: Bearer \'[redacted key]\'" https://h'),
+        ('{"Authorization": "Bearer \\"abc\\""}', '{"Authorization": "Bearer \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_the_scheme_before_a_quoted_credential_stays(text: str, out: str) -> None:
+    _redacts(text, out)
+
+
+def test_a_quoted_reference_after_a_scheme_stays() -> None:
+    """``Bearer "$TOKEN"`` names a credential the shell gives: with the scheme read, the value is the reference."""
+    _stays('Authorization: Bearer "$TOKEN"')
+    _stays("curl -H 'Authorization: Bearer \"${TOKEN}\"' https://h")
