@@ -1728,6 +1728,7 @@ _BREAK = re.compile(rb"[\r\n]|\\+[nr]")  # a line break, itself or as JSON text 
 # the scheme word a credential follows, and the blanks after it; and a scheme word alone, which names no credential
 _SCHEME_HEAD = re.compile(rb"(?i:" + _AUTH_SCHEME + rb")[ \t]+(?=[^\s])")
 _SCHEME_ONLY = re.compile(rb"[ \t]*(?i:" + _AUTH_SCHEME + rb")[ \t]*")
+_PROSE_VALUE = re.compile(rb"[A-Za-z][a-z]*(?:[ \t]+[a-z]+)+[.!?]?")  # words of prose (``_prose``)
 _SCHEME_QUOTE = re.compile(rb"\b(?i:" + _AUTH_SCHEME + rb")[ \t]+(" + _QUOTE + rb")\Z")  # (``_scheme_quote``)
 
 
@@ -1835,16 +1836,37 @@ def _authorization_value(data: bytes, m: Any) -> bool:
     """True when an Authorization header's value (``_AUTHORIZATION``) is its credentials (``_credentials``): after a
     scheme word or none, of any length, where a header is written (its name then ``:`` starting a line or a string:
     ``_header_opening``), quoted (``"Authorization": "ab"``) or as an environment variable's (``AUTHORIZATION=ab``),
-    but a typed name's (``authorization: str``, ``_typed``); elsewhere (a comment, code's object or argument) when
+    but a typed name's (``authorization: str``, ``_typed``) and, on a header's line with no scheme word, ordinary
+    words (``Authorization: see below``, ``_prose``); elsewhere (a comment, code's object or argument) when
     it is no code (``_secret_value``). One a call's argument gives after the header's name (``setHeader(
     'Authorization', …)``) only when quoted: a bare word there is a variable."""
     quoted = m.start(2) >= 0
     if not quoted and b"," in data[m.end(1) : m.start(3)]:
         return False
-    header = quoted or _env_header(data, m) or _header_opening(data, m) is not None and not _typed(data, m)
+    opening = _header_opening(data, m)
+    header = quoted or _env_header(data, m) or opening is not None and not _typed(data, m)
     if not header:  # (a string with its prefix after an index, ``headers["Authorization"] = f"…"``: code's)
         return _STRING_PREFIX.match(data, m.start(3)) is None and _secret_value(data, m)
-    return _credentials(data[m.start(3) : _authorization_end(data, m, 3)])
+    value = data[m.start(3) : _authorization_end(data, m, 3)]
+    if (
+        not quoted
+        and opening is not None
+        and _SCHEME_HEAD.search(data, m.end(1), m.start(3) + 1) is None
+        and _prose(value)
+    ):
+        return False  # ``Authorization: see below``: words about the header, no credential
+    return _credentials(value)
+
+
+def _prose(value: bytes) -> bool:
+    """True when a header's value is ordinary words, no credential (``see below``, ``See the docs.``): two words or
+    more of letters, the first maybe capitalised and the last maybe ended by ``.``, ``!`` or ``?``, each of three
+    letters or more or a word prose is made of (``is``, ``to``: ``_FUNCTION_WORDS``). A credential's shape is none:
+    a digit, an upper-case letter inside a word, a token's punctuation, a word of one or two letters prose is not
+    made of (``ab cd``: an unknown scheme and its credential)."""
+    if _PROSE_VALUE.fullmatch(value) is None:
+        return False
+    return all(len(word) >= 3 or word in _FUNCTION_WORDS for word in value.rstrip(b".!?").lower().split())
 
 
 def _bearer_value(data: bytes, m: Any) -> bool:

@@ -188,3 +188,47 @@ def test_a_quoted_reference_after_a_scheme_stays() -> None:
     """``Bearer "$TOKEN"`` names a credential the shell gives: with the scheme read, the value is the reference."""
     _stays('Authorization: Bearer "$TOKEN"')
     _stays("curl -H 'Authorization: Bearer \"${TOKEN}\"' https://h")
+
+
+# words of prose, as a note or a comment writes them after a header's name: each of three letters or more, or a
+# word prose is made of (``is``, ``to``), the first maybe capitalised, the last maybe ended by a full stop
+PROSE = st.tuples(
+    st.lists(st.sampled_from(["see", "below", "the", "docs", "required", "for", "every", "request", "is", "sent",
+                              "by", "gateway", "handled", "upstream", "not", "needed", "here", "to", "it"]),
+             min_size=2, max_size=6),
+    st.booleans(), st.sampled_from(["", "."]),
+).map(lambda t: (t[0][0].capitalize() if t[1] else t[0][0]) + " " + " ".join(t[0][1:]) + t[2])  # fmt: skip
+# where a header's line holds them: an HTTP header's, curl's ``-H`` argument, a line of JSON text
+HEADER_LINES = st.sampled_from([
+    "Authorization: {}", "authorization: {}\nHost: h", "  Proxy-Authorization: {}", "> Authorization: {}\r\n",
+    'curl -H "Authorization: {}" https://h/x', "GET / HTTP/1.1\r\nAuthorization: {}\r\n\r\n",
+])  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=HEADER_LINES, words=PROSE)
+@example(place="Authorization: {}", words="see below")
+@example(place="Authorization: {}", words="See the docs.")
+@example(place='curl -H "Authorization: {}" https://h/x', words="not needed here")
+def test_a_header_line_of_ordinary_words_stays(place: str, words: str) -> None:
+    """``Authorization: see below`` was redacted: prose that names the header, not a credential. A header's value
+    of two words or more, each of letters (the first maybe capitalised) and three or more of them or a word prose is
+    made of, with no scheme word before it, is prose; as written and as JSON text holds it."""
+    text = place.format(words)
+    _stays(text)
+    _stays(_json(text, 1))
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["ab cd", "Custom x7Kq9Lm2", "see below1", "MyScheme abcDEF", "see bel0w", "abc def=", "see b", "Bearer see below",
+     "Token the docs", "ab the", "see-below now"],
+)  # fmt: skip
+def test_a_header_value_of_words_with_a_token_s_shape_still_goes(value: str) -> None:
+    """A digit, a letter of upper case after a word's first, a token's punctuation, a word of one or two letters
+    that prose is not made of, or a scheme word before the words (``Bearer see below``: the credential after it)
+    make the words a credential's: they go, as before."""
+    scheme, _, rest = value.partition(" ")
+    out = f"{scheme} [redacted key]" if scheme in ("Bearer", "Token") else "[redacted key]"
+    _redacts(f"Authorization: {value}", f"Authorization: {out}")
+    _redacts(f"Authorization: {value}\nHost: h", f"Authorization: {out}\nHost: h")
