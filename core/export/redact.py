@@ -1728,6 +1728,9 @@ _BREAK = re.compile(rb"[\r\n]|\\+[nr]")  # a line break, itself or as JSON text 
 # the scheme word a credential follows, and the blanks after it; and a scheme word alone, which names no credential
 _SCHEME_HEAD = re.compile(rb"(?i:" + _AUTH_SCHEME + rb")[ \t]+(?=[^\s])")
 _SCHEME_ONLY = re.compile(rb"[ \t]*(?i:" + _AUTH_SCHEME + rb")[ \t]*")
+# code's sign after the header's name, an index's close before it or not, and a name of code (``_assigned_name``)
+_ASSIGNED = re.compile(rb"(?:\\*[\"']\])?[ \t]*=[ \t]*")
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_VALUE = re.compile(rb"[A-Za-z][a-z]*(?:[ \t]+[a-z]+)+[.!?]?")  # words of prose (``_prose``)
 _SCHEME_QUOTE = re.compile(rb"\b(?i:" + _AUTH_SCHEME + rb")[ \t]+(" + _QUOTE + rb")\Z")  # (``_scheme_quote``)
 
@@ -1838,7 +1841,8 @@ def _authorization_value(data: bytes, m: Any) -> bool:
     ``_header_opening``), quoted (``"Authorization": "ab"``) or as an environment variable's (``AUTHORIZATION=ab``),
     but a typed name's (``authorization: str``, ``_typed``) and, on a header's line with no scheme word, ordinary
     words (``Authorization: see below``, ``_prose``); elsewhere (a comment, code's object or argument) when
-    it is no code (``_secret_value``). One a call's argument gives after the header's name (``setHeader(
+    it is no code: no variable code assigns (``authorization=auth_header``, ``_assigned_name``) and no other code
+    (``_secret_value``). One a call's argument gives after the header's name (``setHeader(
     'Authorization', …)``) only when quoted: a bare word there is a variable."""
     quoted = m.start(2) >= 0
     if not quoted and b"," in data[m.end(1) : m.start(3)]:
@@ -1846,7 +1850,11 @@ def _authorization_value(data: bytes, m: Any) -> bool:
     opening = _header_opening(data, m)
     header = quoted or _env_header(data, m) or opening is not None and not _typed(data, m)
     if not header:  # (a string with its prefix after an index, ``headers["Authorization"] = f"…"``: code's)
-        return _STRING_PREFIX.match(data, m.start(3)) is None and _secret_value(data, m)
+        return (
+            not _assigned_name(data, m)
+            and _STRING_PREFIX.match(data, m.start(3)) is None
+            and _secret_value(data, m)
+        )
     value = data[m.start(3) : _authorization_end(data, m, 3)]
     if (
         not quoted
@@ -1856,6 +1864,24 @@ def _authorization_value(data: bytes, m: Any) -> bool:
     ):
         return False  # ``Authorization: see below``: words about the header, no credential
     return _credentials(value)
+
+
+def _assigned_name(data: bytes, m: Any) -> bool:
+    """True when code gives an Authorization header's value a variable (``authorization=auth_header``, ``headers[
+    'Authorization'] = authHeader``), no secret: the header's name is code's, neither an environment variable's (upper
+    case: ``_env_header``) nor a URL query's parameter (after ``?`` or ``&``); ``=`` follows it (an index's ``'] =``
+    too); and the unquoted value is a name as code writes one, words of letters joined by ``_`` or in camelCase, with
+    no digit (``_code_name``). A token's shape makes it a credential, which goes: a digit, letters of random case, a
+    token's punctuation (``abc123def456``, ``x7Kq9Lm2Np4R``, ``Zm9v==``)."""
+    name = _key_name(data, m)
+    if name.isupper() or data[m.end(1) - len(name) - 1 : m.end(1) - len(name)] in (b"?", b"&"):
+        return False
+    value = m.group(3)
+    return (
+        _ASSIGNED.fullmatch(data, m.end(1), m.start(3)) is not None
+        and _IDENTIFIER.fullmatch(value) is not None
+        and _code_name(value)
+    )
 
 
 def _prose(value: bytes) -> bool:

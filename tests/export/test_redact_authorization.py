@@ -232,3 +232,52 @@ def test_a_header_value_of_words_with_a_token_s_shape_still_goes(value: str) -> 
     out = f"{scheme} [redacted key]" if scheme in ("Bearer", "Token") else "[redacted key]"
     _redacts(f"Authorization: {value}", f"Authorization: {out}")
     _redacts(f"Authorization: {value}\nHost: h", f"Authorization: {out}\nHost: h")
+
+
+# a variable's name as code writes one: words of letters, snake_case or camelCase, of six characters or more (a
+# shorter value in code is as likely a short name, ``tok``, with a digit or not: it stays)
+NAMES = (
+    st.lists(st.from_regex(r"[a-z]{2,8}", fullmatch=True), min_size=1, max_size=3)
+    .flatmap(
+        lambda words: st.sampled_from(
+            ["_".join(words), words[0] + "".join(w.capitalize() for w in words[1:])]
+        )
+    )
+    .filter(lambda name: len(name) >= 6)
+)
+# where code gives the header's value: a keyword argument, an assignment, an index
+CODE_PLACES = st.sampled_from([
+    "authorization={}", "f(authorization={})", "requests.get(url, authorization={}, timeout=5)",
+    "authorization = {}", "    authorization={},\n", "headers['Authorization'] = {}", 'h["authorization"]={}',
+])  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=CODE_PLACES, name=NAMES, digit=st.integers(0, 9), at=st.integers(0, 20))
+@example(place="authorization={}", name="auth_header", digit=1, at=4)
+@example(place="f(authorization={})", name="authHeader", digit=7, at=0)
+def test_a_variable_code_gives_the_header_stays_and_a_token_still_goes(
+    place: str, name: str, digit: int, at: int
+) -> None:
+    """``authorization=auth_header`` was redacted: the value is a variable, no secret. Where code gives the header's
+    value after ``=`` (not an environment variable's upper-case name), a name as code writes one stays; the same
+    value with a digit in it reads as a token, and goes."""
+    _stays(place.format(name))
+    token = name[:at] + str(digit) + name[at:]
+    _redacts(place.format(token), place.format("[redacted key]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("authorization=abc123def456", "authorization=[redacted key]"),
+        ("f(authorization=x7Kq9Lm2Np4R)", "f(authorization=[redacted key])"),
+        ("authorization = Zm9vYmFy==", "authorization = [redacted key]"),
+        ("AUTHORIZATION=auth_header", "AUTHORIZATION=[redacted key]"),
+        ("authorization=aBcDeFgHiJ", "authorization=[redacted key]"),
+    ],
+)
+def test_a_token_s_shape_after_authorization_in_code_goes(text: str, out: str) -> None:
+    """A digit, letters of random case or a token's punctuation make a credential, and an environment variable's
+    value (upper-case name) is data whatever it looks like."""
+    _redacts(text, out)
