@@ -219,6 +219,13 @@ def _expand(args: argparse.Namespace) -> None:
             )
         if not match[1].lstrip("0"):  # the tool reads a model's 0 as 1
             raise TapedeckError(f"--lines '{quoted(args.lines)}': lines count from 1, so A must be 1 or more")
+        # compared as digits: a bound may have more of them than int() converts
+        first, last = (bound.lstrip("0") for bound in match.groups())
+        if (len(first), first) > (len(last), last):
+            raise TapedeckError(
+                f"--lines '{quoted(args.lines)}' is reversed: give the first line first, as "
+                f"{quoted(match[2])}-{quoted(match[1])}"
+            )
     names = {
         "seq": "seq",
         "format_version": "formatVersion",

@@ -111,9 +111,18 @@ def test_run_without_a_task_asks_for_one(
         (["--seq", "3", "--format-version", "4"], "seq 3 is a step/start event, not a tool result"),
         (["--seq", "9", "--format-version", "4"], "seq 9 is an assistant/chunk event, not a tool result"),
         (["--seq", "0", "--format-version", "4"], "seq 0 is an agent/inbox/spliced event, not a tool result"),
+        # a reversed range was said to select nothing, as if the result were too short
         (
             ["--turn", "1", "--step", "1", "--lines", "9-3"],
-            "--lines 9-3 selects nothing: the result has 2 lines",
+            "--lines '9-3' is reversed: give the first line first, as 3-9",
+        ),
+        (
+            ["--turn", "1", "--step", "1", "--lines", "002 - 1"],
+            "--lines '002 - 1' is reversed: give the first line first, as 1-002",
+        ),
+        (
+            ["--turn", "1", "--step", "1", "--lines", "5-9"],
+            "--lines 5-9 selects nothing: the result has 2 lines",
         ),
         (["--turn", "1", "--step", "1", "--lines", "40:90"], "--lines '40:90' is not a line range: give A-B"),
         (["--turn", "1", "--step", "1", "--lines", "5"], "--lines '5' is not a line range: give A-B"),
