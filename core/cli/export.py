@@ -182,8 +182,8 @@ def _note(args: argparse.Namespace) -> None:
     if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
         raise seq_not_in_log(args.seq, last + 1)
     written = set_note(args.path, args.seq, text)
-    verb = "noted" if text.strip() else "removed the note at"
-    sys.stdout.write(f"{verb} seq {args.seq} ({quoted_path(written.sidecar)})\n")
+    did = "removed the note" if not text.strip() else "replaced the note" if written.replaced else "added a note"
+    sys.stdout.write(f"{did} at seq {args.seq} ({quoted_path(written.sidecar)})\n")
     if written.kept is not None:
         warn(f"the notes of another session that were there (this log was replaced) are kept in {written.kept}")
 

@@ -259,11 +259,12 @@ def _dump(notes: dict[int, Note], key: str | None) -> bytes:
 
 
 class Written(NamedTuple):
-    """What ``set_note`` wrote: the sidecar, and where the notes of another session it held before went (None:
-    it held none)."""
+    """What ``set_note`` wrote: the sidecar, where the notes of another session it held before went (None: it held
+    none), and whether a note was at the seq before (read under the writers' lock: added or replaced)."""
 
     sidecar: Path
     kept: Path | None
+    replaced: bool
 
 
 def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
@@ -286,6 +287,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
                 kept = _set_aside(sidecar)
             moved = None if found.own else found.sidecar  # the notes a moved log left behind
             notes = found.notes()
+            replaced = seq in notes
             if text.strip():
                 notes[seq] = Note(seq, text, int(time.time() * 1000))
             else:
@@ -295,7 +297,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
         raise NotesError(f"{quoted_path(sidecar)}: cannot write ({exc.strerror or exc})") from None
     if key is not None:
         _leave_pointer(key, sidecar, moved)
-    return Written(sidecar, kept)
+    return Written(sidecar, kept, replaced)
 
 
 def _open_lock(lock: Path) -> io.BufferedRandom:

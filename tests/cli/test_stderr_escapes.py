@@ -236,7 +236,7 @@ def test_a_notes_sidecar_is_named_escaped(tmp_path: Path, capsys: pytest.Capture
     else:
         assert main(["note", str(log), "--seq", "1", "first"]) == 0
         said = capsys.readouterr().out
-        assert said == f"noted seq 1 ({named})\n", said
+        assert said == f"added a note at seq 1 ({named})\n", said
     assert said.count("\n") == 1 and not {"\x1b", "\x07", "\u202e"} & set(said), said
 
 
