@@ -215,12 +215,26 @@ def is_compressed(path: Path) -> bool:
         return False
 
 
+def _names_a_file(root: str | os.PathLike[str]) -> bool:
+    """Whether a root names a log file rather than a directory: a local path that is there and no directory, else
+    (gone, or on another machine) one whose name ends as a log's does."""
+    text = os.fspath(root)
+    try:
+        return not stat.S_ISDIR(os.stat(text).st_mode)
+    except (OSError, ValueError):  # not there, not to be looked at (a wording never fails), a NUL in its name
+        return text.endswith((".jsonl", ".zstd", ".zst"))
+
+
 def sessions_under(n: int, roots: Sequence[str | os.PathLike[str]]) -> str:
-    """How many sessions were found under ``roots`` (``no sessions under …``), in the one wording every command and
+    """How many sessions were found in ``roots`` (``no sessions under …``), in the one wording every command and
     screen uses: the head of `tapedeck sessions`'s listing, what `tapedeck alerts` adds to 'no alerts' when it found
-    no log to read, `tapedeck watch`'s refusal of an empty default root and the empty fleet table's status."""
-    where = ", ".join(map(quoted_path, roots))
-    return f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
+    no log to read, `tapedeck watch`'s refusal of an empty default root and the empty fleet table's status. A log
+    file is named as one, ``in`` it; a directory ``under`` it (each kind in the order the first of it came)."""
+    kinds: dict[str, list[str]] = {}
+    for root in roots:
+        kinds.setdefault("in" if _names_a_file(root) else "under", []).append(quoted_path(root))
+    where = " and ".join(f"{kind} {', '.join(names)}" for kind, names in kinds.items())
+    return f"{n} session{'' if n == 1 else 's'} {where}" if n else f"no sessions {where}"
 
 
 def default_sessions_root() -> Path:

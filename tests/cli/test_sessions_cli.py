@@ -62,7 +62,8 @@ def test_a_log_file_or_session_directory_is_a_root(
     for root in (log, log.parent):
         assert main(["sessions", str(root)]) == 0
         out = capsys.readouterr()
-        assert out.err == "" and out.out.startswith(f"1 session under {root}\n"), out
+        head = f"1 session {'in' if root == log else 'under'} {root}\n"
+        assert out.err == "" and out.out.startswith(head), out
         assert "other-2" in out.out
 
 
@@ -213,7 +214,7 @@ def test_a_folder_of_log_files_says_what_a_root_holds_and_how_to_list_them(
         assert f"`tapedeck inspect {shlex.quote(str(folder / 'a.session.jsonl'))}`" in note
     assert main(["sessions", *_suggested(note, "sessions")]) == 0
     listed = capsys.readouterr().out
-    assert listed.startswith("2 sessions under ") and sorted(line.split()[0] for line in listed.splitlines()[2:]) == [
+    assert listed.startswith("2 sessions in ") and sorted(line.split()[0] for line in listed.splitlines()[2:]) == [
         "a", "b"], listed
 
 
@@ -276,7 +277,7 @@ def test_a_named_file_that_is_no_session_log_is_an_error(
         assert f"tapedeck: {odd}: " in out.err and problem in out.err, out.err
     assert '"other-2"' in out.out  # the sessions that could be read are still listed
     assert main(["sessions", str(odd), str(good)]) == 2
-    assert capsys.readouterr().out.startswith(f"1 session under {odd}, {good} (1 more could not be read: see stderr)\n")
+    assert capsys.readouterr().out.startswith(f"1 session in {odd} and under {good} (1 more could not be read: see stderr)\n")
 
 
 def test_a_default_root_a_file_keeps_from_being_made_is_no_fresh_install(

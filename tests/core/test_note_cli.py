@@ -34,7 +34,9 @@ def test_note_says_added_replaced_or_removed(
     assert load_notes(log) == {}
 
 
-def test_a_note_at_another_seq_is_added(fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_note_at_another_seq_is_added(
+    fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A note at one seq makes a note at another an added one, not a replacement."""
     log = tmp_path / "session.jsonl"
     shutil.copy(fixtures_dir / FIXTURE, log)

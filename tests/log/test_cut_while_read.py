@@ -229,7 +229,7 @@ def test_sessions_of_named_logs_counts_one_removed_during_the_read_once(
     _log_changed_mid_read(log, 8, log.unlink, monkeypatch)
     assert main(["sessions", str(other), str(log)]) == 2
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == f"1 session under {other}, {log} (1 more could not be read: see stderr)", out
+    assert out.splitlines()[0] == f"1 session in {other}, {log} (1 more could not be read: see stderr)", out
     assert err == f"tapedeck: {log}: the log was removed while it was read: another program deleted or moved it; read it again\n"
 
 
