@@ -28,7 +28,6 @@ from core.read.index import (
     read_body,
     read_meta,
 )
-from core.read.summary import human_chars
 from core.shared.envdirs import in_the_way
 from core.shared.errors import TapedeckError
 from core.shared.text import quoted_path
@@ -125,25 +124,38 @@ def _size(path: Path) -> int:
         return 0
 
 
+def binary_size(n: int) -> str:
+    """A size in bytes in binary units, as the README writes sizes: ``812 B``, ``4.1 KiB``, ``81 KiB``, ``3.0 MiB``,
+    ``5.0 GiB`` (cut, never rounded up: one place below 10 of a unit, whole units from 10 on, never past GiB)."""
+    if n < 1024:
+        return f"{n} B"
+    value, unit = n / 1024, "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{int(value * 10) / 10:.1f} {unit}" if value < 10 else f"{int(value)} {unit}"
+
+
 def _render_info(r: dict[str, Any]) -> str:
     files = r["files"]
     if not files:
         which = f" for {quoted_path(r['for'])}" if "for" in r else ""
         return f"no index files or alert checkpoints in {quoted_path(r['dir'])}{which}"
-    lines = [f"{len(files)} file(s) in {quoted_path(r['dir'])}, {human_chars(r['bytes'])}B"]
+    lines = [f"{len(files)} file(s) in {quoted_path(r['dir'])}, {binary_size(r['bytes'])}"]
     for f in files:
         what = f["state"] + (f" ({f['reason']})" if f["reason"] else "")
         events = "" if f["events"] is None else f", {f['events']} events"
-        indexed = "" if f["indexedBytes"] is None else f" {human_chars(f['indexedBytes'])}B{events}"
+        indexed = "" if f["indexedBytes"] is None else f" {binary_size(f['indexedBytes'])}{events}"
         name = Path(f["file"]).name
         log = quoted_path(f["log"]) if f["log"] else "?"
-        lines.append(f"  {f['kind']:<6} {name}  {human_chars(f['bytes'])}B  {log}{indexed}  {what}")
+        lines.append(f"  {f['kind']:<6} {name}  {binary_size(f['bytes'])}  {log}{indexed}  {what}")
     return "\n".join(lines)
 
 
 def _render_clear(r: dict[str, Any]) -> str:
     n = len(r["removed"])
-    return f"removed {n} file(s), {human_chars(r['bytes'])}B, from {quoted_path(r['dir'])}" if n else "nothing to remove"
+    return f"removed {n} file(s), {binary_size(r['bytes'])}, from {quoted_path(r['dir'])}" if n else "nothing to remove"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
