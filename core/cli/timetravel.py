@@ -412,9 +412,11 @@ def _render_cost(r: dict[str, Any]) -> str:
         )
         if c["callUsd"] is not None:
             broke += f", summary call {_usd(c['callUsd'])}"
+        removed = c["charsRemoved"]  # negative when the cut grew the requests: a checkpoint longer than its span
+        change = f"{'-' if removed > 0 else '+' if removed < 0 else ''}{human_chars(abs(removed))} chars"
         lines.append(
-            f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {human_chars(max(c['charsRemoved'], 0)):>5} "
-            f"chars off for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
+            f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {change:>11} "
+            f"for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
             f"({_usd(c['costUsd'])}), net {_usd(c['netUsd'])}"
         )
     return "\n".join(lines)
