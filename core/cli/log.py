@@ -214,7 +214,14 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
         count = spool.print(seqs, restored, b"[", 1)
         write_bytes(b"\n]\n" if count else b"[]\n")
     else:
-        count = spool.print(seqs, restored)
+        # rows are rendered with their seq in ``SEQ_WIDTH`` places: each is widened to the widest seq printed (the
+        # greatest, which need not be the last: a replacement sits in the place of the older seqs it shadows)
+        width = max(SEQ_WIDTH, len(str(max(seqs, default=0))))
+
+        def indent(seq: int) -> bytes:
+            return b" " * (width - max(SEQ_WIDTH, len(str(seq))))
+
+        count = spool.print(seqs, restored, indent=indent if width > SEQ_WIDTH else None)
         write_bytes(f"{count} model-visible message(s); * = replacement\n".encode())
     sys.stdout.flush()
 
@@ -222,7 +229,7 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
 def _surface_line(row: dict[str, Any]) -> str:
     mark = "*" if row["replacement"] else " "
     role, source = column(str(row["role"]), 9), column(row["source"], 34)
-    return f"{row['seq']:>6}{mark} {role} {source} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
+    return f"{row['seq']:>{SEQ_WIDTH}}{mark} {role} {source} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
 
 
 def _events(args: argparse.Namespace) -> None:

@@ -68,10 +68,19 @@ class RowSpool:
             return None
         return (self._ends[k - 1] if k else 0), self._ends[k], k
 
-    def print(self, seqs: Iterable[int], render: Callable[[int], bytes], head: bytes = b"", skip: int = 0) -> int:
+    def print(
+        self,
+        seqs: Iterable[int],
+        render: Callable[[int], bytes],
+        head: bytes = b"",
+        skip: int = 0,
+        indent: Callable[[int], bytes] | None = None,
+    ) -> int:
         """Print the rows of ``seqs`` in that order (``render(seq)`` gives the bytes of a row never put) and return
         how many were not empty. ``head`` goes before the first of them, of which the first ``skip`` bytes are
-        left out (a JSON list's opening bracket, in place of the comma that leads each member)."""
+        left out (a JSON list's opening bracket, in place of the comma that leads each member); ``indent(seq)``,
+        when given, goes before each row that is not empty (the spaces that widen a column its row was rendered
+        too narrow for)."""
         self._write_held()
         self._file.flush()
         out = _Out(self._file.fileno())
@@ -93,10 +102,12 @@ class RowSpool:
                 else:
                     start += skip
             count += 1
-            if data is None and start == run_end:
+            lead = indent(seq) if indent is not None else b""
+            if data is None and start == run_end and not lead:
                 run_end = end
                 continue
             out.copy(run_start, run_end)
+            out.write(lead)
             run_start = run_end = start if data is None else end
             if data is not None:
                 out.write(data)
