@@ -64,10 +64,17 @@ def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
 
 @record(frozen=True)
 class PolicyConfig:
-    """The effective configuration: validated sections plus the raw values they came from."""
+    """The effective configuration: validated sections plus the raw values they came from, and the file they were
+    read from (None: no file, or changed since), which a later check of them names first as ``load_config`` does."""
 
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)
     sections: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = field(default=None, compare=False)
+
+    def refused(self, exc: ConfigError) -> ConfigError:
+        """``exc``, a check of this config's values that failed, as ``load_config`` words its own refusals: after
+        the file the config came from."""
+        return ConfigError(f"{quoted_path(self.source)}: {exc}") if self.source is not None else exc
 
     def __getattr__(self, name: str) -> Any:
         sections = object.__getattribute__(self, "sections")
@@ -175,9 +182,10 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     p = Path(path).expanduser()
     raw = load_document(p, "JSON" if p.suffix == ".json" else "TOML", "policy config", _WORDING, ConfigError)
     try:
-        return validate_config(raw)
+        config = validate_config(raw)
     except ConfigError as exc:
-        raise ConfigError(f"{quoted_path(p)}: {exc}") from exc
+        raise PolicyConfig(source=p).refused(exc) from exc
+    return dataclasses.replace(config, source=p)
 
 
 def parse_value(text: str) -> Any:

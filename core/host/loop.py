@@ -47,7 +47,7 @@ from core.log.messages import user_message
 from core.log.writer import SessionWriter, make_header
 from core.read.session import Session
 from core.shared.chat import ChatModel, Completion, ModelRequest
-from core.shared.errors import TapedeckError
+from core.shared.errors import ConfigError, TapedeckError
 from core.shared.text import quoted, quoted_path
 
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
@@ -195,7 +195,7 @@ class AgentHost:
         """Start a new session under ``sessions_root`` for ``options.workspace``."""
         if options.workspace is None:
             raise TapedeckError("a new session needs a workspace")
-        check_tool_names(config)
+        _check_tool_names(config)
         header = make_header(session_id or str(uuid.uuid4()), cwd=str(options.workspace.resolve()))
         started = {
             "pid": os.getpid(),
@@ -234,7 +234,7 @@ class AgentHost:
         The host works in the workspace the log records (``options.workspace`` None); a different one is
         refused unless ``relocate``, and is then recorded in the new ``tapedeck/host`` event.
         """
-        check_tool_names(config)
+        _check_tool_names(config)
         refuse_foreign_log(path)
         writer, data = SessionWriter.resume(path)
         session = Session(data.header, path=writer.path)
@@ -683,6 +683,14 @@ class AgentHost:
             )
             self.append([tool_result(turn_no, step, call.call_id, call.call_seq, outcome)])
         self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step}}])
+
+
+def _check_tool_names(config: PolicyConfig) -> None:
+    """``check_tool_names``, its refusal naming the config file first as every other refusal of one does."""
+    try:
+        check_tool_names(config)
+    except ConfigError as exc:
+        raise config.refused(exc) from None
 
 
 def _resume_workspace(session: Session, asked: Path | None, relocate: bool) -> Path:
