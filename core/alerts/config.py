@@ -36,9 +36,9 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
-from core.shared.errors import ConfigError
+from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.records import record
-from core.shared.text import plain_number, quoted, shown
+from core.shared.text import plain_number, shown
 
 # cause id -> the rule's config table
 RULE_KEYS: dict[str, str] = {
@@ -140,7 +140,7 @@ def _rule(key: str, raw: object) -> RuleConfig:
     allowed = ("enabled", *numbers, *(("action",) if key in ACTIONS else ()), *(("message",) if key == "loop" else ()))
     for name in raw:
         if name not in allowed:
-            raise ConfigError(f"unknown config key {where}.{quoted(name)} (known: {', '.join(allowed)})")
+            raise unknown_config_key(name, allowed, where)
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}.enabled must be true or false (got {shown(enabled)})")
@@ -164,7 +164,7 @@ def validate(raw: Mapping[str, object]) -> AlertsConfig:
     known = ("bell", "notify", *RULE_KEYS.values())
     for name in raw:
         if name not in known:
-            raise ConfigError(f"unknown config key alerts.{quoted(name)} (known: {', '.join(known)})")
+            raise unknown_config_key(name, known, "alerts")
     flags = {}
     for name in ("bell", "notify"):
         value = raw.get(name, True)

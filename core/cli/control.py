@@ -15,7 +15,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_seconds, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
-from core.control.config import parse_value
+from core.control.config import check_section, parse_value
 from core.control.host_state import (
     KIND_DSH,
     HostState,
@@ -46,7 +46,7 @@ from core.log.reader import read_header
 from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
-from core.shared.errors import LogFormatError, TapedeckError
+from core.shared.errors import ConfigError, LogFormatError, TapedeckError
 from core.shared.text import quoted, quoted_path, shown
 
 DEFAULT_TIMEOUT = 30.0
@@ -84,6 +84,11 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
                 raise ControlError(f"{op}: {key!r} must be an integer (got {shown(text)})") from None
         else:
             out[key] = parse_value(text)
+    if op == "config.set" and kind != KIND_DSH and isinstance(out.get("key"), str):
+        try:  # the inbox words a section it does not know as a malformed key: said here as every config says it
+            check_section(out["key"].partition(".")[0])
+        except ConfigError as exc:
+            raise ControlError(f"config.set: {exc}") from None
     return validate_request(op, out, kind)
 
 

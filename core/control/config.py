@@ -31,10 +31,10 @@ from typing import Any
 
 from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
-from core.shared.errors import ConfigError
+from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
 from core.shared.records import record
-from core.shared.text import describe, nearest, quoted, quoted_path
+from core.shared.text import describe, quoted, quoted_path
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -94,10 +94,14 @@ class PolicyConfig:
 
 def _lookup(tree: dict[str, Any], dotted: str) -> Any:
     node: Any = tree
-    for part in dotted.split("."):
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
         found = child(node, part, dotted) if isinstance(node, list) else None
         if found is None and (not isinstance(node, dict) or part not in node):
-            raise ConfigError(f"unknown config key {quoted(dotted)}")
+            where = ".".join(parts[:i]) or None
+            if isinstance(node, dict):
+                raise unknown_config_key(part, list(node), where)
+            raise ConfigError(f"{quoted(dotted)}: {quoted(where)} is a value, not a table")
         node = found if found is not None else node[part]
     return node
 
@@ -121,9 +125,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         raise ConfigError("config must be a table/object of sections")
     for name in raw:
         if name not in SECTIONS:
-            near = nearest(name, SECTIONS)
-            hint = f" Did you mean {near}?" if near else ""
-            raise ConfigError(f"Unknown config section {quoted(name)}.{hint} Valid sections: {', '.join(SECTIONS)}.")
+            raise unknown_config_key(name, list(SECTIONS))
     sections: dict[str, Any] = {}
     clean: dict[str, dict[str, Any]] = {}
     for name in SECTIONS:
@@ -201,6 +203,13 @@ def parse_value(text: str) -> Any:
         raise ConfigError(f"the value holds a number of more than {why.digits} digits") from None
 
 
+def check_section(section: str) -> None:
+    """Refuse a section name that is none of ``SECTIONS`` (``unknown_config_key``: the one wording of an unknown
+    key, a did-you-mean included), before anything is sent or changed."""
+    if section not in SECTIONS:
+        raise unknown_config_key(section, list(SECTIONS))
+
+
 def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConfig, Any]:
     """Return a new config with ``dotted`` set to ``value`` and the old effective value.
 
@@ -208,10 +217,9 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     (its default applies again).
     """
     section, _, rest = dotted.partition(".")
-    if section not in SECTIONS or not rest:
-        near = nearest(section, SECTIONS)
-        hint = f" (did you mean {quoted(f'{near}.{rest}')}?)" if near and near != section and rest else ""
-        raise ConfigError(f"config key {quoted(dotted)} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
+    check_section(section)
+    if not rest:
+        raise ConfigError(f"config key {quoted(dotted)} must be <section>.<key>, such as {section}.<key>")
     check_loggable(value, dotted)
     try:
         old = config.get(dotted)

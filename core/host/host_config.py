@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.shared.errors import ConfigError
-from core.shared.text import quoted, shown
+from core.shared.errors import ConfigError, unknown_config_key
+from core.shared.text import shown
 
 SANDBOX_MODES = ("auto", "required", "off")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -59,7 +59,7 @@ class HostConfig:
 def _unknown(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     for key in raw:
         if key not in keys:
-            raise ConfigError(f"unknown config key {where}.{quoted(key)} (known: {', '.join(keys)})")
+            raise unknown_config_key(key, keys, where)
 
 
 def validate(raw: Mapping[str, object]) -> HostConfig:

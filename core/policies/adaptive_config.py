@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.shared.errors import ConfigError
+from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.text import quoted, shown
 from core.shared.values import whole_number
 
@@ -184,10 +184,11 @@ def _table(value: object, where: str) -> Mapping[str, object]:
     return value
 
 
-def _known(raw: Mapping[str, object], allowed: Sequence[str], where: str) -> None:
+def _known(raw: Mapping[str, object], allowed: Sequence[str], where: str | None) -> None:
+    """Refuse a key of ``raw`` not in ``allowed``, ``where`` the table's place in the section (None: the section)."""
     for key in raw:
         if key not in allowed:
-            raise _fail(f'{where}: unknown key "{quoted(key)}" (allowed: {", ".join(allowed)})')
+            raise unknown_config_key(key, allowed, "adaptive" + (f".{where}" if where else ""))
 
 
 def _list(raw: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
@@ -355,7 +356,7 @@ def _router(raw: Mapping[str, object]) -> RiskRouterConfig:
 def validate(raw: Mapping[str, object]) -> AdaptiveConfig:
     """Check a raw ``adaptive`` mapping and return the frozen config; raises ConfigError with the seed's text."""
     raw = _table(raw, "config")
-    _known(raw, SECTION_KEYS, "config")
+    _known(raw, SECTION_KEYS, None)
     schedule = raw.get("pruneSchedule", CACHE_AWARE)
     if schedule not in PRUNE_SCHEDULES:
         raise _fail(f"pruneSchedule must be one of {', '.join(PRUNE_SCHEDULES)} (got {shown(schedule)})")

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from core.shared.errors import ConfigError
-from core.shared.text import quoted, shown
+from core.shared.errors import ConfigError, unknown_config_key
+from core.shared.text import shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 REPORT_LANGUAGES = ("en", "zh")
@@ -80,7 +80,7 @@ def check_keys(section: str, raw: object, keys: Sequence[str]) -> None:
         raise ConfigError(f"{section} config must be a mapping (got {shown(raw)})")
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{section}: unknown key {quoted(unknown[0])} (allowed: {', '.join(keys)})")
+        raise unknown_config_key(unknown[0], keys, section)
 
 
 def _text(raw: Mapping[str, object], key: str) -> str | None:

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from core.shared.errors import ConfigError
-from core.shared.text import describe, nearest, quoted, shown
+from core.shared.errors import ConfigError, unknown_config_key
+from core.shared.text import describe, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 MIN_ENTRY_MAX_CHARS = 256
@@ -134,11 +134,7 @@ def _check_top_level_keys(raw: Mapping[str, Any]) -> None:
                 f"Retired slice configuration {name}: {RETIRED_TOP_LEVEL[name]}. See README migration."
             )
         # A typo of a retired key is still a typo: suggest it, and its own message explains the retirement.
-        near = nearest(name, [*TOP_LEVEL_KEYS, *RETIRED_TOP_LEVEL])
-        hint = f" Did you mean {near}?" if near else ""
-        raise ConfigError(
-            f"Unknown slice configuration key {quoted(name)}.{hint} Valid keys: {', '.join(TOP_LEVEL_KEYS)}."
-        )
+        raise unknown_config_key(name, TOP_LEVEL_KEYS, "slice", also=tuple(RETIRED_TOP_LEVEL))
 
 
 def _check_section_keys(
@@ -150,7 +146,7 @@ def _check_section_keys(
             continue
         if name in retired:
             raise ConfigError(f"Retired {section} configuration {name}: {retired[name]}")
-        raise ConfigError(f"Unknown {section} configuration {quoted(name)}; valid keys: {', '.join(valid)}")
+        raise unknown_config_key(name, valid, f"slice.{section}", also=tuple(retired))
 
 
 def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:

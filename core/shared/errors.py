@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from core.shared.text import quoted_path
+from collections.abc import Sequence
+
+from core.shared.text import nearest, quoted, quoted_path
 
 
 class TapedeckError(Exception):
@@ -77,6 +79,21 @@ class LogIncompleteError(LogFormatError):
 
 class ConfigError(TapedeckError):
     """A policy configuration value is invalid; the message names the key and what is wrong."""
+
+
+def unknown_config_key(
+    key: object, known: Sequence[str], where: str | None = None, also: Sequence[str] = ()
+) -> ConfigError:
+    """The one refusal of a config key that names nothing, wherever it was given (a config file, ``config.set``, a
+    command's ``--set``): ``key`` of the table ``where`` (dotted, ``slice.fold``; None: a section name), the
+    ``known`` keys listed, and the nearest of them (or of ``also``, names that are no longer keys but say why when
+    given: a typo of one is still a typo) offered when one is close (``nearest``). For the slice section
+    itself it is the seed's own wording: ``Unknown slice configuration key histroy. Did you mean history? Valid
+    keys: …``."""
+    near = nearest(str(key), [*known, *also])
+    hint = f" Did you mean {near}?" if near else ""
+    what, listed = (f"{where} configuration key", "keys") if where else ("configuration section", "sections")
+    return ConfigError(f"Unknown {what} {quoted(key)}.{hint} Valid {listed}: {', '.join(known)}.")
 
 
 class WriterLockedError(TapedeckError):

@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import field
 
-from core.shared.errors import ConfigError
+from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.records import record
 from core.shared.text import quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
@@ -161,7 +161,7 @@ def _mapping(value: object, where: str) -> Mapping[str, object]:
 def _check_keys(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{where}: unknown key {quoted(unknown[0])} (allowed: {', '.join(keys)})")
+        raise unknown_config_key(unknown[0], keys, where)
 
 
 def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:

@@ -154,21 +154,22 @@ def test_pruner_budget_accepts_the_exact_limit() -> None:
     ("raw", "message"),
     [
         ([], "adaptive-agent-policy: config must be a table/object (got [])"),
-        ({"levels": []}, 'adaptive-agent-policy: config: unknown key "levels" (allowed: taskProfiles, pruneLevels, riskRouter, pruneSchedule)'),
+        ({"levels": []}, "Unknown adaptive configuration key levels. Valid keys: taskProfiles, pruneLevels, riskRouter, pruneSchedule."),
         ({"taskProfiles": {}}, "adaptive-agent-policy: taskProfiles must be a list (got {})"),
         ({"pruneLevels": [3]}, "adaptive-agent-policy: pruneLevels[0] must be a table/object (got 3)"),
         ({"pruneLevels": [level(name=7)]}, "adaptive-agent-policy: pruneLevels[0].name must be a string (got 7)"),
         ({"pruneLevels": [level(name=["a\x1b"])]}, 'adaptive-agent-policy: pruneLevels[0].name must be a string (got ["a\\u001b"])'),
         ({"pruneLevels": [level(name={"n": 1})]}, 'adaptive-agent-policy: pruneLevels[0].name must be a string (got {"n":1})'),
-        ({"pruneLevels": [level(atStepp=1)]}, 'adaptive-agent-policy: pruneLevels[0]: unknown key "atStepp" (allowed: '
-         "name, atStep, atPressureRatio, thresholdChars, headChars, tailChars, protectRecentSteps, minimumCharsRemoved)"),
-        ({"taskProfiles": [{**profiles()[0], "budget": 1}]}, 'adaptive-agent-policy: taskProfiles[0]: unknown key "budget" '
-         "(allowed: taskClass, maxTokens, softStepBudget, hardStepBudget)"),
+        ({"pruneLevels": [level(atStepp=1)]}, "Unknown adaptive.pruneLevels[0] configuration key atStepp. Did you mean "
+         "atStep? Valid keys: name, atStep, atPressureRatio, thresholdChars, headChars, tailChars, protectRecentSteps, "
+         "minimumCharsRemoved."),
+        ({"taskProfiles": [{**profiles()[0], "budget": 1}]}, "Unknown adaptive.taskProfiles[0] configuration key budget. "
+         "Valid keys: taskClass, maxTokens, softStepBudget, hardStepBudget."),
         ({"riskRouter": {"enabled": "yes"}}, 'adaptive-agent-policy: riskRouter.enabled must be true or false (got "yes")'),
         ({"riskRouter": {"enabled": {"on": 1}}}, 'adaptive-agent-policy: riskRouter.enabled must be true or false (got {"on":1})'),
         ({"riskRouter": {"enabled": None}}, "adaptive-agent-policy: riskRouter.enabled must be true or false (got null)"),
-        ({"riskRouter": {"skipCoverd": False}}, 'adaptive-agent-policy: riskRouter: unknown key "skipCoverd" (allowed: '
-         "enabled, minimumScore, maxRequestChars, maxEvidenceChars, skipCovered)"),
+        ({"riskRouter": {"skipCoverd": False}}, "Unknown adaptive.riskRouter configuration key skipCoverd. Did you mean "
+         "skipCovered? Valid keys: enabled, minimumScore, maxRequestChars, maxEvidenceChars, skipCovered."),
         ({"riskRouter": 1}, "adaptive-agent-policy: riskRouter must be a table/object (got 1)"),
     ],
 )  # fmt: skip

@@ -44,10 +44,10 @@ def test_config_set_reaches_the_model_section() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"window": 1}, "unknown key window"),
+        ({"window": 1}, "Unknown model configuration key window. Valid keys:"),
         ({"contextWindow": 0}, "model.contextWindow must be a positive integer"),
         ({"maxOutputTokens": 1.5}, "model.maxOutputTokens must be a positive integer"),
-        ({"limits": {"m": {"context": 1}}}, "model.limits.m: unknown key context"),
+        ({"limits": {"m": {"context": 1}}}, "Unknown model.limits.m configuration key context. Valid keys:"),
         ({"prices": {"m": {"hit": 1, "miss": 1}}}, "missing output"),
         ({"prices": {"m": {"hit": -1, "miss": 1, "output": 1}}}, "model.prices.m.hit must be a non-negative"),
         ({"prices": []}, "model.prices must be a table"),

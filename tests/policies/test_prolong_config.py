@@ -92,7 +92,7 @@ def test_log_files_outside_the_workspace_are_rejected_at_load(value: object, mes
         ),
         ({"registerCommand": "yes"}, 'prolong.registerCommand must be true or false (got "yes")'),
         ({"denyKeep": -1}, "prolong.denyKeep must be a non-negative integer (got -1)"),
-        ({"logfile": "x"}, "prolong: unknown key logfile"),
+        ({"logfile": "x"}, "Unknown prolong configuration key logfile. Did you mean logFile?"),
     ],
 )
 def test_bad_values_name_the_key(raw: dict[str, object], message: str) -> None:

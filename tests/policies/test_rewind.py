@@ -419,7 +419,7 @@ def test_config_defaults_and_overrides() -> None:
         ({"toolName": ""}, "rewind.toolName must be a non-empty name"),
         ({"toolName": "fold back"}, "rewind.toolName must be 1 to 64 letters, digits, '_' or '-'"),
         ({"toolName": "x" * 65}, "rewind.toolName must be 1 to 64 letters, digits, '_' or '-'"),
-        ({"maxToken": 5}, "rewind: unknown key maxToken"),
+        ({"maxToken": 5}, "Unknown rewind configuration key maxToken. Did you mean maxTokens?"),
     ],
 )
 def test_config_errors_name_the_key(raw: dict[str, object], message: str) -> None:

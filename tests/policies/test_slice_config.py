@@ -194,7 +194,7 @@ def test_retired_user_pins_explain_themselves(key: str) -> None:
 
 def test_unknown_history_key_is_not_called_retired() -> None:
     message = error_of({"history": {"keepRecent": 2}})
-    assert message == "Unknown history configuration keepRecent; valid keys: keepRecentTurns, entryMaxChars"
+    assert message == "Unknown slice.history configuration key keepRecent. Valid keys: keepRecentTurns, entryMaxChars."
     assert "Retired" not in message
 
 
@@ -259,8 +259,8 @@ def test_only_slice_mode(mode: object) -> None:
         ({"enabled": "yes"}, "fold.enabled must be a boolean"),
         (
             {"pinStep": 1},
-            "Unknown fold configuration pinStep; valid keys: enabled, pinSteps, pinMaxChars, spillPreviewMinBytes, "
-            "backoffAfterExpansions",
+            "Unknown slice.fold configuration key pinStep. Did you mean pinSteps? Valid keys: enabled, pinSteps, "
+            "pinMaxChars, spillPreviewMinBytes, backoffAfterExpansions.",
         ),
     ],
 )
@@ -313,7 +313,7 @@ def test_digest_ratio_of_one_and_infinite_caps_load() -> None:
 def test_unknown_digest_key_lists_valid_keys() -> None:
     message = error_of({"digest": {"minchars": 1}})
     assert message.startswith(
-        "Unknown digest configuration minchars; valid keys: enabled, minChars, headLines"
+        "Unknown slice.digest configuration key minchars. Did you mean minChars? Valid keys: enabled, minChars, headLines"
     )
 
 
