@@ -31,7 +31,7 @@ from dataclasses import field
 
 from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.records import record
-from core.shared.text import quoted, shown
+from core.shared.text import plain_number, quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
@@ -193,6 +193,18 @@ def _named(raw: Mapping[str, object], key: str) -> Mapping[str, Mapping[str, obj
     return out
 
 
+def _fits(limits: Limits, where: str) -> Limits:
+    """``limits``, refused when its output limit is over its window (both given): no model writes more tokens than
+    its context window holds, and a host would ask it to."""
+    window, output = limits.context_window, limits.max_output_tokens
+    if window is not None and output is not None and output > window:
+        raise ConfigError(
+            f"{where}.maxOutputTokens ({plain_number(output)}) is more than {where}.contextWindow "
+            f"({plain_number(window)}): a model cannot write more tokens than its context window holds"
+        )
+    return limits
+
+
 def validate(raw: Mapping[str, object]) -> ModelConfig:
     """Check a raw ``model`` mapping and return the frozen config; raises ConfigError naming the key."""
     _mapping(raw, "model config")
@@ -201,15 +213,18 @@ def validate(raw: Mapping[str, object]) -> ModelConfig:
     for name, entry in _named(raw, "limits").items():
         where = f"model.limits.{quoted(name)}"
         _check_keys(entry, LIMIT_KEYS, where)
-        limits[name] = Limits(_tokens(entry, "contextWindow", where), _tokens(entry, "maxOutputTokens", where))
+        limits[name] = _fits(
+            Limits(_tokens(entry, "contextWindow", where), _tokens(entry, "maxOutputTokens", where)), where
+        )
     prices = {}
     for name, entry in _named(raw, "prices").items():
         where = f"model.prices.{quoted(name)}"
         _check_keys(entry, PRICE_KEYS, where)
         prices[name] = Prices(*(_price(entry, key, where) for key in PRICE_KEYS))
+    routed = _fits(Limits(_tokens(raw, "contextWindow", "model"), _tokens(raw, "maxOutputTokens", "model")), "model")
     return ModelConfig(
-        context_window=_tokens(raw, "contextWindow", "model"),
-        max_output_tokens=_tokens(raw, "maxOutputTokens", "model"),
+        context_window=routed.context_window,
+        max_output_tokens=routed.max_output_tokens,
         limits=limits,
         prices=prices,
     )
