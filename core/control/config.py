@@ -29,7 +29,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from core.control.config_values import check_loggable, check_type, child
+from core.control.config_values import check_loggable, check_ranges, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
@@ -134,6 +134,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
             raise ConfigError(f"config section {name} must be a table/object, got {describe(value)}")
         check_loggable(value, name)
         check_type(value, _defaults()[name], name)
+        check_ranges(value, name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
         check_loggable(_plain(sections[name]), name, in_force=True)
@@ -228,6 +229,7 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
             raise
         old = None
     check_type(value, _default_at(dotted), dotted)
+    check_ranges(value, dotted)
     raw = copy.deepcopy(config.raw)
     node: Any = raw.setdefault(section, {})
     effective: Any = config.to_dict()[section]

@@ -75,9 +75,10 @@ def test_a_number_too_long_to_convert_in_a_file_gets_a_message(tmp_path: Path, n
 )
 def test_a_whole_number_beyond_64_bits_is_refused_in_files(tmp_path: Path, name: str, text: str) -> None:
     """A count given as 1e26 in a file was taken (in force: the int 10**26, which no JSON event holds), and a later
-    config.set of its key wrote it as the change's old value: the host's event could not be written."""
+    config.set of its key wrote it as the change's old value: the host's event could not be written. It is past the
+    key's range too, which is said first."""
     (tmp_path / name).write_text(text)
-    _refused(lambda: load_config(tmp_path / name), "slice.fold.pinSteps must be an integer", "got 1e+26 (a number)")
+    _refused(lambda: load_config(tmp_path / name), "slice.fold.pinSteps must be from 0 to 10,000 (got 1e+26)")
 
 
 def test_a_non_utf8_file_gets_a_message(tmp_path: Path) -> None:

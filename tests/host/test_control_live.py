@@ -410,7 +410,7 @@ def test_a_config_set_whose_value_the_log_cannot_hold_once_counted_is_rejected_o
     rid = run.send("config.set", {"key": "slice.fold.pinSteps", "value": 1e26})
     rejected = _wait(lambda: run.outcome(rid, final=False))
     assert rejected["data"]["outcome"] == "rejected", rejected
-    assert "slice.fold.pinSteps must be an integer the session log can record" in rejected["data"]["error"]
+    assert "slice.fold.pinSteps must be from 0 to 10,000 (got 1e+26)" in rejected["data"]["error"]
     gate.touch()
     run.join()
     assert [o.reason["kind"] for o in run.outcomes] == ["completed"]

@@ -103,7 +103,8 @@ def test_bad_values_name_the_key(raw: dict[str, object], message: str) -> None:
 
 def test_counts_beyond_what_a_deque_holds_keep_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A denyKeep or logWindow of 2**63 or more (any whole number, as in the seed, where such a count keeps all)
-    ended 'tapedeck status' and 'tapedeck run' in an OverflowError traceback (a deque holds at most sys.maxsize)."""
+    ended 'tapedeck status' and 'tapedeck run' in an OverflowError traceback (a deque holds at most sys.maxsize). A
+    config file's are refused past their range now (a million: more than any log holds), so its top is run."""
     from core.cli import main
     from tests.conftest import FIXTURES
 
@@ -113,6 +114,11 @@ def test_counts_beyond_what_a_deque_holds_keep_everything(tmp_path: Path, capsys
     script.write_text('{"responses": [{"text": "done"}]}')
     config.write_text(f"[prolong]\nlogWindow = {2**63}\ndenyKeep = {2**63}\n")
     (tmp_path / "ws").mkdir()
+    argv = ["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
+            "--sessions-root", str(tmp_path / "root"), "--config", str(config)]  # fmt: skip
+    assert main(argv) == 2
+    assert "prolong.logWindow must be from -1 to 1,000,000 (got 9223372036854775808)" in capsys.readouterr().err
+    config.write_text("[prolong]\nlogWindow = 1000000\ndenyKeep = 1000000\n")
     assert main(["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
                  "--sessions-root", str(tmp_path / "root"), "--config", str(config)]) == 0, capsys.readouterr().err  # fmt: skip
     assert (tmp_path / "ws" / "log.txt").exists()
