@@ -182,7 +182,9 @@ def _note(args: argparse.Namespace) -> None:
     if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
         raise seq_not_in_log(args.seq, last + 1)
     written = set_note(args.path, args.seq, text)
-    did = "removed the note" if not text.strip() else "replaced the note" if written.replaced else "added a note"
+    did = "replaced the note" if written.replaced else "added a note"
+    if not text.strip():
+        did = "removed the note"
     sys.stdout.write(f"{did} at seq {args.seq} ({quoted_path(written.sidecar)})\n")
     if written.kept is not None:
         warn(f"the notes of another session that were there (this log was replaced) are kept in {written.kept}")

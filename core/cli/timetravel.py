@@ -412,7 +412,8 @@ def _render_cost(r: dict[str, Any]) -> str:
         )
         if c["callUsd"] is not None:
             broke += f", summary call {_usd(c['callUsd'])}"
-        removed = c["charsRemoved"]  # negative when the cut grew the requests: a checkpoint longer than its span
+        # negative when the cut grew the requests: a checkpoint longer than the span it replaced
+        removed = c["charsRemoved"]
         change = f"{'-' if removed > 0 else '+' if removed < 0 else ''}{human_chars(abs(removed))} chars"
         lines.append(
             f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {change:>11} "

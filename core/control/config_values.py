@@ -136,7 +136,8 @@ def check_ranges(value: Any, key: str) -> None:
                 low, high = (plain_number(bound) for bound in bounds)
                 raise ConfigError(f"{quoted(where)} must be from {low} to {high} (got {shown(node)})")
         elif depth < MAX_DEPTH and isinstance(node, Mapping):
-            stack.extend((child, f"{where}.{name}", depth + 1) for name, child in reversed(list(node.items())))
+            items = reversed(list(node.items()))
+            stack.extend((child, f"{where}.{name}", depth + 1) for name, child in items)
         elif depth < MAX_DEPTH and isinstance(node, list | tuple):
             stack.extend(reversed([(child, f"{where}[{i}]", depth + 1) for i, child in enumerate(node)]))
 

@@ -276,7 +276,8 @@ def test_a_long_unknown_key_or_section_in_a_file_is_quoted_cut(tmp_path: Path, t
     ids=lambda text: text.replace(_LONG, "LONG"),
 )
 def test_a_long_dotted_key_is_quoted_cut(dotted: str) -> None:
-    said = "Unknown configuration section slicex." if dotted.startswith("slicex.") else "kkk…"  # the part unknown
+    # the part unknown is named: the section, else the long key
+    said = "Unknown configuration section slicex." if dotted.startswith("slicex.") else "kkk…"
     message = _refused(lambda: set_value(validate_config({}), dotted, 1), said)
     assert len(message) < 1000, message[:300]
     message = _refused(lambda: validate_config({}).get(dotted), "…" if said == "kkk…" else said)
@@ -321,9 +322,14 @@ def test_config_messages_name_a_key_as_the_readme_writes_it() -> None:
     config = validate_config({})
     _refused(lambda: validate_config({"adaptive": []}), "config section adaptive must be a table/object, got [] (a list)")
     _refused(lambda: set_value(config, "slice.fold.pinSteps.x", 1), "config key slice.fold.pinSteps.x: pinSteps is a")
-    _refused(lambda: set_value(config, "slcie.x", 1), "Unknown configuration section slcie. Did you mean slice?")
+    _refused(
+        lambda: set_value(config, "slcie.x", 1), "Unknown configuration section slcie. Did you mean slice?"
+    )
     _refused(lambda: config.get("adaptive.taskProfiles.nope.maxTokens"), "no entry named nope (entries: read, small")
-    _refused(lambda: validate_config({"rewind": {"maxToken": 5}}), "Unknown rewind configuration key maxToken. Did you mean")
+    _refused(
+        lambda: validate_config({"rewind": {"maxToken": 5}}),
+        "Unknown rewind configuration key maxToken. Did you mean",
+    )
     _refused(lambda: validate_config({"model": {"limits": {"m": 5}}}), "model.limits.m must be a table (got 5)")
 
 
@@ -381,7 +387,9 @@ def test_an_arg_whose_value_is_not_utf8_names_its_key_cut_and_escaped(key: str) 
 
 def test_a_normal_unknown_key_is_quoted_as_before() -> None:
     _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
-    _refused(lambda: validate_config({"slicer": {}}), "Unknown configuration section slicer. Did you mean slice?")
+    _refused(
+        lambda: validate_config({"slicer": {}}), "Unknown configuration section slicer. Did you mean slice?"
+    )
 
 
 @pytest.mark.parametrize(

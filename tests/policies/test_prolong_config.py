@@ -117,7 +117,8 @@ def test_counts_beyond_what_a_deque_holds_keep_everything(tmp_path: Path, capsys
     argv = ["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
             "--sessions-root", str(tmp_path / "root"), "--config", str(config)]  # fmt: skip
     assert main(argv) == 2
-    assert "prolong.logWindow must be from -1 to 1,000,000 (got 9223372036854775808)" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "prolong.logWindow must be from -1 to 1,000,000 (got 9223372036854775808)" in said
     config.write_text("[prolong]\nlogWindow = 1000000\ndenyKeep = 1000000\n")
     assert main(["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
                  "--sessions-root", str(tmp_path / "root"), "--config", str(config)]) == 0, capsys.readouterr().err  # fmt: skip

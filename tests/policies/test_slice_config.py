@@ -194,7 +194,9 @@ def test_retired_user_pins_explain_themselves(key: str) -> None:
 
 def test_unknown_history_key_is_not_called_retired() -> None:
     message = error_of({"history": {"keepRecent": 2}})
-    assert message == "Unknown slice.history configuration key keepRecent. Valid keys: keepRecentTurns, entryMaxChars."
+    assert message == (
+        "Unknown slice.history configuration key keepRecent. Valid keys: keepRecentTurns, entryMaxChars."
+    )
     assert "Retired" not in message
 
 

@@ -420,7 +420,8 @@ def test_check_value_gives_the_diff_or_the_validator_message(demo_session: Sessi
     assert check_value(config, "rewind.reportLanguage", "zh").diff == (("rewind.reportLanguage", "en", "zh"),)
     assert check_value(config, "slice.fold.pinSteps", "0").diff == ()
     unknown = check_value(config, "slcie.fold.pinSteps", "1")
-    assert unknown.error is not None and "Unknown configuration section slcie. Did you mean slice?" in unknown.error
+    said = "Unknown configuration section slcie. Did you mean slice?"
+    assert unknown.error is not None and said in unknown.error
 
 
 # ---------------------------------------------------------------------------------------------- router
