@@ -1548,11 +1548,8 @@ export class SessionBridge {
       this.deferToIdle(request); // an op ahead of it in the queue started a turn (a queued message)
       return;
     }
-    this.begun.add(request.id); // a successor that takes over from here on never runs it again
+    this.record(request); // a successor that takes over from here on never runs it again
     this.dispatched.add(request.id); // ... and the td command given here is the one run lets through
-    // on record before it runs: should DSH die before its outcome is written, the next start (and tapedeck) know
-    this.inFlight.set(request.id, { id: request.id, op: request.op, ...(request.origin && { origin: request.origin }) });
-    this.writeBridge(Date.now(), true);
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     let result;
     try {
@@ -1562,6 +1559,14 @@ export class SessionBridge {
     }
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
     await this.settling.get(request.id);
+  }
+
+  // Puts a request whose run begins on record before it runs: in `begun`, and in bridge.json's inFlight, synced, so
+  // that should DSH die before its outcome is written, the next start (and tapedeck) know it may have taken effect.
+  record(request) {
+    this.begun.add(request.id);
+    this.inFlight.set(request.id, { id: request.id, op: request.op, ...(request.origin && { origin: request.origin }) });
+    this.writeBridge(Date.now(), true);
   }
 
   // Writes a td command's outcome line once DSH has logged its command/done and the log is flushed, so a reader
@@ -2181,14 +2186,16 @@ class Bridge {
     if (!bridge || !bridge.attached)
       return { kind: "error", text: JSON.stringify({ error: "this session has no bridge (its session directory is not known yet)" }) };
     if (!request) return { kind: "error", text: JSON.stringify({ error: entry.error ?? "not a control request" }) };
-    // Refused before anything is applied: an id answered, or whose run began in any instance of this process (a
-    // reload's new one knows neither the old one's run nor, until it is written, its outcome), unless this is the
-    // run its op queue gave DSH. One run per request id, whatever DSH or a client replays.
-    const { begun, dispatched } = bridge;
-    if (bridge.final.has(request.id) || (begun.has(request.id) && !dispatched.delete(request.id)))
+    // Refused before anything is applied: an id answered, whose td command the log holds (a DSH before this one
+    // ran it), or whose run began in any instance of this process (a reload's new one knows neither the old one's
+    // run nor, until it is written, its outcome), unless this is the run its op queue gave DSH. One run per request
+    // id, whatever DSH or a client replays.
+    const queued = bridge.begun.has(request.id) && bridge.dispatched.delete(request.id);
+    if (bridge.final.has(request.id) || bridge.started.has(request.id) || (bridge.begun.has(request.id) && !queued))
       return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id already ran" }) };
-    begun.add(request.id);
     bridge.started.add(request.id);
+    if (!queued && !entry.error) bridge.record(request); // given by hand: on record as the op queue's are
+    else bridge.begun.add(request.id);
     let data;
     try {
       if (entry.error) throw new Rejected(entry.error);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 from tests.dsh.harness import (
@@ -116,3 +117,33 @@ def test_a_td_command_replayed_across_a_reload_while_its_first_run_has_no_outcom
     assert _marks(d) == [1, 2]
     finals = [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"]
     assert finals == [mark["id"], after["id"]], finals
+
+
+def test_a_td_command_given_by_hand_that_dsh_died_running_is_refused_when_given_again(
+    world: DshHome,
+) -> None:
+    """A checkpoint given by hand as a td command ran (its mark kept) and DSH was killed before its outcome was
+    written (the test hook holds it); given again by hand to the DSH that resumes the session, it is refused: the
+    record of the run that began, which the new process reads back, says it may have taken effect, and it did."""
+    hold = _hold_outcomes(world)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Idle first: steps=1 sleep=0", in_flight=False)
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 60, "idle")
+        mark = {"id": "by-hand-1", "op": "checkpoint", "args": {"objective": "given by hand"}}
+        assert web.command(sid, "/td " + json.dumps(mark))["result"]["kind"] == "success"
+        wait_for(lambda: _marks(d) == [1], 60, "the mark kept")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    hold.unlink()
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        assert web.proc is not None
+        new = web.proc.pid
+        wait_for(lambda: (bridge_json(d) or {}).get("pid") == new, 60, "the restarted DSH's bridge.json")
+        replayed = web.command(sid, "/td " + json.dumps(mark))["result"]
+        assert replayed["kind"] == "error" and "already ran" in replayed["text"], replayed
+        after = send(d, "checkpoint", {"objective": "after the replay"})
+        assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # the replay placed no mark
+    assert _marks(d) == [1, 2]
+    assert [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"].count(mark["id"]) == 1
