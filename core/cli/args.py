@@ -178,7 +178,7 @@ def local_roots(roots: Iterable[str]) -> list[Path]:
 def layout_notes(roots: Iterable[str], command: str) -> list[str]:
     """What each root given that holds no session in the sessions root layout holds instead, and the commands that
     read it (``core.log.sessions.layout_note``; over SSH ``core.remote.sessions.remote_layout_note``); a root that
-    cannot be read is left to the listing's own notes."""
+    cannot be read has none, and is left to the listing's own notes."""
     from core.log.sessions import layout_note
 
     notes = []
@@ -189,10 +189,7 @@ def layout_notes(roots: Iterable[str], command: str) -> list[str]:
             from core.remote.link import link_for
             from core.remote.sessions import remote_layout_note
 
-            try:
-                note = remote_layout_note(link_for(target), target, command)
-            except TapedeckError:
-                note = None
+            note = remote_layout_note(link_for(target), target, command)
         notes += [note] if note else []
     return notes
 

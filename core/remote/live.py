@@ -15,7 +15,6 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import HostState
 from core.log.decoder import Consumer
 from core.log.layout import RAW_NAME, ZSTD_NAME
-from core.log.sessions import sessions_root_note
 from core.remote.inbox import append_remote_request, withdraw_remote_request
 from core.remote.link import FileGone, SshLink, link_for
 from core.remote.sessions import (
@@ -44,15 +43,10 @@ class NoRemoteLogError(NoLogInDirectoryError):
     local = False  # its note is read over the link
 
     def note(self) -> str | None:
-        """As a local directory's (``core.log.sessions.no_session_note``): a sessions root's sessions, else what
-        ``remote_layout_note`` says of it; a directory the machine will not list is passed over, and a machine that
-        stops answering adds nothing (the refusal stands alone)."""
-        try:
-            if n := len(remote_logs(self.link, self.target, [])):
-                return sessions_root_note(str(self.target), n)
-            return remote_layout_note(self.link, self.target, "sessions")
-        except TapedeckError:
-            return None
+        """As a local directory's (``core.log.sessions.no_session_note``): a sessions root's sessions, else what it
+        holds instead (``remote_layout_note``, which adds nothing where the machine cannot be asked: the refusal
+        then stands alone)."""
+        return remote_layout_note(self.link, self.target, "sessions", root_note=True)
 
 
 def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:

@@ -55,11 +55,11 @@ from core.control.host_state import (
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing, not_a_log
-from core.log.sessions import SessionRef, layout_text, ref_from_header
+from core.log.sessions import SessionRef, layout_text, ref_from_header, sessions_root_note
 from core.log.skipped import UNLISTED, UNREADABLE, SkipNote, skip_note
 from core.remote.link import FileGone, RemoteStat, SshLink
 from core.remote.target import RemoteTarget
-from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
+from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 from core.shared.text import quoted, quoted_path
 from core.shared.values import whole_digits
 
@@ -128,24 +128,30 @@ def _listed(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple
     return found
 
 
-def remote_layout_note(link: SshLink, target: RemoteTarget, command: str) -> str | None:
+def remote_layout_note(
+    link: SshLink, target: RemoteTarget, command: str, root_note: bool = False
+) -> str | None:
     """``core.log.sessions.layout_note`` for a directory on another machine: what ``target`` holds instead of
     sessions in the sessions root layout (one project's session directories, or session logs lying loose in it) and
-    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions, or it is not there or
-    cannot be listed). What the server will not let us look at is passed over without a word, as locally (the
-    listing notes it)."""
+    the commands that read it, naming ``host:PATH``s (None: neither, or it holds sessions). With ``root_note``, one
+    that holds sessions is named a sessions root (``sessions_root_note``), as ``core.log.sessions.no_session_note``
+    names a local directory given for one session. What the server will not let us look at is passed over without a
+    word, as locally (the listing notes it); the note adds to what a command says, so what cannot be read at all (not
+    there, refused, the machine not answering or refused: the listing or the refusal the note follows says so) adds
+    nothing (None), never an error of its own."""
     passed: list[SkipNote] = []
     try:
-        if remote_logs(link, target, passed):
-            return None
-    except LogNotFoundError:  # not there: nothing to say of it, as locally (the listing says so)
+        if n := len(remote_logs(link, target, passed)):
+            return sessions_root_note(str(target), n) if root_note else None
+        entries = link.listdir(target.path, passed)  # one it may not list holds nothing here, as locally
+        dirs = _listed(link, [(target, entries)], "dir", passed)
+        listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
+        sessions = _dir_logs(link, listings, passed)
+        # its refusals: not a word
+        files = [] if sessions else _listed(link, [(target, entries)], "file", passed)
+        logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
+    except TapedeckError:
         return None
-    entries = link.listdir(target.path, passed)  # one it may not list holds nothing here, as locally
-    dirs = _listed(link, [(target, entries)], "dir", passed)
-    listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
-    sessions = _dir_logs(link, listings, passed)
-    files = [] if sessions else _listed(link, [(target, entries)], "file", passed)  # its refusals: not a word
-    logs = [str(log) for log, ref in zip(files, remote_refs(link, files), strict=True) if ref is not None]
     parent = target.at(posixpath.dirname(posixpath.normpath(target.path)))
     return layout_text(str(target), str(parent), command, [str(log.at(posixpath.dirname(log.path))) for log in sessions],
                        logs, shell_expands=False)  # fmt: skip
