@@ -41,8 +41,9 @@ warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh
 BACKOFF = 0.5  # seconds before the first reconnect; doubled after each failed one
 MAX_BACKOFF = 15.0
 CALL_TIMEOUT = 20.0  # one SFTP call (the connect included) gives up after this long
-# a read's open still waiting after this long has the path's type asked aside (``SshLink._open``): a FIFO swapped in is
-# given up then, well before the call would call the machine unreachable; a regular file slow to open is waited for
+# a read's open still waiting after this long is asked again on a new connection, whose stat of the path decides
+# (``SshLink._open``): a FIFO swapped in is given up then, well before the call would call the machine unreachable; a
+# regular file slow to open is waited for
 OPEN_WAIT = 2.0
 READ_CHUNK = 1 << 18  # bytes per SFTP read request
 # the requests of one batch (``_bounded``: stats, listings, reads of many files) in flight at once: each listing or
@@ -80,8 +81,14 @@ class NotRegular(TapedeckError):
     (of ``fmt``, its file type), unless given (what else showed it to be none: an open that waited)."""
 
     def __init__(self, where: RemoteTarget, fmt: int, why: str | None = None) -> None:
+        self.fmt = fmt
         self.why = why or f"{special_file(fmt)}, not a regular file: not opened, as a read of it would hold up the connection"
         super().__init__(f"{quoted_path(str(where))}: cannot read ({self.why})")
+
+
+class _Reopen(Exception):
+    """An open waited past ``OPEN_WAIT``; its connection was dropped, for the call to be asked again on a new one
+    (``SshLink._anew``)."""
 
 
 class ChannelRefused(TapedeckError):
@@ -254,38 +261,53 @@ class SshLink:
         if known.kind != "file":
             raise NotRegular(self.target.at(path), known.fmt)
 
-    async def _open(self, sftp: Any, path: str) -> Any:
+    async def _open(self, sftp: Any, path: str, patient: bool = False) -> Any:
         """``path`` opened for reading. SFTP has no open that does not wait, and the server's open of a FIFO swapped
-        in since its stat waits for a writer, every later request of the session behind it: an open still waiting
-        after ``OPEN_WAIT`` has the path's type asked aside (``_type_aside``), and what the file is decides. A
-        regular file (a slow disk, a loaded machine) is waited for, within the call's ``CALL_TIMEOUT``, as is one
-        whose type cannot be told; anything else is given up: the connection is dropped, not called unreachable
-        (the next call connects anew), and ``NotRegular`` says why; the server's process that waits in the open is
-        left to the far machine."""
+        in since its stat waits for a writer, with every later request of its session behind it (OpenSSH's server
+        answers one request after another: a stat of the path too). An open still waiting after ``OPEN_WAIT`` has its
+        connection dropped, not called unreachable, and ``_Reopen`` raised, for the call to be asked again on a new
+        connection (``_anew``), where the path's stat before the open decides what it is: the link keeps one SFTP
+        session, and asks nothing on another. ``patient`` (that second time): the open is waited for (a regular file
+        slow to open: a slow disk, a loaded machine), within the call's ``CALL_TIMEOUT``. The server's process that
+        waits in the first open is left to the far machine."""
         import asyncio
 
         opening = asyncio.ensure_future(sftp.open(path, "rb"))
         try:
-            await asyncio.wait({opening}, timeout=OPEN_WAIT)
-            if not opening.done() and (fmt := await self._type_aside(path)) not in (None, stat.S_IFREG):
-                self._drop()
-                raise NotRegular(self.target.at(path), fmt, f"{special_file(fmt)}, not a regular file, swapped in: its "
-                                 "open waited for a writer, given up, the connection made anew")  # fmt: skip
+            if not patient:
+                await asyncio.wait({opening}, timeout=OPEN_WAIT)
+                if not opening.done():
+                    # dropped unless another open of the batch did, or it was made anew since
+                    if sftp is self._sftp:
+                        self._drop()
+                    raise _Reopen(path)
             return await opening
         finally:
             opening.cancel()  # nothing when it is done; else the open is no longer waited for
 
+    async def _anew(self, sftp: Any, go: Callable[[Any, bool], Awaitable[T]]) -> T:
+        """``go(sftp, False)``; when one of its opens dropped the connection under it (``_open``: the call's other
+        requests, which waited behind that open, are cut short too), ``go(sftp, True)`` on a new connection, once."""
+        try:
+            return await go(sftp, False)
+        except Exception:
+            if sftp is self._sftp:
+                raise
+            return await go(await self._sftp_client(), True)
+
     async def _checked_read(self, sftp: Any, path: str, read: Callable[[Any], Awaitable[T]],
-                            known: RemoteStat | None = None, unlinked: bool = False) -> tuple[T, str]:  # fmt: skip
+                            known: RemoteStat | None = None, unlinked: bool = False,
+                            patient: bool = False) -> tuple[T, str]:  # fmt: skip
         """``read(f)`` of ``path`` opened by the checked open, and the kind of what was read: the stat that makes
         sure it is a regular file first (``_regular``; ``known`` stands for it), the open that gives up a FIFO
-        swapped in since (``_open``), then, in the read's round trip, a look at what was opened (the path's
-        ``lstat`` with ``unlinked``, else the handle's ``fstat``): a FIFO a writer holds open opens at once, and is
-        closed unread (``NotRegular``). The kind is ``link`` only with ``unlinked``, when the path is a link now."""
+        swapped in since (``_open``, ``patient`` as there), then, in the read's round trip, a look at what was opened
+        (the path's ``lstat`` with ``unlinked``, else the handle's ``fstat``): a FIFO a writer holds open opens at
+        once, and is closed unread (``NotRegular``). The kind is ``link`` only with ``unlinked``, when the path is a
+        link now."""
         import asyncio
 
         await self._regular(sftp, path, known)
-        async with await self._open(sftp, path) as f:
+        async with await self._open(sftp, path, patient) as f:
             looked = sftp.lstat(path) if unlinked else f.stat()
             now, data = await asyncio.gather(looked, read(f), return_exceptions=True)
             if isinstance(now, BaseException):
@@ -295,23 +317,6 @@ class SshLink:
             if isinstance(data, BaseException):
                 raise data
         return data, _kind(now)
-
-    async def _type_aside(self, path: str) -> int | None:
-        """The file type (``stat.S_IFMT``) of ``path``, through links as an open goes, asked on an SFTP session of
-        its own (the link's waits behind its open), closed after; None when it cannot be told (the machine opens no
-        second session for this login, the server refuses the stat, the path went)."""
-        import asyncssh
-
-        try:
-            aside = await self._conn.start_sftp_client()
-        except (asyncssh.Error, OSError):
-            return None
-        try:
-            return _fmt(await aside.stat(path))
-        except asyncssh.SFTPError:
-            return None
-        finally:
-            aside.exit()
 
     def _drop(self) -> None:
         conn, self._conn, self._sftp = self._conn, None, None
@@ -362,10 +367,11 @@ class SshLink:
         is open: SFTP opens through links and gives no inode to tell files apart, so the bytes may be another file's
         than the one that stat measured (a local read's ``O_NOFOLLOW`` or ``fstat``).
 
-        A FIFO swapped in after that stat: its open is given up once it waited ``OPEN_WAIT`` and a stat aside says
-        what it is (``_open``; a regular file slow to open is waited for); one a writer holds
-        open opens at once, and is told from a file in the reads' round trip (the path's ``lstat`` with
-        ``unlinked``, else the open handle's ``fstat``): closed, nothing of it returned (``NotRegular``)."""
+        A FIFO swapped in after that stat: its open is given up once it waited ``OPEN_WAIT``, and the read asked
+        again on a new connection, whose stat says what the path is (``_open``; a regular file slow to open is
+        then waited for); one a writer holds open opens at once, and is told from a file in the reads' round trip
+        (the path's ``lstat`` with ``unlinked``, else the open handle's ``fstat``): closed, nothing of it returned
+        (``NotRegular``)."""
 
         async def one(f: Any, offset: int, length: int) -> bytes:
             parts = []
@@ -383,14 +389,23 @@ class SshLink:
 
             return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
 
-        async def go(sftp: Any) -> list[bytes]:
+        async def once(sftp: Any, again: bool) -> list[bytes]:
             import asyncssh
 
+            seen = None if again else known  # asked again: stat'ed again, ``known`` being from before
             try:
-                data, kind = await self._checked_read(sftp, path, every, known, unlinked)
+                data, kind = await self._checked_read(sftp, path, every, seen, unlinked, again)
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
+            except NotRegular as exc:
+                if not again:
+                    raise
+                raise NotRegular(self.target.at(path), exc.fmt, f"{special_file(exc.fmt)}, not a regular file, swapped "
+                                 "in: its open waited for a writer, given up, the connection made anew") from None  # fmt: skip
             return [b"" for _ in ranges] if kind == "link" else data
+
+        async def go(sftp: Any) -> list[bytes]:
+            return await self._anew(sftp, once)
 
         data = self.call(go)
         self.bytes_read += sum(map(len, data))
@@ -411,9 +426,10 @@ class SshLink:
         its stat is refused, not waited for (nor a writer's bytes read for the file's)."""
         import asyncssh
 
-        async def one(sftp: Any, path: str) -> bytes | None:
+        async def one(sftp: Any, path: str, again: bool) -> bytes | None:
             try:
-                return bytes((await self._checked_read(sftp, path, lambda f: f.read(limit, 0)))[0])
+                data, _ = await self._checked_read(sftp, path, lambda f: f.read(limit, 0), patient=again)
+                return bytes(data)
             except asyncssh.SFTPNoSuchFile:
                 return None
             except (asyncssh.SFTPPermissionDenied, NotRegular) as exc:
@@ -423,21 +439,13 @@ class SshLink:
             except asyncssh.SFTPError as exc:
                 raise self._file_failed(exc, path, "read") from None
 
-        async def batch(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
-            found: list[Any] = await _bounded([*(one(sftp, path) for path in paths),
+        async def batch(sftp: Any, again: bool) -> tuple[list[bytes | None], list[str | None]]:
+            found: list[Any] = await _bounded([*(one(sftp, path, again) for path in paths),
                                                *(_readlink(sftp, path) for path in links)])  # fmt: skip
             return found[: len(paths)], found[len(paths) :]
 
         async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
-            try:
-                return await batch(sftp)
-            except Exception:
-                if sftp is self._sftp:
-                    raise
-                # ``_open`` gave up a FIFO swapped in and made the connection anew, cutting short the batch's other
-                # requests, which waited behind that open: the batch is asked again, once, on the new connection,
-                # where the FIFO's stat refuses it before any open
-                return await batch(await self._sftp_client())
+            return await self._anew(sftp, batch)  # asked again: a FIFO swapped in is refused by its stat
 
         data, named = self.call(go) if paths or links else ([], [])
         self.bytes_read += sum(len(d) for d in data if d)

@@ -266,3 +266,48 @@ def test_a_fifo_swapped_in_with_a_writer_between_a_batch_read_s_stat_and_its_ope
             os.close(fd)
     assert data == [b'{"type":"', None]
     assert refused[str(tmp_path / "s1" / "session.jsonl")].startswith("a FIFO, not a regular file"), refused
+
+
+def _sessions_per_connection(sshd: Sshd) -> tuple[int, int]:
+    """How many connections the server accepted (its log) and how many SFTP sessions they opened (its SFTP
+    server's log, one line as each starts)."""
+    accepted = (sshd.base / "sshd.log").read_text().count("Accepted publickey")
+    return accepted, sshd.sftp_log.read_text().count("session opened for local user")
+
+
+@pytest.mark.parametrize("held", ["fifo", "slow regular file"])
+def test_an_open_that_waits_is_asked_again_on_one_new_session_not_a_second_one(
+    logged_sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: str
+) -> None:
+    """An open still waiting after ``OPEN_WAIT`` had the path's type asked on a second SFTP session of the link's
+    connection (its own session waits behind the open: the server answers one request after another), one session
+    more than the link's, which a login's ``MaxSessions`` may not allow. The link keeps one session now: the read is
+    asked again on a new connection, whose stat decides. A FIFO swapped in is given up there, a regular file slow
+    to open is waited for; counted on the server, each connection served one SFTP session."""
+    import core.remote.link
+
+    monkeypatch.setattr(core.remote.link, "OPEN_WAIT", 0.5)
+    sshd = logged_sshd
+    sshd.trust()
+    log, _ = _fifo_beside_a_log(tmp_path)
+    link = link_for(log)
+    st = link.stat(log.path, own=True)
+    first = _servers_of(sshd)
+    if held == "fifo":
+        _swapped_for_a_fifo(log.path)
+        try:
+            with pytest.raises(NotRegular) as refused:
+                link.read(log.path, 0, 100, True, st)
+            assert "swapped in: its open waited for a writer, given up" in str(refused.value), refused.value
+        finally:
+            _release_the_waiting_server(sshd, log.path, first)
+    else:
+        with _slow_to_open(Path(log.path), hold=6 * core.remote.link.OPEN_WAIT) as slow:
+            assert link.read(log.path, 0, 9, True, st) == b'{"type":"'
+        assert slow.is_set(), "the open was never held"
+    assert link.unreachable_since is None
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"{}\n")
+    assert link.read(str(other), 0, 2) == b"{}"  # the new connection answers
+    connections, sessions = _sessions_per_connection(sshd)
+    assert connections == 2 and sessions == connections, (connections, sessions)
