@@ -47,7 +47,10 @@ ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision
 CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control request
 CHECKPOINT_EVENT = "tapedeck/checkpoint"  # a checkpoint mark (``core.policies.checkpoint``)
 LOST_EVENT = "tapedeck/lost"  # stands for a seq a damaged log lost (``core.log.repair``)
-TAPEDECK_TYPES = (HOST_EVENT, ROUTE_EVENT, CONTROL_EVENT, CHECKPOINT_EVENT, LOST_EVENT)
+# and the host's state changes, config changes and rewind reports (``core.control.host_state.STATE_EVENT``,
+# ``core.control.config.CONFIG_EVENT``, ``core.policies.checkpoint.REWIND_EVENT``: layers above this one)
+TAPEDECK_TYPES = (HOST_EVENT, ROUTE_EVENT, CONTROL_EVENT, CHECKPOINT_EVENT, LOST_EVENT,
+                  "tapedeck/state", "tapedeck/config", "tapedeck/rewind")  # fmt: skip
 # a control request's outcomes (its ``tapedeck/control`` event's, the DSH bridge's outcome file's): pending, then one
 # of the final ones; ``unknown`` only for a DSH bridge that died while it ran the request (it may have taken effect)
 PENDING = "pending"
