@@ -279,7 +279,12 @@ def _cites_outside(event: dict[str, Any]) -> bool:
 
 
 class Session:
-    """The projection of one session log. See ``docs/contracts.md`` for the attribute contract."""
+    """The projection of one session log. See ``docs/contracts.md`` for the attribute contract.
+
+    ``shadowed`` maps each replacement that took effect to the run of surface nodes it took off. Replacements are
+    applied in log order, so its keys ascend by seq (``SurfaceTimeline.extend`` reads the newest from its end); each
+    run is in surface (model) order, which is not ascending seq once a replacement stands in it before nodes
+    appended after it was made."""
 
     def __init__(
         self,
