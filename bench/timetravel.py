@@ -9,7 +9,11 @@ In one run, on the generated log ``bench/tui.py`` uses (profile ``mixed``, seed 
 - ``request_ms``: p50 / p95 / max of ``TimeTravel.sync().request(i)`` (the rebuilt request and its diff) for random
   requests;
 - ``baseline_replay_s``: the same surfaces obtained without checkpoints, by projecting the log from seq 0 up to
-  the seq (mean of a few random seqs), and the ratio of the p95 lookup to it.
+  the seq (mean of a few random seqs), and the ratio of the p95 lookup to it;
+- ``moment_us``: p50 / p95 of a moment as time travel builds it (``SessionAt``, its step, the replacement of the 40
+  seqs before it) through the timeline's turn index and the session's maps, and of the same by the linear scans
+  they replaced (``tests/timetravel/test_moment_index.py``, the oracle of the equality test), with
+  ``linear_vs_indexed``, the ratio of their total times.
 
 Usage: ``python bench/timetravel.py [--size 200MB] [--seed 1] [--dir /tmp] [--samples 200] [--replays 3] [--json]``.
 """
@@ -21,7 +25,7 @@ import contextlib
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,8 @@ from bench._common import counts, emit, markdown_table, peak_rss, percentile  # 
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.read.load import load_session  # noqa: E402
 from core.read.session import Session  # noqa: E402
+from core.read.timetravel import SessionAt, SurfaceTimeline, moment  # noqa: E402
+from tests.timetravel.test_moment_index import linear_replaced_by, linear_step, linear_turns  # noqa: E402
 from tui.live import LiveSession  # noqa: E402
 from tui.travel import TimeTravel  # noqa: E402
 
@@ -64,6 +70,26 @@ def replay_to(path: Path, seq: int) -> list[int]:
     with contextlib.suppress(_Reached):
         load_session(path, retain=False, observe=reached)
     return surface
+
+
+NEARBY = 40  # the seqs around a moment whose replacement is looked up (about a screen of rows)
+
+
+def indexed_moment(session: Session, timeline: SurfaceTimeline, seq: int, headers: Sequence[int]) -> object:
+    """A moment as time travel builds it (``SessionAt``: surface, turns, open turn), its step (``moment``) and the
+    replacement of the seqs before it; answered through the timeline's turn index and the session's maps."""
+    view = SessionAt(session, timeline, seq, headers)
+    nearby = [view.replaced_by.get(s) for s in range(max(0, seq - NEARBY), seq)]
+    return view.open_turn, moment(session, seq, timeline.turns).step, nearby
+
+
+def linear_moment(session: Session, timeline: SurfaceTimeline, seq: int) -> object:
+    """The same by the linear scans ``SessionAt`` and ``moment`` made before the index: the same surface, every turn
+    and its steps, every replacement, the turn's steps."""
+    timeline.surface_at(seq)
+    replaced = linear_replaced_by(session, seq)
+    nearby = [replaced.get(s) for s in range(max(0, seq - NEARBY), seq)]
+    return linear_turns(session, seq)[1], linear_step(session, seq), nearby
 
 
 class _Reached(Exception):
@@ -99,6 +125,18 @@ def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> di
     picks = [rng.randrange(len(moments.points)) for _ in range(min(samples, 50))]
     result["request_ms"] = spread(timed(lambda index: travel.sync().request(index), picks))
 
+    headers = moments.marks["request/header"]
+    indexed = timed(lambda seq: indexed_moment(session, moments.timeline, seq, headers), seqs)
+    linear = timed(lambda seq: linear_moment(session, moments.timeline, seq), seqs)
+    timeline = moments.timeline
+    agree = all(indexed_moment(session, timeline, seq, headers) == linear_moment(session, timeline, seq) for seq in seqs)
+    assert agree, "the indexes disagree with the linear scans"
+    result["moment_us"] = {
+        name: {"p50": round(percentile(t, 0.5) * 1e6, 1), "p95": round(percentile(t, 0.95) * 1e6, 1)}
+        for name, t in (("indexed", indexed), ("linear", linear))
+    }
+    result["linear_vs_indexed"] = round(sum(linear) / sum(indexed), 1)
+
     replay_s = []
     for seq in seqs[:replays]:
         t0 = time.perf_counter()
@@ -113,7 +151,7 @@ def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> di
 
 def table(r: dict[str, Any]) -> str:
     """The short table."""
-    s, q = r["seq_to_surface_ms"], r["request_ms"]
+    s, q, m = r["seq_to_surface_ms"], r["request_ms"], r["moment_us"]
     return markdown_table(
         ["what", "value"],
         [
@@ -123,6 +161,11 @@ def table(r: dict[str, Any]) -> str:
             ["seq → surface p50 / p95 / max", f"{s['p50']} / {s['p95']} / {s['max']} ms"],
             ["request + diff p50 / p95 / max", f"{q['p50']} / {q['p95']} / {q['max']} ms"],
             ["baseline: replay from seq 0", f"{r['baseline_replay_s']} s (p95 lookup = {r['p95_vs_replay']}×)"],
+            [
+                "moment p50 / p95: indexed, linear scans",
+                f"{m['indexed']['p50']} / {m['indexed']['p95']} µs, {m['linear']['p50']} / {m['linear']['p95']} µs"
+                f" (linear / indexed = {r['linear_vs_indexed']}×)",
+            ],
         ],
     )
 

@@ -119,7 +119,7 @@ class Moments:
         """The moment right after ``seq``."""
         seq = max(0, min(seq, self.seen - 1))
         with self.live.lock:
-            when = moment(self.session, seq)
+            when = moment(self.session, seq, self.timeline.turns)
             view = SessionAt(self.session, self.timeline, seq, self.marks["request/header"])
         point = self.point_at(seq)
         unfinished = point is not None and self.points[point].unfinished

@@ -7,21 +7,28 @@ that took effect is a key of ``Session.shadowed`` (it swapped the contiguous run
 these edits in seq order replays the fold the session already validated. Every ``every`` edits the timeline
 keeps a copy of the surface, so the surface after any seq costs one copy plus at most ``every`` edits; events
 that do not touch the surface cost nothing. ``extend`` takes in what a followed session appended since.
+
+The timeline also indexes the session's turns and each turn's steps by their seqs (``TurnIndex``), so that a moment
+finds the turn open and the step in progress by bisection instead of walking every turn and step; a ``SessionAt``
+reads turns, replacements and typed seqs from the whole projection, bounded by its seq, copying none of them.
 """
 
 from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice, pairwise, takewhile
 from typing import Any
 
-from core.read.session import Session, Turn
+from core.read.session import Session, Step, Turn
 
 DEFAULT_EVERY = 256
+# the events that change a turn or its steps
+TURN_EVENTS = ("turn/start", "turn/end", "step/start", "step/end")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ class SurfaceTimeline:
         self._nodes: list[int] = []  # the surface after the last edit
         self._marks: list[int] = [0]  # number of edits before each checkpoint
         self._copies: list[array[int]] = [array("q")]
+        self.turns = TurnIndex()
 
     @classmethod
     def from_session(cls, session: Session, every: int = DEFAULT_EVERY) -> SurfaceTimeline:
@@ -82,6 +90,7 @@ class SurfaceTimeline:
             while k and surface[k - 1] >= start:
                 k -= 1
             live = surface[k:]
+            self.turns.extend(session, start)
         appended = {seq for seq in live if seq not in replacements}
         for nodes in replacements.values():
             appended.update(s for s in nodes if s >= start and s not in replacements)
@@ -127,6 +136,103 @@ class SurfaceTimeline:
         return nodes
 
 
+@dataclass(slots=True)
+class _Steps:
+    """One turn as indexed: its ``Turn``, its step numbers and steps in the turn's order, their start seqs, and
+    whether a seq can only be in the last step started by then (the starts ascend, each step ends before the next)."""
+
+    turn: Turn
+    numbers: list[int]
+    steps: list[Step]
+    starts: list[int]
+    ordered: bool
+
+
+class TurnIndex:
+    """A session's turns in its order with their start seqs, and each turn's steps likewise, kept up to date by
+    ``SurfaceTimeline.extend``: the turn open and the step in progress at a seq are found by bisection. A log whose
+    turns (or a turn's steps) overlap or restart out of order, which the projection diagnoses, is searched in order."""
+
+    def __init__(self) -> None:
+        self._numbers: list[int] = []  # the session's turn numbers, in its order
+        self._starts: list[int] = []  # their start seqs
+        self._position: dict[int, int] = {}  # turn number -> its index in ``_numbers``
+        self._turns: dict[int, _Steps] = {}
+        self._overlaps: set[int] = set()  # positions p where turn p does not end before turn p + 1 starts
+
+    def extend(self, session: Session, start: int) -> None:
+        """Take in the turns and steps that the events from seq ``start`` on started, ended or replaced."""
+        turns = session.turns
+        added = list(islice(reversed(turns), len(turns) - len(self._numbers)))  # new numbers: the dict's last
+        touched = set(added)
+        for number in reversed(added):
+            self._position[number] = len(self._numbers)
+            self._numbers.append(number)
+            self._starts.append(turns[number].start_seq)
+        events = session.events
+        for seq in session.seqs_of(TURN_EVENTS, start):
+            data = events[seq].get("data")
+            number = data.get("turn") if isinstance(data, dict) else None
+            if isinstance(number, int) and number in turns:
+                touched.add(number)
+        for number in touched:
+            turn = turns[number]
+            self._starts[self._position[number]] = turn.start_seq
+            steps = list(turn.steps.values())
+            starts = [step.start_seq for step in steps]
+            self._turns[number] = _Steps(turn, list(turn.steps), steps, starts, _in_order(steps))
+        last = len(self._numbers) - 1
+        for p in {q for number in touched for q in (self._position[number] - 1, self._position[number])}:
+            if 0 <= p < last:
+                if _ends_before(self._turns[self._numbers[p]].turn, self._turns[self._numbers[p + 1]].turn):
+                    self._overlaps.discard(p)
+                else:
+                    self._overlaps.add(p)
+
+    def open_at(self, seq: int) -> int | None:
+        """The turn open right after ``seq``: the last in the session's order started by then and not ended by then."""
+        if not self._overlaps:  # only the last turn started by then can be open
+            k = bisect.bisect_right(self._starts, seq)
+            positions: Iterable[int] = [k - 1] if k else []
+        else:
+            positions = reversed(range(len(self._numbers)))
+        for p in positions:
+            turn = self._turns[self._numbers[p]].turn
+            if turn.start_seq <= seq and (turn.end_seq is None or turn.end_seq > seq):
+                return self._numbers[p]
+        return None
+
+    def step_at(self, number: int, seq: int) -> int:
+        """The step of turn ``number`` in progress at ``seq``, from its ``step/start`` to its ``step/end`` (0: none);
+        of several, the last in the turn's order."""
+        indexed = self._turns.get(number)
+        if indexed is None:
+            return 0
+        steps = indexed.steps
+        if indexed.ordered:
+            k = bisect.bisect_right(indexed.starts, seq)
+            candidates: Iterable[int] = [k - 1] if k else []
+        else:
+            candidates = reversed(range(len(steps)))
+        for i in candidates:
+            step = steps[i]
+            if step.start_seq <= seq and (step.end_seq is None or seq <= step.end_seq):
+                return indexed.numbers[i]
+        return 0
+
+
+def _ends_before(before: Turn | Step, after: Turn | Step) -> bool:
+    """Whether ``before`` started and ended before ``after`` started."""
+    return (
+        before.end_seq is not None and before.start_seq < after.start_seq and before.end_seq < after.start_seq
+    )
+
+
+def _in_order(steps: list[Step]) -> bool:
+    """Whether each step starts after the one before it has ended."""
+    return all(_ends_before(before, after) for before, after in pairwise(steps))
+
+
 class SessionAt:
     """A projected session seen as it stood right after ``seq``: the parts of the ``Session`` API that a
     request is built from (the surface, turns, provenance, the latest request header), read-only.
@@ -145,17 +251,8 @@ class SessionAt:
         self.header = session.header
         self.events: Sequence[dict[str, Any]] = session.events
         self.surface = timeline.surface_at(seq)
-        self.turns: dict[int, Turn] = {}
-        self.open_turn: int | None = None
-        for number, turn in session.turns.items():
-            if turn.start_seq > seq:
-                continue
-            ended = turn.end_seq is not None and turn.end_seq <= seq
-            steps = {n: st for n, st in turn.steps.items() if st.start_seq <= seq}
-            self.turns[number] = Turn(number, turn.start_seq, turn.end_seq if ended else None,
-                                      turn.end_reason if ended else None, steps)  # fmt: skip
-            if not ended:
-                self.open_turn = number
+        self.turns: Mapping[int, Turn] = _TurnsAt(session.turns, seq)
+        self.open_turn = timeline.turns.open_at(seq)
         headers = list(session.seqs_of(("request/header",))) if header_seqs is None else header_seqs
         i = bisect.bisect_right(headers, seq)
         self.request_header_seq: int | None = headers[i - 1] if i else None
@@ -166,9 +263,9 @@ class SessionAt:
         return self.seq + 1
 
     @cached_property
-    def replaced_by(self) -> dict[int, int]:
+    def replaced_by(self) -> Mapping[int, int]:
         """Shadowed seq -> the replacement that had taken it off the surface by the moment."""
-        return {s: r for s, r in self.whole.replaced_by.items() if r <= self.seq}
+        return _ReplacedAt(self.whole, self.seq)
 
     @cached_property
     def _live(self) -> frozenset[int]:
@@ -191,7 +288,7 @@ class SessionAt:
 
     def seqs_of(self, types: Collection[str], start: int = 0) -> Iterator[int]:
         """Seqs up to the moment of the events whose type is in ``types``."""
-        return (s for s in self.whole.seqs_of(types, start) if s <= self.seq)
+        return takewhile(lambda s: s <= self.seq, self.whole.seqs_of(types, start))  # they come in log order
 
     def turn_of(self, seq: int) -> int:
         """The turn an event belongs to."""
@@ -210,13 +307,56 @@ class SessionAt:
         return self.whole.original_of(seq)
 
 
-def moment(session: Session, seq: int) -> Moment:
-    """The turn and step in progress at ``seq`` (a step counts from its ``step/start`` to its ``step/end``)."""
+def moment(session: Session, seq: int, turns: TurnIndex) -> Moment:
+    """The turn and step in progress at ``seq`` (a step counts from its ``step/start`` to its ``step/end``);
+    ``turns``: the index of a timeline that has taken in ``seq``."""
     turn = session.turn_of(seq)
-    info = session.turns.get(turn)
-    step = 0
-    if info is not None:
-        for number, s in info.steps.items():
-            if s.start_seq <= seq and (s.end_seq is None or seq <= s.end_seq):
-                step = number
-    return Moment(seq, turn, step)
+    return Moment(seq, turn, turns.step_at(turn, seq))
+
+
+class _TurnsAt(Mapping[int, Turn]):
+    """The turns started by ``seq``, each as it stood then (not ended yet, only the steps started by then), made when
+    looked up: nothing is copied for the turns a moment never reads."""
+
+    def __init__(self, turns: dict[int, Turn], seq: int) -> None:
+        self._turns = turns
+        self._seq = seq
+
+    def __getitem__(self, number: int) -> Turn:
+        turn, seq = self._turns[number], self._seq
+        if turn.start_seq > seq:
+            raise KeyError(number)
+        ended = turn.end_seq is not None and turn.end_seq <= seq
+        steps = {n: st for n, st in turn.steps.items() if st.start_seq <= seq}
+        return Turn(number, turn.start_seq, turn.end_seq if ended else None, turn.end_reason if ended else None,
+                    steps)  # fmt: skip
+
+    def __iter__(self) -> Iterator[int]:
+        return (number for number, turn in self._turns.items() if turn.start_seq <= self._seq)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _ReplacedAt(Mapping[int, int]):
+    """``Session.replaced_by`` as it stood right after ``seq``: a lookup is one of the whole session's, and it lists
+    the nodes in the order the replacements took them off (``Session.shadowed``'s)."""
+
+    def __init__(self, session: Session, seq: int) -> None:
+        self._session = session
+        self._seq = seq
+
+    def __getitem__(self, shadowed: int) -> int:
+        replacement = self._session.replaced_by[shadowed]
+        if replacement > self._seq:
+            raise KeyError(shadowed)
+        return replacement
+
+    def __iter__(self) -> Iterator[int]:
+        for replacement, run in self._session.shadowed.items():
+            if replacement > self._seq:
+                break
+            yield from run
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

@@ -98,8 +98,9 @@ def test_a_seq_past_the_end_is_refused() -> None:
 
 def test_moment_names_turn_and_step(fixtures_dir: Path) -> None:
     _, session = _loaded(fixtures_dir / "compaction-recovery.session.jsonl")
-    assert moment(session, 22).label() == "at seq 22 · turn 1 step 2"
-    assert moment(session, 0).label() == "at seq 0"
+    turns = SurfaceTimeline.from_session(session).turns
+    assert moment(session, 22, turns).label() == "at seq 22 · turn 1 step 2"
+    assert moment(session, 0, turns).label() == "at seq 0"
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
