@@ -138,7 +138,8 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``, also
 # Python's triple quote, ``password = '''…'''``, and bash's ``$'…'`` and ``$"…"``); a backquote, a Markdown code span's, ends it (``Set
 # `DB_PASSWORD=…` in .env``, ``password: `…` ``). Its sign is ``:``, ``=``, Go's ``:=`` or ``=>`` (after a quoted
-# key or a Ruby symbol, ``:password => "…"``: a bare name's is an arrow function's)
+# key or a Ruby symbol, ``:password => "…"``: a bare name's is an arrow function's). After a quote that ends its
+# line the value is on the next (``password: "`` then ``  two words"``)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
@@ -156,10 +157,14 @@ _TRIPLE_QUOTE = rb"(?:\\*\"){3}|'{3}"
 # what a quoted value may start with before its first character of a value: blanks and quotes (``" my pw"``,
 # ``"' pw'"``); one of them that closes the quote is the end of an empty value (``_quoted_end_of``)
 _LEAD = rb"(?:[ \t]|" + _QUOTE + rb")*"
+# a quoted value of no value's character, blanks, quotes and backslashes alone (``"'"``, ``"\\\\"``, ``'\\'``):
+# ``_quoted_end_of`` finds where its quote closes, if it does
+_BARE = rb"[ \t\\\"']+"
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
     + rb"(?:" + _MAYBE_QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER
-    + rb"[ \t]*(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")?`*(" + _LEAD + _VALUE + rb")"
+    + rb"[ \t]*(?:(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")(?:[ \t]*" + _NEWLINE + _INDENT + rb")?)?`*(" + _LEAD
+    + _VALUE + rb"|" + _BARE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
 # ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -2029,6 +2034,9 @@ def _quoted_end(data: bytes, m: Any, group: int, shell: bool = False) -> int:
 
 
 _LEAD_AT = re.compile(_LEAD)
+# a line break after a quote, the value on the next line; backslashes before a single quote (``_quoted_end_of``)
+_BROKEN = re.compile(rb"[ \t]*" + _NEWLINE + _INDENT)
+_BACKSLASHES = re.compile(rb"(\\+)'")
 
 
 def _line_start(data: bytes, at: int) -> int:
@@ -2045,13 +2053,16 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
     on, past any that a backslash escapes within the value (``_close``; in a ``shell``'s single quotes none does);
     else, for a password of several words, at its line's end (``_line_end``); else where the group ends. The quote
     may open before what the value follows in its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user
-    and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``)."""
+    and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``), or end its line, the value on the
+    next (``password: "`` then ``  two words"``, as YAML may write it). A value of backslashes alone in single quotes
+    that nothing else closes on its line ends at the quote after them (``password: '\\'``: YAML, SQL and a shell
+    read no escape there)."""
     start, end = m.start(group), m.end(group)
     head = data[m.start() : start]
     word = max(head.rfind(b'"'), head.rfind(b"'")) + 1  # after the last quote of the match before the value
-    opens = m.start() + word if 0 < word < len(head) and head.endswith((b":", b"%", b",")) and not any(
-        c in head[word:] for c in b" \t"
-    ) else start
+    broken = 0 < word < len(head) and _BROKEN.fullmatch(head, word) is not None  # the value on the next line
+    glued = head.endswith((b":", b"%", b",")) and not any(c in head[word:] for c in b" \t")
+    opens = m.start() + word if 0 < word < len(head) and (broken or glued) else start
     if opens > m.start() and data[opens - 1] in b"\"'":
         escaped = opens - 1  # the quote with its backslashes (``\\"``, ``\\\\\\"``), as JSON text writes it
         while escaped > m.start() and data[escaped - 1] == 0x5C:
@@ -2062,7 +2073,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
         close = _close(data, quote, start, literal) if lead > start else None
         if close is None or close >= lead:  # else the blanks or quotes it starts with close it (``password='' x``)
             close = _close(data, quote, end, literal)
-        if lead > start and close is not None and data.count(quote, _line_start(data, escaped), escaped) % 2:
+        closes = lead > start and close is not None or broken
+        if closes and data.count(quote, _line_start(data, escaped), escaped) % 2:
             return start  # it closes a quote its line opened before the key (``print("password: " + pw)``): no value
         level = (len(quote)).bit_length() - 1 if quote[-1:] == b'"' else None
         if data[escaped - 1 : escaped] in (b"'", b'"'):  # a triple quote's (Python's): nothing is glued to it
@@ -2075,6 +2087,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
                 return glued
         if close is not None:
             return close
+        if quote == b"'" and (backslashes := _BACKSLASHES.match(data, start)) is not None:
+            return backslashes.end(1)  # ``'\\'``: backslashes, which escape nothing in single quotes
         if lead > start:  # a quote that blanks or quotes follow and that closes nothing opens no value
             return start
     line = _line_end(data, m) if group == 3 else None
@@ -2548,6 +2562,9 @@ class Redactor:
                             if pattern is _PAIR and (line := _LINE_BREAK_AT.match(data, stop)) is not None:
                                 at = line.end()  # (``_LINE_BREAK_AT``)
                                 break
+                    elif pattern is _PAIR and _BREAK.search(data, m.end(1), m.start(group)) is not None:
+                        at = m.start(group)  # no value on the line after a quote (it closed one, ``"password: "``):
+                        break  # that line is read again for its own keys (``token = "…"``), which the match took
         return spans
 
     def _replacement(self, found: str, kinds: set[str], host: int | None = None) -> str:

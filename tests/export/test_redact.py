@@ -142,7 +142,9 @@ CONFIG = st.one_of(
                                "password = '''{}'''", '<add key="Password" value="{}"/>', "set -gx DB_PASSWORD {}",
                                "set -x PASSWORD {}", 'props.setProperty("password", "{}");', 'setx DB_PASSWORD "{}"',
                                "setenv DB_PASSWORD {}", 'let password: &str = "{}";', 'server.login("bob", "{}")',
-                               "requests.get(u, auth=('bob', '{}'))", 'page.fill("#password", "{}")']),
+                               "requests.get(u, auth=('bob', '{}'))", 'page.fill("#password", "{}")',
+                               'password: "\n  {}"', "secret = '\n    {}'",
+                               'Authorization: Bearer "{}"', "curl -H 'Proxy-Authorization: Basic \"{}\"' h"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(["headers: {{ Authorization: `Bearer ${{x}}{}` }}", '"Authorization": "Bearer <token>{}"']),
@@ -231,6 +233,11 @@ def _baseline(fmt: str) -> str:
 @given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, assigned=st.tuples(ASSIGNMENTS, WORD_VALUES),
        netrc=st.tuples(NETRC, WORD_VALUES), config=st.lists(CONFIG, min_size=1, max_size=3),
        around=st.lists(SURROUND, min_size=10, max_size=10))  # fmt: skip
+@example(key="sk-" + "a1B2" * 8, email="ann@example.com", env="k3y-v4lue-q9Z", user="ann",
+         assigned=("DB_PASSWORD=", "MyPassword"), netrc=("machine example.com login bob password ", "hunter123"),
+         config=[('password: "\n  Summer Rain7"', "Rain7"), ("secret = '\n    DeepPurple'", "DeepPurple"),
+                 ('Authorization: Bearer "Zm9vYmFy99"', "Zm9vYmFy99")],
+         around=[""] * 10)  # a value on the line after its opening quote; a quoted credential after a scheme word
 def test_no_planted_secret_survives_and_no_number_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, email: str, env: str, user: str,
     assigned: tuple[str, str], netrc: tuple[str, str], config: list[tuple[str, str]], around: list[str],

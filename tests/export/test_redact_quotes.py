@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 from hypothesis import example, given, settings
@@ -66,3 +68,73 @@ def test_a_line_starts_after_the_last_break_before_it_or_at_the_text_s_start(dat
     breaks = [i + 1 for i in range(at) if data[i : i + 1] == b"\n"]
     breaks += [i + 2 for i in range(at - 1) if data[i : i + 2] == b"\\n"]
     assert redact._line_start(data, at) == max(breaks, default=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('password="\'"', 'password="[redacted key]"'),
+        ("password='\"'", "password='[redacted key]'"),
+        ("token: \"''\"", 'token: "[redacted key]"'),
+        ('DB_PASSWORD="\'"\nUSER=bob', 'DB_PASSWORD="[redacted key]"\nUSER=bob'),
+        ('password="\\\\"', 'password="[redacted key]"'),
+        ("password: '\\'", "password: '[redacted key]'"),
+        ("password: '\\\\' # two", "password: '[redacted key]' # two"),
+        ('password: "\n  hunter2 pw"\nuser: x', 'password: "\n  [redacted key]"\nuser: x'),
+        ('token: "\n  abc123xyz" done', 'token: "\n  [redacted key]" done'),
+        ("secret = '\n    Abc def'", "secret = '\n    [redacted key]'"),
+    ],
+)
+def test_a_value_of_quotes_or_backslashes_alone_or_on_the_next_line_goes(text: str, out: str) -> None:
+    """A quoted value of one quote (``password="'"``) or of backslashes (``password="\\\\"``, YAML's and a shell's
+    ``'\\'``) matched nothing, as a value had to hold a character of a value; nor did one that its opening quote's
+    line left for the next (``password: "`` then ``  hunter2 pw"``). Each goes, to its closing quote."""
+    _redacts(text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['password=""', "password=''", 'x = "password: "\nfoo = 1', 'print("password: "\n      password)'],
+)
+def test_an_empty_value_and_a_quote_that_closes_a_string_stay(text: str) -> None:
+    """Nothing between the quotes is no secret, and a quote that ends its line closing a string the line opened
+    before the key (``"password: "``) opens no value on the next."""
+    _redacts(text, text, keys=0)
+
+
+def test_a_key_on_the_line_after_a_quote_that_opened_no_value_is_still_read() -> None:
+    """The next line's own key (``token = "…"``) is read, not taken as the value the quote before it did not open."""
+    _redacts('x = "password: "\ntoken = "abc123xyz"', 'x = "password: "\ntoken = "[redacted key]"')
+
+
+BARE_KEYS = st.sampled_from(["password=", "password: ", "DB_PASSWORD=", "api_key = ", "  secret: ", "psk="])
+# a quoted value's inside, as written between its quotes, of each class: quotes of the other kind, backslashes
+# (in double quotes each written escaped, ``\\\\``; in single quotes as they are), words on the next line
+BARE_VALUES = st.one_of(
+    st.integers(1, 3).map(lambda n: ("other", n)),
+    st.integers(1, 2).map(lambda n: ("backslash", n)),
+    st.tuples(
+        st.sampled_from(["", "  ", "\t"]),
+        st.from_regex(r"[A-Za-z][a-z]{2,6}[0-9]{0,2}( [a-z]{2,5})?", fullmatch=True),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=BARE_KEYS, quote=st.sampled_from(['"', "'"]), value=BARE_VALUES,
+       after=st.sampled_from(["", "\nuser: bob", " # set", ";"]))  # fmt: skip
+@example(key="password=", quote='"', value=("other", 1), after="")
+@example(key="password: ", quote="'", value=("backslash", 1), after="")
+@example(key="password: ", quote='"', value=("  ", "hunter pw"), after="\nuser: bob")
+def test_a_quoted_value_of_any_class_goes_to_its_closing_quote(
+    key: str, quote: str, value: tuple[Any, Any], after: str
+) -> None:
+    """Whatever a quoted value after a key word is made of (quotes of the other kind, backslashes alone, words on
+    the line after its opening quote), it goes, and the key, the quotes and what follows stay; as JSON text too."""
+    if value[0] == "other":
+        inside, lead = ("'" if quote == '"' else '"') * value[1], ""
+    elif value[0] == "backslash":
+        inside, lead = "\\" * (2 * value[1] if quote == '"' else value[1]), ""
+    else:
+        inside, lead = value[1], "\n" + value[0]
+    _redacts(f"{key}{quote}{lead}{inside}{quote}{after}", f"{key}{quote}{lead}[redacted key]{quote}{after}")
