@@ -35,6 +35,7 @@ from core.log.layout import resolve_log_path
 from core.read.notes import readable_notes
 from core.read.session import Session, ToolCall
 from core.rebuild.cost import CostTally
+from core.shared.errors import TapedeckError
 
 SPLIT_BYTES = 16 << 20  # a log at least this big is rendered in a second process (when a second CPU is there)
 BUSY = 0.5  # a machine whose load average is within this of its CPUs has no core to spare (``splits``)
@@ -224,8 +225,9 @@ def split_export(
     beside: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any] | None:  # fmt: skip
     """``core.export.write.export`` with a renderer process beside the pass (``writer``: a fresh writer of the
-    format); None when the renderer failed or the export did, with nothing written: it is to be done in one
-    process (which meets the same error, if any)."""
+    format); None when the renderer failed, with nothing written: it is to be done in one process. An export that
+    fails raises its error, as in one process: done again, it would read anew a log another program cut or replaced
+    while the pass read it, and export what is left of it."""
     if options.filter is not None:  # an inactive filter (``splits``), dropped as the pass drops it
         options = replace(options, filter=None)
     with ExitStack() as stack:
@@ -243,7 +245,10 @@ def split_export(
             with _forked(lambda fd: _render(fd, rows, account, writer, projector)) as renderer:
                 projector.renderer = renderer
                 doc = projector.run()
-        except Exception:  # no fork, a renderer lost (``_Lost``), or an export that fails: done again in one process
+        # the export's own failure, as in one process (done again, it would read anew a log another program cut)
+        except TapedeckError:
+            raise
+        except Exception:  # no fork, or a renderer lost (``_Lost``): done again in one process
             return None
         out.write(writer.opening(doc) if opening is None else opening)
         rows.seek(0)
