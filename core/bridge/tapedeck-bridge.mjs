@@ -30,6 +30,7 @@ const HEARTBEAT_MS = 1000;
 const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reload, not an absence
 const HEARTBEAT_FRESH_MS = 5000; // a heartbeat younger than this means a bridge writes the file (core/bridge/files.py)
 const HANDOVER_MS = 5000; // how long a replaced bridge keeps held steps for its successor
+const ATTACH_WAIT_MS = 30000; // how long a td command waits for the answering instance to attach its session
 const INBOX = "control.jsonl";
 const OUTCOMES = "control.outcomes.jsonl";
 const BRIDGE = "bridge.json";
@@ -58,6 +59,10 @@ const DISPATCHED = Symbol.for("tapedeck-bridge.dispatched");
 // session id -> id -> {id, op, origin?} of a request whose run began and has no final outcome yet: a successor
 // lists what an instance it replaced still runs, so a DSH killed after the reload leaves it on record
 const IN_FLIGHT = Symbol.for("tapedeck-bridge.in-flight");
+// session id -> commandId -> request id of a td command whose handler waits for the answering instance to attach the
+// session (a reload's new instance before its first poll): that command runs the request, not its inbox line, and
+// its command/run in the log is no run yet
+const AWAITING = Symbol.for("tapedeck-bridge.awaiting");
 // session id -> the SessionBridge of an instance disposed while no other one was live: a reload, most likely, whose
 // new instance takes the session over in a few milliseconds; its exit is written only when none does (`settleExits`)
 const LEAVING = Symbol.for("tapedeck-bridge.leaving");
@@ -849,6 +854,11 @@ export class SessionBridge {
     return perSession(IN_FLIGHT, this.agent.id, () => new Map());
   }
 
+  // the td commands of this session waiting for an instance to attach it: commandId -> request id (kept per process)
+  get awaiting() {
+    return perSession(AWAITING, this.agent.id, () => new Map());
+  }
+
   // config.set values for this session's requests (kept per process, so a reload keeps them)
   get overrides() {
     return ((globalThis[OVERRIDES] ??= new Map()).get(this.agent.id)) ?? {};
@@ -1025,16 +1035,16 @@ export class SessionBridge {
   }
 
   // The log is the durable record: td runs (never run an id twice), marks, and the last pause/resume.
+  // A td command refused before anything was applied (its command/done an error with no outcome: no bridge, the id
+  // already ran) is no run; one waiting for this attach (`awaiting`) has not run yet.
   readLog() {
     const runs = new Map();
+    const refused = new Set();
     let paused;
     for (const event of this.agent.session.events) {
       if (event.type === "command/run" && event.data?.name === COMMAND) {
         const id = requestIdOf(event.data.args);
-        if (id !== undefined) {
-          this.started.add(id);
-          runs.set(event.data.commandId, id);
-        }
+        if (id !== undefined && !this.awaiting.has(event.data.commandId)) runs.set(event.data.commandId, id);
       } else if (event.type === "command/done" && runs.has(event.data?.commandId)) {
         let data;
         try {
@@ -1042,6 +1052,8 @@ export class SessionBridge {
         } catch {
           continue;
         }
+        if (event.data.kind === "error" && typeof data?.error === "string" && data.outcome === undefined)
+          refused.add(event.data.commandId);
         if (FINAL.has(data?.outcome) && data.requestId === runs.get(event.data.commandId)) this.done.set(data.requestId, data);
         if (data?.outcome !== "applied") continue;
         if (data.op === "checkpoint") this.addMark(data.detail);
@@ -1051,6 +1063,7 @@ export class SessionBridge {
       } else if (event.type === "step/start") this.inStep = true;
       else if (event.type === "step/end" || event.type === "turn/end") this.inStep = false;
     }
+    for (const [commandId, id] of runs) if (!refused.has(commandId)) this.started.add(id);
     if (paused !== undefined) this.paused = paused;
   }
 
@@ -1536,6 +1549,7 @@ export class SessionBridge {
     // run meanwhile by a td command given by hand (DSH's command line or API) rather than from its inbox line, which
     // then does not run it again (a line read again never gets here: take refuses it)
     if (this.final.has(request.id) || this.started.has(request.id) || this.begun.has(request.id)) return;
+    if ([...this.awaiting.values()].includes(request.id)) return; // a td command of it waits for the attach: it runs it
     if (this.withdrawn.has(request.id)) {
       this.outcome(request, "cancelled", "withdrawn by its sender");
       return;
@@ -2151,6 +2165,7 @@ class Bridge {
     globalThis[BEGUN]?.delete(agent.id);
     globalThis[DISPATCHED]?.delete(agent.id);
     globalThis[IN_FLIGHT]?.delete(agent.id);
+    globalThis[AWAITING]?.delete(agent.id);
   }
 
   // A newer instance took over: its held steps go to it, and this one stops answering.
@@ -2179,10 +2194,10 @@ class Bridge {
 
   // The /td handler: every op runs here, whether it came from the inbox or from a client's command line.
   async run(invocation) {
-    const bridge = this.sessions.get(invocation.agent.id);
     const raw = Buffer.from(invocation.rawInput.trim(), "utf8");
     const entry = decodeLine(0, raw);
     const request = entry.request;
+    const bridge = request ? await this.attachedFor(invocation, request.id) : this.sessions.get(invocation.agent.id);
     if (!bridge || !bridge.attached)
       return { kind: "error", text: JSON.stringify({ error: "this session has no bridge (its session directory is not known yet)" }) };
     if (!request) return { kind: "error", text: JSON.stringify({ error: entry.error ?? "not a control request" }) };
@@ -2199,7 +2214,7 @@ class Bridge {
     let data;
     try {
       if (entry.error) throw new Rejected(entry.error);
-      const detail = await HANDLERS[request.op](this, bridge, request.args, request);
+      const detail = await HANDLERS[request.op](bridge.plugin, bridge, request.args, request);
       data = bridge.claim(request, "applied", undefined, detail);
     } catch (err) {
       const error = err instanceof Rejected ? err.message : `${request.op} failed: ${reasonOf(err)}`;
@@ -2209,6 +2224,27 @@ class Bridge {
     if (data === undefined) return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id was already answered" }) };
     bridge.settle(data);
     return { kind: data.outcome === "applied" ? "success" : "error", text: JSON.stringify(data) };
+  }
+
+  // The session's bridge in the instance that answers, once that one has attached the session: a td command can reach
+  // a reload's new instance before its poll attached it, and waits for the attach (up to ATTACH_WAIT_MS, or until
+  // the command is cancelled) rather than being refused while its request is in the inbox, which would then never
+  // run. Undefined when none attached it in that time.
+  async attachedFor(invocation, id) {
+    const agentId = invocation.agent.id;
+    const awaiting = perSession(AWAITING, agentId, () => new Map());
+    awaiting.set(invocation.commandId, id);
+    try {
+      const deadline = Date.now() + ATTACH_WAIT_MS;
+      for (;;) {
+        const bridge = current()?.sessions.get(agentId);
+        if (bridge?.attached) return bridge;
+        if (invocation.signal?.aborted || Date.now() >= deadline) return undefined;
+        await sleep(POLL_MS);
+      }
+    } finally {
+      awaiting.delete(invocation.commandId);
+    }
   }
 
   dispose() {

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from core.control.host_state import LIVE_STATES, read_host_state
@@ -240,4 +241,37 @@ def test_a_message_running_across_a_reload_is_answered_once_by_the_instance_that
         if e["type"] == "user/message" and "across the reload" in json.dumps(e["data"])
     ]
     assert len(said) == 1, said
+    _no_replays(d, sent=2)
+
+
+def test_a_td_command_that_reaches_a_reload_s_new_instance_before_it_attached_runs_once_it_has(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A ``td`` command given by hand for a request the inbox holds too reaches the reload's new instance while it
+    has not attached the session yet (``TAPEDECK_BRIDGE_HOLD_ATTACH`` holds it there): the command waits for the
+    attach and runs the request then, once, and the inbox's line of it leaves the run to that command. It was
+    answered 'no bridge', and its ``command/run`` in the log counted as a run, so the line never ran either and the
+    request stayed without an outcome."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_attach(world)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Reloaded mid-turn: steps=30 sleep=1")
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "running", 60, "the bridge running")
+        hold.touch()
+        _reload_until_held(world, hold, 2, 1)
+        request = send(d, "checkpoint", {"objective": "given before the attach"})
+        with ThreadPoolExecutor(1) as pool:
+            given = pool.submit(web.command, sid, "/td " + json.dumps(request))
+            wait_for(
+                lambda: [run for run, _ in td_runs(log_events(d)) if run["request"]["id"] == request["id"]],
+                60,
+                "the td command in the log",
+            )
+            hold.unlink()
+            done = final_outcome(d, request["id"])
+            answer = given.result(timeout=60)
+        assert (done["outcome"], done["detail"]["objective"]) == ("applied", "given before the attach"), done
+        assert answer["result"]["kind"] == "success" and json.loads(answer["result"]["text"]) == done, answer
+        later = send(d, "checkpoint")  # answered after the line: a second run of the request would be logged
+        assert final_outcome(d, later["id"])["detail"]["markId"] == 2
     _no_replays(d, sent=2)
