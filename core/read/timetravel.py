@@ -159,26 +159,38 @@ class TurnIndex:
         self._position: dict[int, int] = {}  # turn number -> its index in ``_numbers``
         self._turns: dict[int, _Steps] = {}
         self._overlaps: set[int] = set()  # positions p where turn p does not end before turn p + 1 starts
+        self._steps = 0  # the steps indexed, in every turn
+        self._counts: list[int] = []  # the session's count of each of TURN_EVENTS when last taken in
 
     def extend(self, session: Session, start: int) -> None:
         """Take in the turns and steps that the events from seq ``start`` on started, ended or replaced."""
+        counts = [session.counts.get(etype, 0) for etype in TURN_EVENTS]
+        if counts == self._counts:
+            return  # none of them came: no turn or step changed
+        self._counts = counts
         turns = session.turns
         added = list(islice(reversed(turns), len(turns) - len(self._numbers)))  # new numbers: the dict's last
-        touched = set(added)
         for number in reversed(added):
             self._position[number] = len(self._numbers)
             self._numbers.append(number)
             self._starts.append(turns[number].start_seq)
-        events = session.events
-        for seq in session.seqs_of(TURN_EVENTS, start):
-            data = events[seq].get("data")
-            number = data.get("turn") if isinstance(data, dict) else None
-            if isinstance(number, int) and number in turns:
-                touched.add(number)
+        touched = set(added)
+        # more events came than there are turns and steps: looking at every turn costs less than reading them
+        if session.next_seq - start > len(turns) + self._steps:
+            touched.update(turns)
+        else:
+            events = session.events
+            for seq in session.seqs_of(TURN_EVENTS, start):
+                data = events[seq].get("data")
+                number = data.get("turn") if isinstance(data, dict) else None
+                if isinstance(number, int) and number in turns:
+                    touched.add(number)
         for number in touched:
             turn = turns[number]
             self._starts[self._position[number]] = turn.start_seq
             steps = list(turn.steps.values())
+            before = self._turns.get(number)
+            self._steps += len(steps) - (len(before.steps) if before is not None else 0)
             starts = [step.start_seq for step in steps]
             self._turns[number] = _Steps(turn, list(turn.steps), steps, starts, _in_order(steps))
         last = len(self._numbers) - 1
