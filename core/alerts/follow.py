@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from core.alerts.actions import send_action
 from core.alerts.engine import STATE_CAUSES, Alert, AlertEngine
@@ -89,6 +89,9 @@ def _key(alert: Alert) -> tuple[str, str, int]:
     return alert.session, alert.cause, alert.seq
 
 
+_Name = TypeVar("_Name")  # a name of a log: a local path, or one on another machine (``FileNames.first``)
+
+
 class FileNames:
     """The one name a log file is watched under when the targets reach it by several (a root given relative and
     absolute, or through a symbolic link, a log given beside its root): the first one listed, so that one file is one
@@ -105,10 +108,15 @@ class FileNames:
             real = self._real[key] = os.path.realpath(log)
         return real
 
-    def first(self, logs: Iterable[Path], seen: set[str]) -> list[Path]:
+    def first(self, logs: Iterable[_Name], seen: set[str],
+              look_up: Callable[[list[_Name]], list[str]] | None = None) -> list[_Name]:  # fmt: skip
         """``logs`` but those naming a file that an earlier one of them, or a real path in ``seen``, names (``seen``
-        takes the files of those kept)."""
-        kept: list[Path] = []
+        takes the files of those kept). ``look_up`` gives the real paths of the names not looked up yet, all at once
+        (another machine's logs: one round trip); without it, each is looked up here."""
+        logs = list(logs)
+        if look_up is not None and (new := [log for log in logs if str(log) not in self._real]):
+            self._real.update(zip(map(str, new), look_up(new), strict=True))
+        kept: list[_Name] = []
         for log in logs:
             real = self.real(log)
             if real not in seen:

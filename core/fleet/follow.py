@@ -16,6 +16,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,13 @@ from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
 from core.remote.inbox import append_remote_request
 from core.remote.link import HostKeyRefused, SshLink, Unreachable, link_for
-from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_refs
+from core.remote.sessions import (
+    remote_host_state,
+    remote_host_states,
+    remote_logs,
+    remote_real_paths,
+    remote_refs,
+)
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
@@ -314,6 +321,7 @@ class Fleet:
         self._regroup = False  # a session went: the order is made again at the next ``rows``
         self.retitled = Retitled()  # the watches whose session's title a poll changed
         self.names = FileNames()  # a local log reached by several names is watched under the first
+        self.remote_names = FileNames()  # a remote one too (the far side's real paths, ``host:PATH``)
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
@@ -324,11 +332,15 @@ class Fleet:
         skipped: list[SkipNote] = []
         listed: set[str] = set()  # every log found under the targets that answered
         silent: set[str] = set()  # the machines a target of which did not answer
-        seen: set[str] = set()  # the real paths of the local logs listed
+        seen: set[str] = set()  # the real paths of the logs listed (a remote one's as ``host:PATH``)
         for target in self.targets:
             try:
                 if isinstance(target, RemoteTarget):
-                    found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target, skipped))
+                    link = self.link(target)
+                    there = remote_logs(link, target, skipped)
+                    found: list[Path | RemoteTarget] = list(
+                        self.remote_names.first(there, seen, partial(remote_real_paths, link))
+                    )
                 else:
                     root = is_sessions_root(target)
                     logs = session_logs(target, skipped) if root else [resolve_log_path(target)]

@@ -106,6 +106,16 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[SkipNote] | N
     return _dir_logs(link, listings, skipped)
 
 
+def remote_real_paths(link: SshLink, logs: Sequence[RemoteTarget]) -> list[str]:
+    """The real path of each log on ``link``'s machine, as ``host:PATH`` with every link resolved by the far side
+    (its own name where the server resolves none), all in one round trip: what tells two names of one file there
+    from two files (``core.alerts.follow.FileNames``)."""
+    found = link.realpaths([log.path for log in logs])
+    return [
+        str(log.at(real)) if real is not None else str(log) for log, real in zip(logs, found, strict=True)
+    ]
+
+
 def _listed(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]], kind: str,
             skipped: list[SkipNote] | None = None) -> list[RemoteTarget]:  # fmt: skip
     """The entries of ``kind`` (``dir``, ``file``) listed in each directory of ``listings``, in their order, a
