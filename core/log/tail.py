@@ -158,7 +158,7 @@ class Tailer:
     def _started(self) -> bool:
         """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet. An offset
         inside a line (the end taken while a writer's line was not all on disk) goes on from the next line: that one
-        began before."""
+        began before, and the bytes read past its end are the ones decoded, not read again."""
         assert self._start is not None
         offset, header = self._start
         st = self._stat()
@@ -172,11 +172,13 @@ class Tailer:
         data = self._read_at(offset - back, min(READ_CHUNK, st.size - offset) + back)
         if back and data[:1] != b"\n":
             end = data.find(b"\n")
-            if end < 0:
+            if end < 0:  # the next poll goes on looking after the bytes read (the last of them read again)
+                self._start = (max(offset, offset - back + len(data)), header)
                 return False
-            self._start = (offset - back + end + 1, header)
-            return self._started()
-        data = data[back:]
+            offset, data = offset - back + end + 1, data[end + 1 :]
+            self._start = (offset, header)
+        else:
+            data = data[back:]
         end = data.find(b"\n")
         if end < 0:
             return False

@@ -146,21 +146,25 @@ class RemoteTailer(Tailer):
         return self._differs(TAIL_CHECK, 0)
 
     def _differs(self, k: int, new: int) -> bool:
-        """Read the last ``k`` consumed bytes and ``new`` bytes after them, with the head's bytes, in one round
+        """Read the last ``k`` consumed bytes and the ``new`` bytes after them, with the head's bytes, in one round
         trip; True when the consumed bytes or the head changed (False when the server refuses the read). The new
-        bytes are kept for ``_chunks``."""
+        bytes are kept for ``_chunks``; those it holds already (read where a follow from a point started) are not
+        read again."""
         k = min(k, len(self._tail))
         a, b = self._head_window()
+        held = len(self._early)
+        ranges = [(self._offset - k, k + (0 if held else new)), (a, b - a)]
+        if held and new > held:
+            ranges.append((self._offset + held, new - held))
         try:
-            read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)], self._unlinked,
-                                               self._known)  # fmt: skip
+            read, head, *more = self.link.read_ranges(self.target.path, ranges, self._unlinked, self._known)
         except Unreachable:
             raise
         except TapedeckError:  # the server refused the read: the read that follows reports it, as a local one's
             return False
         if head != self._head[a:b] or read[:k] != self._tail[len(self._tail) - k :]:
             return True
-        self._early = read[k:]
+        self._early = self._early + b"".join(more) if held else read[k:]
         return False
 
     def _head_window(self) -> tuple[int, int]:
