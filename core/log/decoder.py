@@ -325,7 +325,8 @@ class LogDecoder:
             offset, pending = self._frames.pending_offset, self._frames.pending
             from core.log.frames import recovered_frame
 
-            recovered, n_lines = recovered_frame(self._frames.pending_bytes(), offset)
+            # the held-back bytes themselves: a torn frame of hundreds of MB (``zstd FILE`` cut short) is not copied
+            recovered, n_lines = recovered_frame(self._frames.pending_buffer, offset)
             out.diagnostics.append(
                 Diagnostic(
                     "torn-frame",

@@ -218,7 +218,7 @@ def _checked(frame: bytes | bytearray) -> bytes | None:
     return None if more else first
 
 
-def recovered_frame(torn: bytes, offset: int) -> tuple[DecodedFrame, int]:
+def recovered_frame(torn: bytes | bytearray, offset: int) -> tuple[DecodedFrame, int]:
     """The incomplete (torn) frame ``torn`` at file ``offset`` as a frame whose ``pieces`` are the complete lines
     ``recover_lines`` gives (decoded again a ``WINDOW`` at a time when they are more than one window), and how
     many lines those are."""
@@ -281,6 +281,12 @@ class FrameStream:
     def pending_bytes(self) -> bytes:
         """A copy of the held-back bytes of the incomplete final frame."""
         return bytes(self._buf)
+
+    @property
+    def pending_buffer(self) -> bytearray:
+        """The held-back bytes of the incomplete final frame themselves, not a copy: read before the next feed, which
+        changes them."""
+        return self._buf
 
     def feed(self, data: bytes) -> list[DecodedFrame]:
         """Add bytes; return every frame that is now complete, in order."""

@@ -3,17 +3,24 @@ what it adds, not what the incomplete frame it extends already holds."""
 
 from __future__ import annotations
 
+import base64
+import random
 import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+import orjson
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pytest import MonkeyPatch
 
 from core.log import frames
+from core.log.decoder import Consumer, DecodeBatch, LogDecoder
 from core.log.frames import DecodedFrame, FrameStream
+from tests.conftest import allocated_peak
+from tests.log.helpers import HEADER, number, user
 
 
 def blocky_frame(parts: list[bytes], checksum: bool = True) -> bytes:
@@ -104,3 +111,27 @@ def test_a_feed_walks_only_the_blocks_it_brings() -> None:
     assert max(work[-20:]) <= 4 * max(work[:20]), (
         f"lines run by the first feeds {work[:20]}, by the last {work[-20:]}"
     )
+
+
+def test_a_torn_final_frame_is_recovered_from_where_it_is_held_not_from_a_copy(
+    monkeypatch: MonkeyPatch,
+) -> None:
+    """The decoder's ``finish`` handed the incomplete final frame to its recovery as a copy of the held-back bytes:
+    a log written as one frame and cut short (``zstd FILE`` under way) was held twice while its lines were read."""
+    monkeypatch.setattr(frames, "WINDOW", 256 << 10)  # the decoded side small beside the compressed one
+    events = number([user(base64.b64encode(random.Random(k).randbytes(48_000)).decode()) for k in range(100)])
+    compressor = zstandard.ZstdCompressor(level=1, write_checksum=True)
+    body = compressor.compress(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    blob = compressor.compress(orjson.dumps(HEADER) + b"\n") + body[: len(body) - 100]
+    seqs: list[int] = []
+    decoder = LogDecoder("t", True, consumer=Consumer(event=lambda event: seqs.append(event["seq"])))
+    decoder.feed(blob)
+    held = len(body) - 100
+    done: list[DecodeBatch] = []
+    peak = allocated_peak(lambda: done.append(decoder.finish()))
+    (torn,) = done[0].diagnostics
+    assert torn.code == "torn-frame" and torn.message.endswith(f"recovered {len(seqs)} complete line(s)"), (
+        torn
+    )
+    assert seqs == list(range(len(seqs))) and len(seqs) > 90
+    assert peak < held // 2, f"finish held {peak:,} bytes at its peak for a torn frame of {held:,}"
