@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from itertools import islice
 from typing import Any
@@ -177,29 +177,41 @@ _MEMBER_END = b"\n      }\n    }\n  }"  # after its delta, the last value of its
 _INT64 = (-(1 << 63), (1 << 64) - 1)  # the integers orjson writes
 
 
-def row_members(row: PackedRow) -> bytes | memoryview:
-    """The members of ``row`` as ``dumps_indented(row.events())`` writes them between its brackets, made from the
-    row: its first member's event dumped for what every member shares, then each member's seq, time and delta put
-    in (no event built per member). A row orjson would not write as it is (a delta with surrogates, a time past
-    64 bits) is dumped event by event."""
+# a packed row's members rendered at a time: a row of a million members is never held rendered whole
+ROW_MEMBERS = 1 << 14
+
+
+def row_members(row: PackedRow) -> Iterator[bytes | memoryview]:
+    """The members of ``row`` as ``dumps_indented(row.events())`` writes them between its brackets, in pieces of
+    ``ROW_MEMBERS`` members (to be joined by commas), made from the row: a piece's first member's event dumped for
+    what every member shares, then each member's seq, time and delta put in (no event built per member). A piece
+    orjson would not write so (a delta with surrogates, a time past 64 bits) is dumped event by event."""
     _, _, deltas = row.deltas()
     times = row.times()
-    seq0 = row.seq0
-    try:
-        dumped = [*map(orjson.dumps, deltas)]  # each delta as JSON text: a string is the same at any indent
-    except orjson.JSONEncodeError:
-        dumped = []
-    if dumped and _INT64[0] <= min(times) and max(times) <= _INT64[1] and seq0 + row.count <= _INT64[1]:
-        first = dumps_indented([row.event(0)])
-        head = b"%s%d%s%d" % (_MEMBER_SEQ, seq0, _MEMBER_TIME, times[0])
-        tail = inert(dumped[0]) + _MEMBER_END
-        shared = first[len(head) + 1 : len(first) - 2 - len(tail)]  # what lies between the time and the delta
-        if first[1 : len(head) + 1] == head and first.endswith(tail + b"\n]"):
-            between = shared.replace(b"%", b"%%")
-            form = b"%s%%d%s%%d%s%%s%s" % (_MEMBER_SEQ, _MEMBER_TIME, between, _MEMBER_END)
-            members = zip(range(seq0, seq0 + row.count), times, dumped, strict=True)
-            return inert(b",".join([form % member for member in members]))
-    data = dumps_indented(row.events())
+    for start in range(0, row.count, ROW_MEMBERS):
+        stop = min(start + ROW_MEMBERS, row.count)
+        yield _members(row, deltas[start:stop], times[start:stop], row.seq0 + start)
+
+
+def _members(row: PackedRow, deltas: list[str], times: list[int], seq0: int) -> bytes | memoryview:
+    """``row_members``' piece of the members ``deltas`` and ``times`` from ``seq0`` on."""
+    k = seq0 - row.seq0
+    if _INT64[0] <= min(times) and max(times) <= _INT64[1] and seq0 + len(deltas) <= _INT64[1]:
+        try:
+            first = dumps_indented([row.event(k)])
+            head = b"%s%d%s%d" % (_MEMBER_SEQ, seq0, _MEMBER_TIME, times[0])
+            # a string is the same JSON text at any indent
+            tail = inert(orjson.dumps(deltas[0])) + _MEMBER_END
+            shared = first[len(head) + 1 : len(first) - 2 - len(tail)]  # what lies between the time and the delta
+            if first[1 : len(head) + 1] == head and first.endswith(tail + b"\n]"):
+                between = shared.replace(b"%", b"%%")
+                form = b"%s%%d%s%%d%s%%s%s" % (_MEMBER_SEQ, _MEMBER_TIME, between, _MEMBER_END)
+                # each delta's dump let go once put in (orjson hands out each in a buffer of some KiB)
+                members = zip(range(seq0, seq0 + len(deltas)), times, map(orjson.dumps, deltas), strict=True)
+                return inert(b",".join([form % member for member in members]))
+        except orjson.JSONEncodeError:
+            pass
+    data = dumps_indented([row.event(j) for j in range(k, k + len(deltas))])
     return memoryview(data)[1 : len(data) - 2]
 
 
@@ -223,8 +235,11 @@ class JsonList:
             self.count += len(items)
 
     def extend_row(self, row: PackedRow) -> None:
-        """``extend(row.events())``, written from the row (``row_members``)."""
-        write_bytes(b"," if self.count else b"[", row_members(row))
+        """``extend(row.events())``, written from the row a piece at a time (``row_members``)."""
+        before = b"," if self.count else b"["
+        for piece in row_members(row):
+            write_bytes(before, piece)
+            before = b","
         self.count += row.count
 
     def close(self) -> None:

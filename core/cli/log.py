@@ -25,6 +25,7 @@ from core.cli.args import (
     whole,
 )
 from core.cli.common import (
+    ROW_MEMBERS,
     RULE_SECTIONS,
     JsonList,
     column,
@@ -301,16 +302,19 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             out.extend_row(row)
             return
         head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
-        seq0 = row.seq0
-        lines = [f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(row_summaries(row, 100))]
-        while seq0 + len(lines) > wider_from:  # its seqs reach a digit more: its lines spooled up to there
-            spool.write("".join(lines[: wider_from - seq0]).encode())
-            del lines[: wider_from - seq0]
-            seq0 = wider_from
-            widen(seq0)
-        block = "".join(lines)
-        del lines  # let go before the text is encoded
-        spool.write(block.encode())
+        for start in range(0, row.count, ROW_MEMBERS):  # a row of a million: never all of it rendered at once
+            seq0 = row.seq0 + start
+            summaries = row_summaries(row, 100, start, start + ROW_MEMBERS)
+            lines = [f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(summaries)]
+            del summaries
+            while seq0 + len(lines) > wider_from:  # its seqs reach a digit more: its lines spooled up to there
+                spool.write("".join(lines[: wider_from - seq0]).encode())
+                del lines[: wider_from - seq0]
+                seq0 = wider_from
+                widen(seq0)
+            block = "".join(lines)
+            del lines  # let go before the text is encoded
+            spool.write(block.encode())
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:

@@ -187,8 +187,9 @@ def _delta_head(ctype: str, name: Any) -> str:
     return f"tool-call-delta {name or ''} " if ctype == "tool-call-delta" else f"{ctype} "
 
 
-def row_summaries(row: PackedRow, limit: int = 120) -> list[str]:
-    """``summarize(row.event(k), limit)`` for every member ``k`` of a packed chunk row, without building its events.
+def row_summaries(row: PackedRow, limit: int = 120, start: int = 0, stop: int | None = None) -> list[str]:
+    """``summarize(row.event(k), limit)`` for every member ``k`` of a packed chunk row (from ``start`` to ``stop``:
+    all by default), without building its events.
 
     A member's summary is a head and its delta's ``repr``, which holds no control character and no whitespace but
     the space (``repr`` escapes every unprintable character, and the space is the one printable whitespace): with
@@ -196,6 +197,8 @@ def row_summaries(row: PackedRow, limit: int = 120) -> list[str]:
     spaces in a row is only cut here.
     """
     ctype, name, deltas = row.deltas()
+    if start or stop is not None:
+        deltas = deltas[start:stop]
     head = _delta_head(ctype, name)
     if not (head.isprintable() and head == " ".join(head.split()) + " "):  # a tool name with controls or spaces
         return [one_line(f"{head}{delta!r}", limit) for delta in deltas]
