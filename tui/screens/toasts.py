@@ -90,9 +90,14 @@ def newest_height(rack: Widget) -> int:
                  if holder.children), 0)  # fmt: skip
 
 
+def labels_height(table: DataTable[Any]) -> int:
+    """The lines ``table``'s column labels take (none when it hides them)."""
+    return table.header_height if table.show_header else 0
+
+
 def rows_of(table: DataTable[Any]) -> Region:
     """Where ``table``'s rows are drawn: its region under its column labels."""
-    edge = table.region.y + table.header_height
+    edge = table.region.y + labels_height(table)
     return Region(table.region.x, edge, table.region.width, max(table.region.bottom - edge, 0))
 
 
@@ -112,7 +117,7 @@ def newest_fits(screen: Screen[object], rows: int) -> bool:
 def blank_rows(table: DataTable[Any]) -> Region:
     """The rows of ``table`` under its last row that it leaves blank (none when its rows fill it)."""
     rows = rows_of(table)
-    last = table.region.y + max(table.header_height, table.virtual_size.height - round(table.scroll_y))
+    last = table.region.y + max(labels_height(table), table.virtual_size.height - round(table.scroll_y))
     edge = min(last, rows.bottom)
     return Region(rows.x, edge, rows.width, rows.bottom - edge)
 
@@ -141,11 +146,13 @@ def stack_over_rows(screen: Screen[object], tables: list[DataTable[Any]]) -> Non
 def cursor_row(table: DataTable[Any]) -> Region:
     """Where ``table``'s cursor row is drawn, the part of it in sight (empty: no row cursor, or its row is out of
     sight)."""
-    if table.cursor_type != "row" or not table.row_count:
+    if table.cursor_type != "row" or not table.is_valid_row_index(table.cursor_row):
         return Region()
-    row = table._get_row_region(table.cursor_row)  # Textual's: its place in the content, the labels above it
-    y = table.region.y + row.y - round(table.scroll_y)
-    return Region(table.region.x, y, table.region.width, row.height).intersection(rows_of(table))
+    rows = table.ordered_rows  # in the content: the labels (when shown), then each row above the cursor's
+    above = labels_height(table) + sum(row.height for row in rows[: table.cursor_row])
+    drawn = Region(table.region.x, table.region.y + above - round(table.scroll_y), table.region.width,
+                   rows[table.cursor_row].height)  # fmt: skip
+    return drawn.intersection(rows_of(table))
 
 
 def stack_clear_of(screen: Screen[object], row: Region, bands: list[tuple[Region, bool]]) -> None:
