@@ -173,7 +173,7 @@ async def test_the_tui_opened_on_a_real_dsh_session_directory_shows_the_bridge_o
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"probe", "enter")
         await until(pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"])
-        assert "objective=probe" in requests_for(app.live).items()[0].reason
+        assert requests_for(app.live).items()[0].reason.endswith(": probe")  # the objective, after the mark
 
 
 def test_an_alert_of_a_real_dsh_session_names_it_by_more_than_its_id_prefix(

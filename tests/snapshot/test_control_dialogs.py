@@ -114,7 +114,7 @@ def test_a_request_whose_host_exited_shows_cancelled_with_the_reason(
         app = pilot.app
         await _keys("P")(pilot)  # type: ignore[misc]
         await until(pilot, lambda: inbox.exists() and inbox.read_bytes().count(b"\n") == 1)
-        await until(pilot, lambda: any(n.message == "Sent: pause." for n in app._notifications))
+        await until(pilot, lambda: any(n.message == "The pause was sent." for n in app._notifications))
         app.clear_notifications()
         write_state(path, "exited", os.getpid(), EXITED)
         release_hosts()  # the host is gone before it answered

@@ -35,6 +35,7 @@ from tui.widgets.detail import describe
 from tui.widgets.header import SessionHeader
 
 SIZE = (150, 40)
+HOLDS = "The agent holds before its next model or tool call."  # the toast of a pause applied
 pytestmark = pytest.mark.anyio
 
 
@@ -91,7 +92,7 @@ async def test_an_applied_request_without_a_reason_is_toasted_without_an_empty_o
         pause = await _pause_requested(pilot, app, path)
         _append(path, outcome_event(pause, "applied"))
         await until(pilot, lambda: any(n.title == "Applied" for n in app._notifications))
-        assert [n.message for n in app._notifications if n.title == "Applied"] == ["Pause."]
+        assert [n.message for n in app._notifications if n.title == "Applied"] == [HOLDS]
         assert [n.timeout for n in app._notifications if n.title == "Applied"] == [INFO_SECONDS]  # news, soon gone
 
 
@@ -254,7 +255,7 @@ async def test_a_request_whose_append_may_have_been_written_is_not_called_unsent
         assert unsure.title == "May have been sent" and "may have been written" in unsure.message, unsure
         _append(path, outcome_event(pause, "applied"))
         await until(pilot, lambda: any(n.title == "Applied" for n in app._notifications))
-        assert [n.message for n in app._notifications if n.title == "Applied"] == ["Pause."]
+        assert [n.message for n in app._notifications if n.title == "Applied"] == [HOLDS]
 
 
 async def test_p_never_sends_a_second_pause_and_the_header_says_what_the_toast_says(tmp_path: Path) -> None:
@@ -338,7 +339,7 @@ async def test_a_send_that_fails_on_an_unexpected_error_says_so(tmp_path: Path, 
     async with app.run_test(size=SIZE) as pilot:
         await _running(pilot, app)
         await pilot.press("P")
-        said = "Pause: an unexpected error (ValueError: a bug in send); look at the inbox"  # as every worker words it
+        said = "The pause was not sent: an unexpected error (ValueError: a bug in send); look at the inbox"
         await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
         assert app.live is not None and [i.state for i in requests_for(app.live).items()] == [NOT_SENT]
 

@@ -17,13 +17,14 @@ from textual.app import App
 from textual.binding import Binding
 
 from core.control.host_state import KIND_DSH, exited_at
+from core.control.inbox import APPLIED, CANCELLED, EXPIRED, PENDING, REJECTED
 from core.control.once import WAITING, held_back
 from core.shared.errors import TapedeckError
 from tui.failures import unexpected
 from tui.keymap import key_of
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
-from tui.screens.policy_screen import FINAL, NOT_SENT, UNANSWERED, TrackedRequest, requests_for
+from tui.screens.policy_screen import FINAL, NOT_SENT, UNANSWERED, UNSURE, TrackedRequest, requests_for
 from tui.screens.toasts import sentence, toast_seconds
 
 HOST_POLL_SECONDS = 0.5
@@ -61,6 +62,28 @@ def what_stop_does(kind: object) -> str:
                 "your reason. DSH keeps running: a message starts the next turn.")  # fmt: skip
     return ("The host interrupts the model call in flight and any running tool, ends the turn as aborted and exits. "
             "`tapedeck run --resume` can continue the session later.")  # fmt: skip
+
+
+# what became of a request, after the phrase of what it asked (``TrackedRequest.asked``); the reason follows
+FATES = {
+    PENDING: "waits",
+    REJECTED: "was refused",
+    CANCELLED: "was cancelled",
+    EXPIRED: "expired before it was applied",
+    NOT_SENT: "was not sent",
+    UNSURE: "may have been sent",
+}
+
+
+def outcome_said(item: TrackedRequest) -> str:
+    """The toast of what became of ``item``, a sentence in the operator's terms: what applying it did
+    (``slice.fold.pinSteps set to 2 (was 0).``), else what it asked and its fate, with the host's reason
+    (``The change of x to 2 was refused: …``)."""
+    if item.state == APPLIED:
+        return sentence(item.reason or f"{item.asked} was applied")
+    fate = FATES.get(item.state)
+    said = f"{item.asked} {fate}" if fate else f"whether {item.asked} took effect is not known"  # unknown
+    return sentence(f"{said}: {item.reason}" if item.reason else said)
 
 
 def first_run_hint(app: App[Any]) -> str:
@@ -191,7 +214,7 @@ class ControlActions:
         if self.live is None:
             return
         requests = requests_for(self.live)
-        item = requests.add(op, label)
+        item = requests.add(op, label, args)
         self._show_outcomes(requests.items())
         self._send_control(item, op, args)
 
@@ -202,22 +225,23 @@ class ControlActions:
         try:
             request = live.send(op, args)
             requests.sent(item, str(request["id"]))
-            self.call_from_thread(self.notify, sentence(f"sent: {item.label}"), timeout=3)  # type: ignore[attr-defined]
+            self.call_from_thread(self.notify, sentence(f"{item.asked} was sent"), timeout=3)  # type: ignore[attr-defined]
         except (TapedeckError, OSError) as exc:
-            if requests.send_failed(item, exc).state == NOT_SENT:
+            failed = requests.send_failed(item, exc)
+            if failed.state == NOT_SENT:
                 self._announced.add(item.number)
                 title, severity = "Not sent", "error"
             else:  # it may have been written: its outcome, if one comes, is announced as any other
                 title, severity = "May have been sent", "warning"
             self.call_from_thread(  # type: ignore[attr-defined]
-                self.notify, sentence(f"{item.label}: {exc}"), title=title, severity=severity, timeout=8
+                self.notify, outcome_said(failed), title=title, severity=severity, timeout=8
             )
         except Exception as exc:  # noqa: BLE001 - a bug: told, and the request not left 'sending' for good
-            said = f"{unexpected(exc)}; look at the inbox before sending it again"
-            requests.failed(item, said)
+            requests.failed(item, f"{unexpected(exc)}; look at the inbox before sending it again")
             self._announced.add(item.number)
+            said = outcome_said(requests.items()[item.number - 1])
             self.call_from_thread(  # type: ignore[attr-defined]
-                self.notify, sentence(f"{item.label}: {said}"), title="Send failed", severity="error", timeout=toast_seconds("error")
+                self.notify, said, title="Send failed", severity="error", timeout=toast_seconds("error")
             )
         self.call_from_thread(self._show_outcomes, requests.items())  # type: ignore[attr-defined]
 
@@ -285,9 +309,8 @@ class ControlActions:
         if self.control_dialog is not None:  # it says at once what sending it would say
             self.control_dialog.warn(None if refused is None else f"As things stand nothing is sent: {refused}")
         for item in fresh:
-            severity = "information" if item.state == "applied" else "warning"
-            said = sentence(f"{item.label}: {item.reason}" if item.reason else item.label)
-            self.notify(said, title=item.state.capitalize(), severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
+            severity = "information" if item.state == APPLIED else "warning"
+            self.notify(outcome_said(item), title=item.state.capitalize(), severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
         if items is not None:
             self._show_outcomes(items)
         if changed:

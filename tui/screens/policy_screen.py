@@ -82,6 +82,7 @@ class TrackedRequest:
     number: int
     op: str
     label: str
+    args: Mapping[str, Any] | None = None  # the request's arguments, as sent
     request_id: str | None = None
     outcome: Mapping[str, Any] | None = None
     failure: str | None = None
@@ -124,10 +125,116 @@ class TrackedRequest:
                 return "acknowledged; the host applies it before its next model call"
             return "waiting for the host"
         assert self.outcome is not None
-        if self.state == APPLIED and self.op == "rewind":
-            return rewind_outcome(self.outcome.get("detail"))
-        key = "detail" if self.state == APPLIED else "error"
-        return describe(self.outcome.get(key))
+        if self.state == APPLIED:
+            return applied_words(self.op, self.outcome.get("detail"))
+        return describe(self.outcome.get("error"))
+
+    @property
+    def asked(self) -> str:
+        """What the request asks, as the noun phrase a sentence about its fate starts with: ``the change of
+        slice.fold.pinSteps to 2``, ``the rewind to checkpoint 3``, ``your message``."""
+        args = self.args or {}
+        if self.op == "config.set" and "key" in args:
+            return f"the change of {printable(str(args['key']))} to {said_value(args.get('value'))}"
+        if self.op == "rewind" and args.get("markId") is not None:
+            return f"the rewind to checkpoint {args['markId']}"
+        if self.op == "expand" and "seq" in args:
+            return f"the expansion of seq {args['seq']}"
+        return ASKED.get(self.op, f"the {printable(self.op)} request")
+
+
+ASKED = {  # what a request of each op asks, when its arguments add nothing to say
+    "checkpoint": "the checkpoint",
+    "rewind": "the rewind to the newest checkpoint",
+    "pause": "the pause",
+    "resume": "the resume",
+    "stop": "the stop",
+    "message": "your message",
+}
+VALUE_CELLS = 40  # a config value an outcome names is cut to these cells, the cut marked
+# where a config.set the DSH bridge applied takes effect (its detail's ``applies``), in our words
+BRIDGE_APPLIES = {
+    "next request of this session": "from the session's next request",
+    "DSH setting (live)": "live in DSH",
+}
+
+
+def said_value(value: Any) -> str:
+    """A config value as an outcome names it: its JSON (``2``, ``"deepseek-chat"``), or ``unset``."""
+    return "unset" if value is None else cut(printable(js_json(value)), VALUE_CELLS)
+
+
+def applied_words(op: str, detail: Any) -> str:
+    """What applying an ``op`` request did, in words, from its outcome's detail as our host or the DSH bridge gives
+    it: ``slice.fold.pinSteps set to 2 (was 0)``, ``checkpoint 3 placed at seq 120``; the host's own words when
+    the detail is text, "" when it says nothing these words know (an op of no known words, a detail of no known
+    shape)."""
+    if isinstance(detail, str):
+        return detail
+    words = _APPLIED.get(op)
+    return words(detail if isinstance(detail, Mapping) else {}) if words is not None else ""
+
+
+def _config_set(detail: Mapping[str, Any]) -> str:
+    if "key" not in detail:
+        return ""
+    key = printable(str(detail["key"]))
+    if "new" in detail:  # our host: the value in force now and the one before
+        return f"{key} set to {said_value(detail['new'])} (was {said_value(detail.get('old'))})"
+    value = detail.get("value")  # the DSH bridge: the value sent (null drops it) and where it applies
+    now = "back to DSH's default" if value is None else f"set to {said_value(value)}"
+    where = BRIDGE_APPLIES.get(str(detail.get("applies")), "")
+    return f"{key} {now}, {where}" if where else f"{key} {now}"
+
+
+def _checkpoint(detail: Mapping[str, Any]) -> str:
+    if detail.get("markId") is None:
+        return ""
+    at = detail.get("anchor", detail.get("seq"))  # our host's anchor, the bridge's seq
+    said = f"checkpoint {detail['markId']}" + (f" placed at seq {at}" if at is not None else " placed")
+    goal = detail.get("objective")
+    return f"{said}: {cut(printable(str(goal)), LABEL_CELLS)}" if goal else said
+
+
+def _rewind(detail: Mapping[str, Any]) -> str:
+    done = rewind_outcome(detail)
+    return f"rewound to checkpoint {detail['markId']}: {done}" if detail.get("markId") is not None else done
+
+
+def _expand(detail: Mapping[str, Any]) -> str:
+    # the bridge names the original's seq, our host the seq asked (a tool result's, or its fold's)
+    original = detail.get("original", detail.get("seq"))
+    return f"the original of seq {original} is back on the surface" if original is not None else ""
+
+
+def _message(detail: Mapping[str, Any]) -> str:
+    if "note" in detail or detail.get("kind") == "note":
+        return "your note is in the log; the model does not see it"
+    when = {"steer": "next step", "queue": "next turn"}.get(str(detail.get("mode")), detail.get("queued"))
+    return f"your message reaches the model at its {printable(str(when))}" if when else ""
+
+
+def _resume(detail: Mapping[str, Any]) -> str:
+    if detail.get("wasPaused") is False:
+        return "the agent was not paused: nothing to resume"
+    return "the agent goes on"
+
+
+def _stop(detail: Mapping[str, Any]) -> str:
+    reason = detail.get("reason")
+    return "the agent was stopped" + (f" ({cut(printable(str(reason)), LABEL_CELLS)})" if reason else "")
+
+
+_APPLIED: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "config.set": _config_set,
+    "checkpoint": _checkpoint,
+    "rewind": _rewind,
+    "expand": _expand,
+    "message": _message,
+    "pause": lambda _detail: "the agent holds before its next model or tool call",
+    "resume": _resume,
+    "stop": _stop,
+}
 
 
 def rewind_outcome(detail: Any) -> str:
@@ -178,11 +285,11 @@ class RequestLog:
         self._lock = threading.Lock()
         self._items: list[TrackedRequest] = []
 
-    def add(self, op: str, label: str) -> TrackedRequest:
-        """Record a request that is about to be written, named by ``label`` cut to ``LABEL_CELLS`` (a message or an
-        objective is the operator's text, of any length)."""
+    def add(self, op: str, label: str, args: Mapping[str, Any] | None = None) -> TrackedRequest:
+        """Record a request of ``args`` that is about to be written, named by ``label`` cut to ``LABEL_CELLS`` (a
+        message or an objective is the operator's text, of any length)."""
         with self._lock:
-            item = TrackedRequest(len(self._items) + 1, op, cut(label, LABEL_CELLS))
+            item = TrackedRequest(len(self._items) + 1, op, cut(label, LABEL_CELLS), args)
             self._items.append(item)
             return item
 
@@ -553,7 +660,7 @@ class PolicyScreen(Screen[None]):
         if self._read_only is not None:
             self.say(f"Not sent: {self._read_only}", error=True)
             return
-        item = self.requests.add(op, label)
+        item = self.requests.add(op, label, args)
         self.query_one(OutcomePanel).show(self.requests.items())
         self._send(item, op, args)
 

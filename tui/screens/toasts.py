@@ -5,6 +5,7 @@ toasts' whole timeout."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.css.query import NoMatches
@@ -25,9 +26,13 @@ def toast_seconds(severity: str) -> float:
 
 def sentence(text: str) -> str:
     """``text`` as a toast says it: a sentence, its first letter a capital and a stop at its end (one it ends with,
-    a question mark or the mark of a cut kept)."""
+    a question mark or the mark of a cut kept). A first word that is a name, written as it must be typed (a config
+    key such as ``slice.fold.pinSteps`` or ``reasoningEffort``, an op such as ``config.set``, a path), keeps its
+    letters as they are."""
     text = text.strip()
-    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!", "…")) else ".")
+    first = re.split(r"[\s:;,]", text, maxsplit=1)[0]
+    head = text[:1].upper() if first.isalpha() and first.islower() else text[:1]
+    return head + text[1:] + ("" if text.endswith((".", "?", "!", "…")) else ".")
 
 
 def toast_rack(screen: Screen[object]) -> Widget | None:
