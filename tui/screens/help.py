@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -104,23 +107,75 @@ def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
     return [e for e in seen.values() if e.scope == "everywhere" or (e.keys, e.description) not in everywhere]
 
 
-def keys_table(entries: Sequence[HelpEntry]) -> Table:
-    """The keys as a grid, one group per scope (everywhere first) with a blank line between, each scope's fixed keys
-    after those a keymap can rebind; descriptions wrap."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column(style="bold cyan", no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_row(*(Text(head, style="bold underline") for head in ("where", "keys", "does", "binding id")))
+DOES_MIN = 24  # the cells the "does" column needs beside the others; with fewer, each scope heads its own keys
+
+
+def keys_table(entries: Sequence[HelpEntry], width: int) -> RenderableType:
+    """The keys in ``width`` cells, one group per scope (everywhere first) with a blank line between, each scope's
+    fixed keys after those a keymap can rebind; descriptions wrap, and a word wider than its column breaks rather
+    than being cut. Where the scope, keys and binding id columns would leave the descriptions fewer than
+    ``DOES_MIN`` cells, each scope is a heading over its keys instead of a column beside them."""
     ordered = sorted(entries, key=lambda e: (e.scope != "everywhere", e.scope, e.fixed))
+    widest = {
+        "scope": max((cell_len(e.scope) for e in ordered), default=0),
+        "keys": max((cell_len(e.keys) for e in ordered), default=0),
+        "id": max((cell_len(e.binding_id or "fixed") for e in ordered), default=0),
+    }
+    beside = sum(max(cell_len(head), widest[column]) + 1 for column, head in SIDE_HEADS.items())
+    if width - beside >= DOES_MIN:
+        return _keys_grid(ordered, scope_column=True)
+    scopes = [list(group) for _scope, group in itertools.groupby(ordered, key=lambda e: e.scope)]
+    keys_width = max(cell_len("keys"), widest["keys"])
+    id_width = max(cell_len("binding id"), widest["id"])
+    parts: list[RenderableType] = [_keys_grid([], scope_column=False, widths=(keys_width, id_width))]
+    for n, group in enumerate(scopes):
+        heading = Text(group[0].scope, style="dim underline")
+        parts += [*([Text()] if n else []), heading, _keys_grid(group, scope_column=False, widths=(keys_width, id_width),
+                                                                heads=False)]  # fmt: skip
+    return Group(*parts)
+
+
+SIDE_HEADS = {"scope": "where", "keys": "keys", "id": "binding id"}  # the columns beside "does", by their heads
+
+
+def _keys_grid(
+    ordered: Sequence[HelpEntry],
+    *,
+    scope_column: bool,
+    widths: tuple[int, int] | None = None,
+    heads: bool = True,
+) -> Table:
+    """``ordered`` as a grid: where (``scope_column``), keys, does and binding id, the heads first (``heads``);
+    ``widths`` fixes the keys' and the ids' columns, so that the grids of several scopes line up."""
+    keys_width, id_width = widths or (None, None)
+    grid = Table.grid(padding=(0, 1), expand=widths is not None)  # each scope's grid as wide: their columns line up
+    if scope_column:
+        grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(style="bold cyan", no_wrap=True, width=keys_width)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_column(style="dim", overflow="fold", width=id_width)
+    if heads:
+        names = ("where", "keys", "does", "binding id") if scope_column else ("keys", "does", "binding id")
+        grid.add_row(*(Text(head, style="bold underline") for head in names))
     for n, entry in enumerate(ordered):
         first = n == 0 or ordered[n - 1].scope != entry.scope
         if first and n:
             grid.add_row()  # a blank line between scopes
         fixed = Text("fixed", style="italic") if entry.fixed else entry.binding_id
-        grid.add_row(entry.scope if first else "", entry.keys, entry.description, fixed)
+        cells = (entry.keys, entry.description, fixed)
+        grid.add_row(*((entry.scope if first else "",) if scope_column else ()), *cells)
     return grid
+
+
+class KeysTable:
+    """The keys as ``keys_table`` lays them out for the width the help box draws them in (it reflows on a resize)."""
+
+    def __init__(self, entries: Sequence[HelpEntry]) -> None:
+        self.entries = entries
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The keys laid out for ``options.max_width``."""
+        yield keys_table(self.entries, options.max_width)
 
 
 def legend_table(legend: Sequence[tuple[str, str]]) -> Table:
@@ -170,7 +225,7 @@ class HelpScreen(Screen[None]):
                 )
                 yield Static(legend_table(self.legend), id="help-legend")
             yield Static(Text("tapedeck keys", style="bold"), id="help-keys-title")
-            yield Static(keys_table(self.entries), id="help-keys")
+            yield Static(KeysTable(self.entries), id="help-keys")
             yield Static(notes, id="help-notes")
         yield PriorityFooter()  # how to leave, in sight wherever the box is scrolled
 
