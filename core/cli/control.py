@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_seconds, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
@@ -31,7 +30,6 @@ from core.control.inbox import (
     CANCELLED,
     CONTROL_EVENT,
     MAX_EXPIRY_SECONDS,
-    OPS,
     UNKNOWN,
     ControlError,
     append_request,
@@ -40,6 +38,7 @@ from core.control.inbox import (
     validate_request,
     withdraw_request,
 )
+from core.control.ops import DSH_OPS, OPS, ArgSpec
 from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, interrupted
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
@@ -406,15 +405,24 @@ _AS_GIVEN = {"any": "; given here as JSON where it parses (2, true, [1]), else a
 
 
 def _ops_help() -> str:
+    """The ops table of ``control --help``: each op's arguments from ``OPS``, then, from ``DSH_OPS``, the arguments a
+    DSH session's op takes that our host's does not or takes otherwise."""
     lines = ["ops and their arguments:"]
     for op, spec in OPS.items():
-        names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in spec.args) or "(none)"
-        lines.append(f"  {op:<{OP_COLUMN - 3}} {names}")
-        lines += [f"{' ' * OP_COLUMN}{s.name}: {s.description}{_AS_GIVEN.get(s.kind, '')}" for s in spec.args]
+        lines += _op_lines(op, spec.args)
     lines.append("on a DSH session (through the bridge):")
-    lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
-    lines.append(f"  config.set  key= {SUPPORTED}")
+    for op, spec in DSH_OPS.items():
+        ours = OPS[op].args if op in OPS else ()
+        if other := [s for s in spec.args if s not in ours]:
+            lines += _op_lines(op, other, "also " if all(s.name not in {o.name for o in ours} for s in other) else "")
     return "\n".join(lines)
+
+
+def _op_lines(op: str, args: Sequence[ArgSpec], lead: str = "") -> list[str]:
+    """``op``'s line of ``args`` (``lead`` before them), then a line per argument saying what it is."""
+    names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in args) or "(none)"
+    return [f"  {op:<{OP_COLUMN - 3}} {lead}{names}",
+            *(f"{' ' * OP_COLUMN}{s.name}: {s.description}{_AS_GIVEN.get(s.kind, '')}" for s in args)]  # fmt: skip
 
 
 class _ControlHelp(argparse.HelpFormatter):
