@@ -33,8 +33,12 @@ from core.shared.values import int_or_none, whole_digits
 PLUGIN_FILE = "tapedeck-bridge.mjs"
 BRIDGE_FILE = "bridge.json"
 OUTCOMES_FILE = "control.outcomes.jsonl"
-STANDBY_FILE = "bridge.standby.json"  # a second DSH process running the session, whose bridge waits to serve it
-BRIDGE_STATE_FILE = "bridge.state.json"  # what the plugin keeps across a reload (its inbox cursor, pause, marks)
+STANDBY_FILE = (
+    "bridge.standby.json"  # a second DSH process running the session, whose bridge waits to serve it
+)
+BRIDGE_STATE_FILE = (
+    "bridge.state.json"  # what the plugin keeps across a reload (its inbox cursor, pause, marks)
+)
 BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10
@@ -115,12 +119,20 @@ class BridgeInfo:
     problem: str | None
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
     dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
-    dir_id: str | None = None  # that directory's ``<machine id>:<device>:<inode>``, which requests sent to it carry
+    dir_id: str | None = (
+        None  # that directory's ``<machine id>:<device>:<inode>``, which requests sent to it carry
+    )
     moved: bool = False  # read in another directory than ``dir``, which was moved there (see ``read_bridge``)
-    brought: bool = False  # written on another machine (``dirId``), which shares the directory or it was copied from
-    in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
+    brought: bool = (
+        False  # written on another machine (``dirId``), which shares the directory or it was copied from
+    )
+    in_flight: tuple[
+        tuple[str, str | None], ...
+    ] = ()  # (id, op) of each request whose run began, no outcome yet
     paused: bool = False  # the operator's pause holds: a DSH that exits leaves the session to start held
-    pid_ns: int | None = None  # the inode of the plugin's pid namespace (None: a plugin from before it said so)
+    pid_ns: int | None = (
+        None  # the inode of the plugin's pid namespace (None: a plugin from before it said so)
+    )
 
     @property
     def stale(self) -> str | None:
@@ -128,7 +140,9 @@ class BridgeInfo:
         if self.fingerprint == packaged_fingerprint():
             return None
         what = f"{quoted(self.plugin or 'tapedeck-bridge')}, " + (  # a forged file's long strings, cut
-            f"fingerprint {quoted(self.fingerprint)}" if self.fingerprint else "from before plugins had fingerprints"
+            f"fingerprint {quoted(self.fingerprint)}"
+            if self.fingerprint
+            else "from before plugins had fingerprints"
         )
         if self.newer:
             return (
@@ -201,7 +215,11 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
 def unusable_bridge(path: str | os.PathLike[str], link: bool) -> str:
     """Why the ``bridge.json`` at ``path`` (here or on another machine) is not read: it is a symbolic ``link``, or
     it cannot be read (no regular file, or not readable)."""
-    return f"{quoted_path(path)} is a symbolic link; not followed" if link else f"{quoted_path(path)} cannot be read"
+    return (
+        f"{quoted_path(path)} is a symbolic link; not followed"
+        if link
+        else f"{quoted_path(path)} cannot be read"
+    )
 
 
 def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None]:
@@ -236,8 +254,15 @@ def placed(
     path it names is another directory now, made again since) or that path is gone, and else a copy's."""
     recorded = info.dir_id.split(":") if info.dir_id is not None else None
     own = recorded is not None and here is not None and recorded[1:] == here.split(":")
-    written_now = info.state != "exited" and heartbeat_fresh(info)  # by the machine it names, whose pids are not ours
-    if recorded is not None and machine is not None and recorded[0] != machine and not (own and same and not written_now):
+    written_now = info.state != "exited" and heartbeat_fresh(
+        info
+    )  # by the machine it names, whose pids are not ours
+    if (
+        recorded is not None
+        and machine is not None
+        and recorded[0] != machine
+        and not (own and same and not written_now)
+    ):
         return replace(info, brought=True)
     if info.dir is None or same or (own and info.pid_ns not in (None, ns)):
         return info
@@ -261,7 +286,9 @@ def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
     """The identity of the directory the bridge serving ``session_dir`` runs in (``bridge.json``'s ``dirId``), which
     a request sent there carries as ``to``; None when no bridge serves it, its plugin names none, or the file is a
     copy's (``addressed``)."""
-    info, _ = read_bridge(session_dir)  # None for a copy made on this machine: the file names another directory
+    info, _ = read_bridge(
+        session_dir
+    )  # None for a copy made on this machine: the file names another directory
     return addressed(info, this_machine())
 
 
@@ -282,7 +309,9 @@ def machine_id(contents: Iterable[bytes | None], name: bytes | None = None) -> s
 @functools.cache
 def this_machine() -> str | None:
     """This machine (``machine_id``: its id, else its network name)."""
-    return machine_id((_read_small(Path(name), 64) for name in MACHINE_ID_FILES), os.uname().nodename.encode())
+    return machine_id(
+        (_read_small(Path(name), 64) for name in MACHINE_ID_FILES), os.uname().nodename.encode()
+    )
 
 
 def addressed(info: BridgeInfo | None, machine: str | None) -> str | None:
@@ -345,7 +374,8 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             dir=_str(obj.get("dir")),
             dir_id=dir_id if dir_id is not None and len(dir_id) <= MAX_ID_CHARS else None,
             in_flight=_in_flight(obj.get("inFlight")),
-            paused=obj.get("paused") is True or state in ("pausing", "paused"),  # a plugin before the field said it
+            paused=obj.get("paused") is True
+            or state in ("pausing", "paused"),  # a plugin before the field said it
             pid_ns=_pid_ns(obj.get("pidNs")),
         ),
         None,
@@ -421,7 +451,9 @@ class PidView(NamedTuple):
 def bridge_live(info: BridgeInfo, runs: bool, view: PidView, now_ms: int | None = None) -> bool:
     """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule), read where
     pids are ``view``, where the DSH process it names ``runs`` or not (``dsh_runs``)."""
-    return info.state != "exited" and (runs or (not same_machine(info, view) and heartbeat_fresh(info, now_ms)))
+    return info.state != "exited" and (
+        runs or (not same_machine(info, view) and heartbeat_fresh(info, now_ms))
+    )
 
 
 def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> tuple[int | None, str | None]:
@@ -433,7 +465,10 @@ def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> tuple[
     try:
         raw = read_regular(path, MAX_BRIDGE_BYTES, follow=False)
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ELOOP):  # none, or a symbolic link, which a bridge's rename replaces
+        if exc.errno in (
+            errno.ENOENT,
+            errno.ELOOP,
+        ):  # none, or a symbolic link, which a bridge's rename replaces
             return None, None
         return None, standby_unknown(path, exc.errno != errno.EINVAL, exc.strerror or str(exc))
     named = parse_standby(raw, info)
@@ -497,7 +532,9 @@ def this_boot(info: BridgeInfo, view: PidView) -> bool:
 
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
-PID_NS_LINK = "/proc/self/ns/pid"  # the reader's pid namespace: its inode, or ``pid:[<inode>]`` as a link's text
+PID_NS_LINK = (
+    "/proc/self/ns/pid"  # the reader's pid namespace: its inode, or ``pid:[<inode>]`` as a link's text
+)
 
 
 def boot_id() -> str | None:
@@ -584,7 +621,9 @@ class OutcomeReader:
         self._seen: tuple[int, int] | None = None  # the size and modification time at the last read
         self._head = self._tail = b""  # what was read of the file (``core.shared.fingerprint``)
         self._pending = b""
-        self._overlong = False  # the bytes up to the next newline are the rest of a line too long to be an outcome
+        self._overlong = (
+            False  # the bytes up to the next newline are the rest of a line too long to be an outcome
+        )
 
     def read(self) -> list[dict[str, Any]]:
         """The outcomes completed since the last call (the file is read again if it was replaced or cut)."""
@@ -595,12 +634,16 @@ class OutcomeReader:
         identity, size, mtime = found
         stale = identity != self._identity or size < self._offset
         moved, self._seen = (size, mtime) != self._seen, (size, mtime)
-        if stale or (moved and self._offset > 0 and not holds(self._read_range, self._head, self._tail, self._offset)):
+        if stale or (
+            moved and self._offset > 0 and not holds(self._read_range, self._head, self._tail, self._offset)
+        ):
             self._identity, self._offset, self._pending, self._overlong = identity, 0, b"", False
             self._head = self._tail = b""
             self.outcomes.clear()
         fresh: list[dict[str, Any]] = []
-        while self._offset < size:  # a slice at a time: a huge file (forged, or a runaway plugin's) is never held
+        while (
+            self._offset < size
+        ):  # a slice at a time: a huge file (forged, or a runaway plugin's) is never held
             data = self._read_range(self._offset, min(size - self._offset, READ_SLICE))
             if not data:  # gone, or cut short since the stat
                 break

@@ -182,7 +182,9 @@ def _check_profile(profile: str) -> None:
 
 
 @contextlib.contextmanager
-def _profile_dir(home: Path, profile: str, create: bool, parts: list[str] | None = None) -> Iterator[int | None]:
+def _profile_dir(
+    home: Path, profile: str, create: bool, parts: list[str] | None = None
+) -> Iterator[int | None]:
     """A descriptor of ``home/profiles/<profile>`` (or of ``home/<parts>``) opened without following links (None:
     it does not exist)."""
     try:
@@ -199,9 +201,13 @@ def _profile_dir(home: Path, profile: str, create: bool, parts: list[str] | None
         yield None
         return
     except PermissionError:
-        raise BridgeInstallError(f"cannot open {quoted_path(home)}/profiles/{profile}: permission denied") from None
+        raise BridgeInstallError(
+            f"cannot open {quoted_path(home)}/profiles/{profile}: permission denied"
+        ) from None
     except OSError as exc:
-        raise BridgeInstallError(f"cannot open {quoted_path(home)}/profiles/{profile}: {exc.strerror or exc}") from None
+        raise BridgeInstallError(
+            f"cannot open {quoted_path(home)}/profiles/{profile}: {exc.strerror or exc}"
+        ) from None
     try:
         yield fd
     finally:
@@ -223,7 +229,9 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
     where = quoted_path(home.joinpath(*parent, top))
     with _profile_dir(home, profile, create=False, parts=parent) as parent_fd:
         if parent_fd is None:
-            raise BridgeInstallError(f"{quoted_path(home.joinpath(*parent))} went away while install ran; run it again")
+            raise BridgeInstallError(
+                f"{quoted_path(home.joinpath(*parent))} went away while install ran; run it again"
+            )
         staged = f"{STAGED}{top}.{os.getpid()}"
         try:
             os.mkdir(staged, dir_fd=parent_fd)
@@ -231,7 +239,9 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
         except OSError as exc:
             raise BridgeInstallError(f"cannot make {where}: {exc.strerror or exc}") from None
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # a directory whose lock can be taken is one a killed install left
+            fcntl.flock(
+                lock, fcntl.LOCK_EX
+            )  # a directory whose lock can be taken is one a killed install left
             if top == "profiles":
                 os.mkdir(profile, dir_fd=lock)
             fd = os.open(profile, OPEN_DIR, dir_fd=lock) if top == "profiles" else os.dup(lock)
@@ -242,7 +252,9 @@ def _new_profile_dir(home: Path, profile: str, missing: list[str]) -> Iterator[i
             try:
                 os.rename(staged, top, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)
             except OSError as exc:  # something took the name meanwhile (DSH made the profile)
-                raise BridgeInstallError(f"{where} was made while install ran ({exc.strerror or exc}); run it again") from None
+                raise BridgeInstallError(
+                    f"{where} was made while install ran ({exc.strerror or exc}); run it again"
+                ) from None
         except BaseException:
             _remove_staged(parent_fd, staged)
             raise
@@ -333,7 +345,9 @@ def _write(dir_fd: int, name: str, data: bytes, where: str, mode: int) -> None:
     tmp = f".{name}.{os.getpid()}.tmp"
     try:
         unnamed = unnamed_file(dir_fd, os.O_WRONLY, mode)
-        fd = open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode) if unnamed is None else unnamed
+        fd = (
+            open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode) if unnamed is None else unnamed
+        )
         try:
             os.fchmod(fd, mode)
             write_all(fd, data)
