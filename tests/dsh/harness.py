@@ -39,6 +39,10 @@ from tests.host.sse_server import ChatServer, Received, Reply, chunk, tool_delta
 DSH_VERSION = "0.1.0-rc.8"
 MODEL_ID = "deepseek-v4-flash"
 PLUGIN = Path(__file__).resolve().parents[2] / "core" / "bridge" / "tapedeck-bridge.mjs"
+# A pid no process ever has: the kernel's PID_MAX_LIMIT, which /proc/sys/kernel/pid_max never exceeds and every pid
+# is below, so the plugin's process.kill(pid, 0) answers ESRCH for it. A pid of a process that exited can be given
+# to a live one before the plugin looks (pid_max is 32768 on many machines).
+NEVER_ALIVE_PID = 1 << 22
 SESSION_HEADER = "x-deepseek-harness-session-id"
 COMPACT_HEADER = "x-deepseek-harness-compact"
 _DIRECTIVE = re.compile(r"\bsteps=(\d+)(?:\s+sleep=(\d+(?:\.\d+)?))?")

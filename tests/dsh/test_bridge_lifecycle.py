@@ -23,6 +23,7 @@ from core.bridge.files import packaged_fingerprint, proc_start_time
 from core.control.outcome import unknown_hint
 from tests.conftest import Processes
 from tests.dsh.harness import (
+    NEVER_ALIVE_PID,
     PLUGIN,
     DshHome,
     DshInstall,
@@ -214,9 +215,7 @@ def _reload_to_new_instance(d: Path, world: DshHome) -> float:
     goes on), so what tells the new instance is its attach, which first removes the temporary files a dead DSH left
     (each instance does so once, the old one long ago): one planted before the reload goes then, and the old
     instance, superseded before, writes nothing after."""
-    ran = subprocess.Popen(["true"])
-    ran.wait()  # its pid is no process's now
-    left = d / f".bridge.json.{ran.pid}.tmp"
+    left = d / f".bridge.json.{NEVER_ALIVE_PID}.tmp"  # a pid no process has
     left.write_text("{}\n")
     an_hour_ago = time.time() - 3600
     os.utime(left, (an_hour_ago, an_hour_ago))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from tests.dsh.harness import (
+    NEVER_ALIVE_PID,
     DshHome,
     DshInstall,
     DshWeb,
@@ -32,11 +33,12 @@ def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_liv
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)  # as if killed between a temporary write and its rename
         web.proc.wait()
-        dead = web.proc.pid
-    # what the killed DSH left (its pid is gone), and what a live process writes this moment (this test's pid), both
-    # from a while ago: only the dead one's goes
-    left = d / f".bridge.json.{dead}.tmp"
-    left_aside = d / f".bridge.standby.json.{dead}.0123456789ab.tmp"  # the name taken, it wrote under another
+    # what a killed DSH left (a pid no process has: the killed one's own may be a live process's again by the time
+    # the plugin looks), and what a live process writes this moment (this test's pid), both from a while ago: only
+    # the dead one's goes
+    left = d / f".bridge.json.{NEVER_ALIVE_PID}.tmp"
+    # the name taken, it wrote under another
+    left_aside = d / f".bridge.standby.json.{NEVER_ALIVE_PID}.0123456789ab.tmp"
     live = d / f".bridge.state.json.{os.getpid()}.tmp"
     an_hour_ago = time.time() - 3600
     for temporary in (left, left_aside, live):
