@@ -50,7 +50,9 @@ def test_a_resumed_copy_runs_none_of_the_requests_sent_to_the_original(
     elsewhere = DshHome(dsh, tmp_path / "b", model.url)
     copy = elsewhere.sessions / d.parent.name / d.name
     shutil.copytree(d, copy)
-    time.sleep(0.002)  # a request that names no directory counts as the copy's only from the next millisecond on
+    # a request that names no directory counts as the copy's only from the millisecond after the copy was made on
+    copied_at = (copy / "bridge.json").stat().st_ctime_ns // 1_000_000
+    wait_for(lambda: int(time.time() * 1000) > copied_at, 60, "the clock to pass the copy's millisecond")
     for_copy = send(copy, "checkpoint", {"objective": "queued for the copy"}, queued=True)
     kept = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()}
     with DshWeb(elsewhere) as web:
@@ -177,14 +179,15 @@ def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for
     world = DshHome(dsh, tmp_path / "a", model.url, machine_id="0123456789abcdef0123456789abcdef")
     sid, d = _killed_mid_turn(world)
     queued = send(d, "checkpoint", {"objective": "queued before the rebuild"}, queued=True)
-    deadline = time.monotonic() + 5  # a file system's clock is coarse (a tick of up to 10 ms): wait for it to pass
-    while True:
-        for path in (d, *d.iterdir()):  # the rebuild's `chmod -R` of the volume: every file's ctime is now
+
+    def rebuilt() -> bool:
+        """The rebuild's `chmod -R` of the volume (every file's ctime is now), made again until the file system's
+        clock, which is coarse (a tick of up to 10 ms), has passed the request's time."""
+        for path in (d, *d.iterdir()):
             os.chmod(path, path.stat().st_mode)
-        if (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]:
-            break
-        assert time.monotonic() < deadline, "the file system's clock never passed the request's time"
-        time.sleep(0.002)
+        return (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]
+
+    wait_for(rebuilt, 60, "the file system's clock to pass the request's time")
     world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container, which mounts the volume elsewhere
     world.volume_at = world.base / "volume"
     world.write_patch()
