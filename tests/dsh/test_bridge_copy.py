@@ -91,7 +91,10 @@ def test_a_copy_brought_from_another_machine_runs_none_of_the_requests_queued_th
     session on another machine, and the original's next start runs it."""
     original = DshHome(dsh, tmp_path / "a", model.url)
     sid, d = _killed_mid_turn(original)
-    assert main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=for the original", "--json"]) == 0
+    assert (
+        main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=for the original", "--json"])
+        == 0
+    )
     queued = json.loads(capsys.readouterr().out)
     assert queued["to"] == bridge_json(d)["dirId"]
     elsewhere = DshHome(dsh, tmp_path / "b", model.url, machine_id="0123456789abcdef0123456789abcdef")
@@ -122,7 +125,9 @@ def test_a_request_sent_to_the_original_in_the_millisecond_of_the_copy_does_not_
     elsewhere = DshHome(dsh, tmp_path / "b", model.url)
     copy = elsewhere.sessions / d.parent.name / d.name
     shutil.copytree(d, copy)
-    request = make_request("checkpoint", {"objective": "for the original"}, queued=True, kind="dsh", to=served_dir(d))
+    request = make_request(
+        "checkpoint", {"objective": "for the original"}, queued=True, kind="dsh", to=served_dir(d)
+    )
     request["at"] = int((copy / "bridge.json").stat().st_ctime_ns // 1_000_000)
     for where in (d, copy):
         send_line(where, inbox_line(request).rstrip(b"\n"))
@@ -143,7 +148,10 @@ def test_a_moved_session_directory_reads_moved_and_runs_what_was_queued_for_it(
     there (control without --queue exits 3), and the requests queued for it, before the move and after, run then."""
     original = DshHome(dsh, tmp_path / "a", model.url)
     sid, d = _killed_mid_turn(original)
-    assert main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=before the move", "--json"]) == 0
+    assert (
+        main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=before the move", "--json"])
+        == 0
+    )
     before = json.loads(capsys.readouterr().out)
     elsewhere = DshHome(dsh, tmp_path / "b", model.url)
     moved = elsewhere.sessions / d.parent.name / d.name
@@ -155,7 +163,10 @@ def test_a_moved_session_directory_reads_moved_and_runs_what_was_queued_for_it(
     assert f"moved here from {d}" in said and "a copy" not in said, said
     assert main(["control", str(moved), "checkpoint"]) == 3
     assert f"moved here from {d}" in capsys.readouterr().err
-    assert main(["control", str(moved), "checkpoint", "--queue", "--arg", "objective=after the move", "--json"]) == 0
+    assert (
+        main(["control", str(moved), "checkpoint", "--queue", "--arg", "objective=after the move", "--json"])
+        == 0
+    )
     after = json.loads(capsys.readouterr().out)
     with DshWeb(elsewhere) as web:
         web.prompt(sid, "The moved session's turn: steps=1 sleep=0")
@@ -188,14 +199,21 @@ def test_a_session_resumed_after_its_machine_id_changed_runs_what_was_queued_for
         return (d / "bridge.json").stat().st_ctime_ns // 1_000_000 > queued["at"]
 
     wait_for(rebuilt, 60, "the file system's clock to pass the request's time")
-    world.machine_id = "fedcba9876543210fedcba9876543210"  # the rebuilt container, which mounts the volume elsewhere
+    world.machine_id = (
+        "fedcba9876543210fedcba9876543210"  # the rebuilt container, which mounts the volume elsewhere
+    )
     world.volume_at = world.base / "volume"
     world.write_patch()
     with DshWeb(world) as web:
-        killed = {**bridge_json(d), "heartbeat": int(time.time() * 1000)}  # as if killed while this one booted
+        killed = {
+            **bridge_json(d),
+            "heartbeat": int(time.time() * 1000),
+        }  # as if killed while this one booted
         (d / "bridge.json").write_text(json.dumps(killed))
         web.prompt(sid, "After the rebuild: steps=1 sleep=0")
         done = final_outcome(d, queued["id"])
-        assert done["outcome"] == "applied" and done["detail"]["objective"] == "queued before the rebuild", done
+        assert done["outcome"] == "applied" and done["detail"]["objective"] == "queued before the rebuild", (
+            done
+        )
         assert bridge_json(d)["dirId"].startswith("fedcba9876543210fedcba9876543210:")
     assert not [o for o in outcomes(d) if "copy" in (o.get("error") or "")], outcomes(d)
