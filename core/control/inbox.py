@@ -51,7 +51,7 @@ import orjson
 
 from core.bridge.files import served_dir
 from core.bridge.ops import dsh_config_error
-from core.control.config import SECTIONS, is_start_only
+from core.control.config import check_section, is_start_only
 from core.control.config_values import check_loggable
 from core.control.ops import DSH_OPS, OPS, ArgSpec
 from core.log.layout import resolve_log_path
@@ -173,9 +173,13 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
             raise ControlError(problem)
     elif op == "config.set":
         section, _, rest = args["key"].partition(".")
-        if section not in SECTIONS or not rest or "" in rest.split("."):
+        try:
+            check_section(section)  # the one wording of an unknown section, as `tapedeck control` says it
+        except ConfigError as exc:
+            raise ControlError(f"config.set: {exc}") from None
+        if not rest or "" in rest.split("."):
             raise ControlError(
-                f"config.set: key {shown(args['key'])} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
+                f"config.set: key {shown(args['key'])} must be <section>.<key>, such as {section}.<key>"
             )
         if is_start_only(args["key"]):
             raise ControlError(

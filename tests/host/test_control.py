@@ -89,9 +89,19 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
         (
             "config.set",
             {"key": "history.x", "value": 1},
-            "must be <section>.<key> with a section of slice, rewind",
+            "config.set: Unknown configuration section history. Valid sections: slice, rewind",
         ),
-        ("config.set", {"key": "slice.", "value": 1}, 'config.set: key "slice." must be <section>.<key>'),
+        (
+            "config.set",
+            {"key": "slce.fold.minChars", "value": 1},
+            "Unknown configuration section slce. Did you mean slice?",
+        ),
+        (
+            "config.set",
+            {"key": "slice.", "value": 1},
+            'config.set: key "slice." must be <section>.<key>, such as slice.<key>',
+        ),
+        ("config.set", {"key": "slice..x", "value": 1}, 'config.set: key "slice..x" must be <section>.<key>'),
         ("config.set", {"key": "slice.fold.minChars"}, "config.set needs the argument 'value'"),
         ("stop", ["now"], 'stop: args must be a JSON object (got ["now"])'),
     ],
