@@ -5,18 +5,21 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import io
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from rich.console import Console
+from textual import constants, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.events import Event, Paste
+from textual.filter import LineFilter, NoColor
 from textual.markup import escape
 from textual.message import Message
 from textual.notifications import SeverityLevel
@@ -146,6 +149,17 @@ def inert_paste(text: str) -> tuple[str, int]:
     return shown, sum(a != b for a, b in zip(lines, shown, strict=True))
 
 
+NO_COLOURS = NoColor()  # Textual's filter that drops every colour of what is drawn
+
+
+def terminal_colours() -> str | None:
+    """The colours the terminal draws, as Textual's console reads them from the environment (``TERM``,
+    ``COLORTERM``, ``TEXTUAL_COLOR_SYSTEM``): ``truecolor``, ``256``, ``standard`` (the 16 ANSI ones), or None (a
+    dumb terminal: none)."""
+    console = Console(color_system=constants.COLOR_SYSTEM, force_terminal=True, file=io.StringIO())  # type: ignore[arg-type]
+    return console.color_system
+
+
 class TapedeckApp(ControlActions, App[None]):
     """``tapedeck watch``: a session log (followed live), or the fleet table of sessions roots."""
 
@@ -185,7 +199,13 @@ class TapedeckApp(ControlActions, App[None]):
         fleet_roots: list[Path] | None = None,
         config: PolicyConfig | None = None,
     ) -> None:
-        super().__init__()
+        # NO_COLOR or a dumb terminal: no colour at all. Textual's way is native ANSI colours (ansi_color), under
+        # which it drops every colour for NO_COLOR (else it greys them, in truecolor on a truecolor terminal); a
+        # dumb terminal, whose colours its console finds none of, it drew in truecolor (``get_line_filters``).
+        # A terminal of 16 colours (or 256) Textual's console draws in those.
+        plain = terminal_colours() is None or "NO_COLOR" in os.environ
+        super().__init__(ansi_color=True if plain else None)
+        self.no_color = plain  # also what the :nocolor rules of tapedeck.tcss go by
         allow_deepest_walks()  # as the CLI does: the workers walk whatever a log line holds, however the app started
         if fleet_roots is None and not is_session_log_target(target):
             fleet_roots = [target]  # a sessions root opens the fleet table
@@ -219,6 +239,14 @@ class TapedeckApp(ControlActions, App[None]):
         self._saved_theme = ""
         self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
         self.quitting = False  # the app is closing: keys typed behind the quit run nothing
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters of every line drawn, and on a dumb terminal (which Textual draws in colour unless
+        NO_COLOR is set) the one that drops every colour."""
+        filters = super().get_line_filters()
+        if self.no_color and not any(isinstance(f, NoColor) for f in filters):
+            return [*filters, NO_COLOURS]
+        return filters
 
     async def on_event(self, event: Event) -> None:
         """A paste is made inert before any text box takes it (``inert_paste``)."""
