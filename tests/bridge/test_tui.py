@@ -178,7 +178,8 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         await until(pilot, lambda: requests_for(app.live).items()[-1].state == "applied")
         preview = rewind["args"]["preview"]
         assert requests_for(app.live).items()[-1].reason == (
-            f"previewed 3 nodes / {preview['chars']} chars at seq {preview['seq']}; applied 3 at seq 120"
+            f"rewound to checkpoint 1: previewed 3 nodes / {preview['chars']} chars at seq {preview['seq']}; applied 3 at "
+            "seq 120"
         )
         # DSH exited: w says so at once, where the whole dialog came up and only y said 'not sent'
         write_bridge(log.parent, None, "exited")
