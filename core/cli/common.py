@@ -174,7 +174,6 @@ def json_member(item: Any) -> memoryview:
 _MEMBER_SEQ = b'\n  {\n    "type": "assistant/chunk",\n    "seq": '
 _MEMBER_TIME = b',\n    "time": '
 _MEMBER_END = b"\n      }\n    }\n  }"  # after its delta, the last value of its chunk
-_INT64 = (-(1 << 63), (1 << 64) - 1)  # the integers orjson writes
 
 
 # a packed row's members rendered at a time: a row of a million members is never held rendered whole
@@ -185,7 +184,7 @@ def row_members(row: PackedRow) -> Iterator[bytes | memoryview]:
     """The members of ``row`` as ``dumps_indented(row.events())`` writes them between its brackets, in pieces of
     ``ROW_MEMBERS`` members (to be joined by commas), made from the row: a piece's first member's event dumped for
     what every member shares, then each member's seq, time and delta put in (no event built per member). A piece
-    orjson would not write so (a delta with surrogates, a time past 64 bits) is dumped event by event."""
+    orjson would not write so (a delta with surrogates) is dumped event by event."""
     _, _, deltas = row.deltas()
     times = row.times()
     for start in range(0, row.count, ROW_MEMBERS):
@@ -196,21 +195,20 @@ def row_members(row: PackedRow) -> Iterator[bytes | memoryview]:
 def _members(row: PackedRow, deltas: list[str], times: list[int], seq0: int) -> bytes | memoryview:
     """``row_members``' piece of the members ``deltas`` and ``times`` from ``seq0`` on."""
     k = seq0 - row.seq0
-    if _INT64[0] <= min(times) and max(times) <= _INT64[1] and seq0 + len(deltas) <= _INT64[1]:
-        try:
-            first = dumps_indented([row.event(k)])
-            head = b"%s%d%s%d" % (_MEMBER_SEQ, seq0, _MEMBER_TIME, times[0])
-            # a string is the same JSON text at any indent
-            tail = inert(orjson.dumps(deltas[0])) + _MEMBER_END
-            shared = first[len(head) + 1 : len(first) - 2 - len(tail)]  # what lies between the time and the delta
-            if first[1 : len(head) + 1] == head and first.endswith(tail + b"\n]"):
-                between = shared.replace(b"%", b"%%")
-                form = b"%s%%d%s%%d%s%%s%s" % (_MEMBER_SEQ, _MEMBER_TIME, between, _MEMBER_END)
-                # each delta's dump let go once put in (orjson hands out each in a buffer of some KiB)
-                members = zip(range(seq0, seq0 + len(deltas)), times, map(orjson.dumps, deltas), strict=True)
-                return inert(b",".join([form % member for member in members]))
-        except orjson.JSONEncodeError:
-            pass
+    try:  # a row's times and seqs are integers orjson writes (``PackedRow`` refuses a row whose times are not)
+        first = dumps_indented([row.event(k)])
+        head = b"%s%d%s%d" % (_MEMBER_SEQ, seq0, _MEMBER_TIME, times[0])
+        # a string is the same JSON text at any indent
+        tail = inert(orjson.dumps(deltas[0])) + _MEMBER_END
+        shared = first[len(head) + 1 : len(first) - 2 - len(tail)]  # what lies between the time and the delta
+        if first[1 : len(head) + 1] == head and first.endswith(tail + b"\n]"):
+            between = shared.replace(b"%", b"%%")
+            form = b"%s%%d%s%%d%s%%s%s" % (_MEMBER_SEQ, _MEMBER_TIME, between, _MEMBER_END)
+            # each delta's dump let go once put in (orjson hands out each in a buffer of some KiB)
+            members = zip(range(seq0, seq0 + len(deltas)), times, map(orjson.dumps, deltas), strict=True)
+            return inert(b",".join([form % member for member in members]))
+    except orjson.JSONEncodeError:
+        pass
     data = dumps_indented([row.event(j) for j in range(k, k + len(deltas))])
     return memoryview(data)[1 : len(data) - 2]
 

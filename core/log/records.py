@@ -8,6 +8,9 @@ from typing import Any
 from core.log.validate import INVALID, MAX_COUNTER, problem
 from core.log.vocabulary import PACKED_ROW_TYPES
 
+# the integers a log's JSON holds (what orjson reads as an int, and writes back): a member's time must be one
+TIME_RANGE = (-(1 << 63), (1 << 64) - 1)
+
 _ROW_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
 
 
@@ -90,6 +93,10 @@ class PackedRow:
     def __init__(self, row: dict[str, Any], seq0: int, time0: int) -> None:
         """Validate ``row`` (RecordError names what is wrong); its members get ``seq0``… and times from ``time0``."""
         kind, data, pieces, dt, turn, step, chars = row_parts(row)
+        if not _times_fit(time0, dt):
+            raise RecordError(
+                f"malformed {kind} row: time0 plus the running sum of dt must stay from -2**63 to 2**64-1"
+            )
         self.seq0 = seq0
         self.count = len(pieces)
         self.chars = chars  # code points of every member's delta (text or tool-call arguments)
@@ -175,6 +182,17 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[st
     """
     packed, problem = decode_row(row, seq0, time0)
     return (packed.events() if isinstance(packed, PackedRow) else packed), problem
+
+
+def _times_fit(time0: int, dt: list[int]) -> bool:
+    """Whether every member's time (``time0`` plus the running sum of ``dt``) lies in ``TIME_RANGE``: at once when
+    the widest any run of ``dt`` could reach stays in it (the common case: small gaps), else member by member."""
+    low, high = TIME_RANGE
+    reach = len(dt) * max(-min(dt, default=0), max(dt, default=0))
+    if low <= time0 - reach and time0 + reach <= high:
+        return True
+    times = list(accumulate(dt, initial=time0))
+    return low <= min(times) and max(times) <= high
 
 
 def _counter(value: Any) -> bool:
