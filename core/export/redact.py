@@ -2115,11 +2115,33 @@ _UNQUOTED_PIECE = re.compile(rb"(?:[^\s\"'`\\|;&()<>,\[\]{}]|\\+[^\s\"'\\nrt]|\\
 _QUOTE_RUN = re.compile(rb"(\\*)([\"'])")
 
 
+# a double quote and the backslashes that write it (``_json_level``)
+_DOUBLE_QUOTE_RUN = re.compile(rb'(\\*)"')
+
+
+def _json_level(data: bytes, at: int) -> int:
+    """How many times JSON text wrote the text at ``at``, as its line tells (``_line_start``): the level of an
+    escaped break it starts at (``\\n`` once, ``\\\\n`` twice …), and one more for each level whose quote (``"``,
+    ``\\"``, ``\\\\\\"`` …) the line holds an odd number of before ``at``; at least 1 in a JSON string
+    (``_in_json_string``, for a line begun further back than the line looked at). A string of JSON text in JSON text
+    (``"\\"password='ab'\\""``) is so read as twice written, not as a text whose ``\\"`` a backslash escapes."""
+    lo, level = _line_start(data, at), 0
+    if lo >= 2 and data[lo - 2 : lo] == b"\\n":
+        run = lo - 1
+        while run > 0 and data[run - 1] == 0x5C:
+            run -= 1
+        level = (lo - 1 - run).bit_length()
+    runs = Counter(len(q.group(1)) for q in _DOUBLE_QUOTE_RUN.finditer(data, lo, at))
+    while runs[(1 << level) - 1] % 2:
+        level += 1
+    return max(level, int(_in_json_string(data, at)))
+
+
 def _glued_end(data: bytes, word: int, at: int, end: int, level: int | None = None) -> tuple[int, bool]:
     """Where a shell word that starts at ``word`` ends, its pieces read up to ``at`` and its value so far ending at
     ``end``: past the pieces glued after them, quoted and unquoted (``password='a'"b c"``, ``'it'\\''s pw'``,
     ``ab'c d'``), to the last one's closing quote (or its last character); and whether a quoted piece was read.
-    ``level``: how many times JSON text wrote the word (0: as it is; None: as ``_in_json_string`` tells, asked only
+    ``level``: how many times JSON text wrote the word (0: as it is; None: as ``_json_level`` tells, asked only
     when a quote comes), which says how a quote of the shell's is written (``"``, ``\\"``, ``\\\\\\"``): one with
     fewer backslashes ends the JSON string, one with more, as a single quote after any, is a character of the word.
     A quote glued on that the line (to ``word``) holds an odd number of closes one opened before the word
@@ -2133,7 +2155,7 @@ def _glued_end(data: bytes, word: int, at: int, end: int, level: int | None = No
         if (quote := _QUOTE_RUN.match(data, at)) is None:
             return end, quoted
         if level is None:
-            level = int(_in_json_string(data, word))
+            level = _json_level(data, word)
         run, char = len(quote.group(1)), quote.group(2)
         if run and (char == b"'" or run >= 1 << level):  # a quote a backslash escapes: the word's character
             at = end = quote.end()
