@@ -1730,9 +1730,10 @@ def _printf_arguments(data: bytes, m: Any) -> list[tuple[int, int]]:
 _HEADER_BEFORE = re.compile(rb"(\\*[\"'`])?(?:[ \t]|\\+t)*(?:[<>][ \t]+)?\Z")
 _HEADER_SIGN = re.compile(rb"[ \t]*:")
 _BREAK = re.compile(rb"[\r\n]|\\+[nr]")  # a line break, itself or as JSON text escapes it
-# the scheme word a credential follows, and the blanks after it; and a scheme word alone, which names no credential
+# the scheme word a credential follows, and the blanks after it; and a scheme word alone, empty quotes (as JSON text
+# writes them too) or both (``Bearer ""``), which name no credential
 _SCHEME_HEAD = re.compile(rb"(?i:" + _AUTH_SCHEME + rb")[ \t]+(?=[^\s])")
-_SCHEME_ONLY = re.compile(rb"[ \t]*(?i:" + _AUTH_SCHEME + rb")[ \t]*")
+_SCHEME_ONLY = re.compile(rb"[ \t]*(?:(?i:" + _AUTH_SCHEME + rb")[ \t]*)?(?:(" + _QUOTE + rb")\1[ \t]*)?")
 # code's sign after the header's name, an index's close before it or not, and a name of code (``_assigned_name``)
 _ASSIGNED = re.compile(rb"(?:\\*[\"']\])?[ \t]*=[ \t]*")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -1818,8 +1819,9 @@ def _stripped_end(data: bytes, start: int, end: int) -> int:
 
 def _credentials(value: bytes) -> bool:
     """True when ``value``, an Authorization header's value past its scheme word, is a credential: anything but
-    nothing, a scheme word alone (``Bearer``), a reference or a placeholder (``$TOKEN``, ``<token>``, ``{token}``,
-    ``${{ secrets.X }}``) or a setting word (``none``), whatever its length (``ab``)."""
+    nothing, a scheme word alone (``Bearer``), empty quotes or both (``Bearer ""``), a reference or a placeholder
+    (``$TOKEN``, ``<token>``, ``{token}``, ``${{ secrets.X }}``) or a setting word (``none``), whatever its length
+    (``ab``)."""
     return bool(value.strip()) and _SCHEME_ONLY.fullmatch(value) is None and _literal_secret(value.strip())
 
 

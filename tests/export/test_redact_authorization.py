@@ -281,3 +281,26 @@ def test_a_token_s_shape_after_authorization_in_code_goes(text: str, out: str) -
     """A digit, letters of random case or a token's punctuation make a credential, and an environment variable's
     value (upper-case name) is data whatever it looks like."""
     _redacts(text, out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=PLACES, scheme=SCHEMES, quote=QUOTES, times=st.integers(0, 2))
+@example(place="Authorization: {}", scheme="Bearer ", quote='"', times=0)
+@example(place="curl -sS -H 'Authorization: {}' https://h/x", scheme="Basic ", quote='"', times=1)
+@example(place='{{"headers": {{"Authorization": "{}"}}}}', scheme="Token ", quote="'", times=2)
+def test_empty_quotes_after_a_scheme_are_no_credential_and_the_header_stays(
+    place: str, scheme: str, quote: str, times: int
+) -> None:
+    """``Authorization: Bearer ""`` came out as ``Authorization: [redacted key]``: no credential starts at an empty
+    quote, so the scheme word was read as the value and, with the quotes after it, judged a credential. Empty quotes,
+    after a scheme word or none, name no credential: the header stays whole wherever it is written."""
+    assume(quote not in place)
+    _stays(_json(place.format(f"{scheme}{quote}{quote}"), times))
+
+
+@pytest.mark.parametrize("value", ['Bearer ""', "Basic ''", '""', 'bearer  "" '])
+def test_empty_quotes_under_an_authorization_key_stay(value: str) -> None:
+    """A JSON object's Authorization key: its value of empty quotes, after a scheme word or none, stays too."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.walk({"headers": {"Authorization": value}}) == {"headers": {"Authorization": value}}
+    assert sum(r.summary().values()) == 0
