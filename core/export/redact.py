@@ -1799,7 +1799,10 @@ def _authorization_end(data: bytes, m: Any, group: int) -> int:
     after the scheme word opens at that quote's close (``Bearer "ab cd"``: the scheme and the quotes stay), a
     quoted value at its closing quote (``"Bearer ab"``, a template literal's backquote), a header's at its end
     (``_header_end``: every parameter of ``Digest username="bob", …, response="…"``), an environment variable's
-    after a scheme at its line's end; elsewhere as any quoted value after a key word (``_quoted_end``)."""
+    after a scheme at its line's end, a URL query's parameter's at the next parameter or the fragment
+    (``?authorization=ab&x=1``: ``_query_end``); elsewhere as any quoted value after a key word (``_quoted_end``)."""
+    if (query := _query_end(data, m)) is not None:
+        return query
     quote = _scheme_quote(data, m)
     if quote is not None and (close := _close(data, quote, m.start(group))) is not None:
         return close

@@ -304,3 +304,22 @@ def test_empty_quotes_under_an_authorization_key_stay(value: str) -> None:
     r = Redactor(environ={}, home="/home/ann")
     assert r.walk({"headers": {"Authorization": value}}) == {"headers": {"Authorization": value}}
     assert sum(r.summary().values()) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.sampled_from(["", "a=1&", "page=2&q=x&"]),
+    value=st.sampled_from(["auth_header", "abc123def456", "Zm9vYmFy", "x7Kq9Lm2Np4R"])
+    | st.from_regex(r"[A-Za-z]{4,12}[0-9]{4,6}[A-Za-z0-9._~+/-]{0,20}", fullmatch=True),
+    after=st.sampled_from(["&x=1", "&next=%2Fhome", "#top", "&a=1#b"]),
+    place=st.sampled_from(["{}", "curl '{}'", 'open("{}")', "see <{}> now"]),
+)
+@example(before="", value="auth_header", after="&x=1", place="{}")
+def test_a_url_query_s_authorization_value_ends_at_the_next_parameter(
+    before: str, value: str, after: str, place: str
+) -> None:
+    """``https://h/?authorization=auth_header&x=1`` came out as ``?authorization=[redacted key]``: the value went on
+    over ``&x=1``. A query's value ends at the ``&`` before the next parameter or the ``#`` of the fragment, which
+    stay (as written and as JSON text once and twice over)."""
+    url = f"https://h/p?{before}authorization={{}}{after}"
+    _redacts(place.format(url.format(value)), place.format(url.format("[redacted key]")))
