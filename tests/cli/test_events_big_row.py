@@ -12,24 +12,11 @@ from typing import IO, Any
 import orjson
 import pytest
 
+from bench.big_row import write_log
 from core.cli import main
 from tests.conftest import allocated_peak
-from tests.log.helpers import HEADER
 
 MEMBERS = 100_000
-
-
-def _big_row_log(path: Path) -> None:
-    """A turn whose one step streams ``MEMBERS`` text deltas in one packed row."""
-    lines: list[dict[str, Any]] = [
-        HEADER,
-        {"type": "turn/start", "seq": 0, "time": 1000, "data": {"turn": 1}},
-        {"type": "step/start", "seq": 1, "time": 1000, "data": {"turn": 1, "step": 1}},
-        {"type": "text-chunks", "seq0": 2, "time0": 1001, "data": {"turn": 1, "step": 1, "index": 0,
-         "texts": [f"w{k} " for k in range(MEMBERS)], "dt": [k % 7 for k in range(MEMBERS - 1)]}},
-        {"type": "step/end", "seq": MEMBERS + 2, "time": 10**7, "data": {"turn": 1, "step": 1}},
-    ]  # fmt: skip
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
 
 
 def test_events_json_never_holds_every_member_of_a_row_dumped(
@@ -38,7 +25,7 @@ def test_events_json_never_holds_every_member_of_a_row_dumped(
     """Each delta's own orjson dump (a buffer of some KiB for a few bytes of JSON) was kept for the whole row before
     the members were put together: 460 MB at its peak on this log of 2 MB."""
     log, printed = tmp_path / "session.jsonl", tmp_path / "out.json"
-    _big_row_log(log)
+    write_log(log, MEMBERS)
     monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
     with printed.open("w") as out:
         monkeypatch.setattr(sys, "stdout", out)
@@ -76,7 +63,7 @@ def test_events_as_text_renders_a_row_a_piece_at_a_time(
 ) -> None:
     """The text lines of a row's members were all made, joined and encoded at once, then spooled in one write."""
     log = tmp_path / "session.jsonl"
-    _big_row_log(log)
+    write_log(log, MEMBERS)
     monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
     temporary = tempfile.TemporaryFile
     monkeypatch.setattr(tempfile, "TemporaryFile", lambda **kw: _Spool(temporary(**kw)))

@@ -15,6 +15,7 @@ import pytest
 from core.cli import main
 from core.control.config import load_config, set_value, validate_config
 from core.shared.errors import ConfigError, unknown_config_key
+from tests.host.test_config_file_prefix import run_host
 
 FOLD_KEYS = "enabled, pinSteps, pinMaxChars, spillPreviewMinBytes, backoffAfterExpansions"
 SECTIONS = "slice, rewind, prolong, adaptive, model, host, alerts"
@@ -116,20 +117,10 @@ def test_command_line_set_flags(
     )
 
 
-def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    script = tmp_path / "play.json"
-    script.write_bytes(orjson.dumps({"responses": [{"text": "done"}]}))
-    (tmp_path / "ws").mkdir(exist_ok=True)
-    capsys.readouterr()
-    code = main(["run", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
-                 "--sessions-root", str(tmp_path / "root"), *extra])  # fmt: skip
-    return code, capsys.readouterr().err
-
-
 def test_the_host_section_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "host.toml"
     config.write_text('[host.shell]\nsandbx = "off"\n')
-    code, err = _run(tmp_path, capsys, "--config", str(config), "task")
+    code, err = run_host(tmp_path, capsys, "--config", str(config), "task")
     assert code == 2 and err.startswith(
         f"tapedeck: {config}: Unknown host.shell configuration key sandbx. Did you"
     ), err
@@ -138,7 +129,7 @@ def test_the_host_section_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_control_config_set_to_a_tapedeck_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unknown section is refused by ``tapedeck control`` before anything is looked up or sent (the inbox said
     the key was malformed, listing the sections but offering none)."""
-    code, err = _run(tmp_path, capsys, "--session-id", "s1", "task")
+    code, err = run_host(tmp_path, capsys, "--session-id", "s1", "task")
     assert code == 0, err
     (log,) = (tmp_path / "root").rglob("session.jsonl")
     argv = ["control", str(log), "config.set", "--arg", "key=slcie.fold.pinSteps", "--arg", "value=2"]

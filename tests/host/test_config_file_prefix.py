@@ -12,7 +12,9 @@ import pytest
 from core.cli import main
 
 
-def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+def run_host(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    """``tapedeck run`` of a scripted one-reply model in ``tmp_path`` with ``extra`` arguments: its exit code and
+    what it wrote to stderr."""
     script = tmp_path / "play.json"
     script.write_bytes(orjson.dumps({"responses": [{"text": "done"}]}))
     (tmp_path / "ws").mkdir(exist_ok=True)
@@ -34,7 +36,7 @@ def test_a_refused_config_file_is_named_first(
 ) -> None:
     config = tmp_path / "cfg.toml"
     config.write_text(toml)
-    code, err = _run(tmp_path, capsys, "--config", str(config), "task")
+    code, err = run_host(tmp_path, capsys, "--config", str(config), "task")
     assert code == 2 and err.startswith(f"tapedeck: {config}: {said}"), err
     assert not (tmp_path / "root").exists() or not list((tmp_path / "root").rglob("session.jsonl"))
 
@@ -42,12 +44,12 @@ def test_a_refused_config_file_is_named_first(
 def test_a_resume_with_a_refused_rewind_tool_name_names_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _run(tmp_path, capsys, "--session-id", "s1", "task")
+    code, err = run_host(tmp_path, capsys, "--session-id", "s1", "task")
     assert code == 0, err
     (log,) = (tmp_path / "root").rglob("session.jsonl")
     config = tmp_path / "cfg.toml"
     config.write_text('[rewind]\ntoolName = "read_file"\n')
-    code, err = _run(tmp_path, capsys, "--config", str(config), "--resume", str(log))
+    code, err = run_host(tmp_path, capsys, "--config", str(config), "--resume", str(log))
     assert code == 2 and err.startswith(f'tapedeck: {config}: rewind.toolName "read_file" is the name of'), (
         err
     )
