@@ -31,7 +31,9 @@ from core.shared.text import path_text, quoted, short_session, shown
 
 def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
     """The config file's (or the default) ``alerts`` and ``model`` sections with ``--set KEY=VALUE`` applied."""
-    config = load_config(config_file, only=None if overrides else RULE_SECTIONS)  # a change re-validates them all
+    config = load_config(
+        config_file, only=None if overrides else RULE_SECTIONS
+    )  # a change re-validates them all
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep:
@@ -42,8 +44,12 @@ def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyCo
 
 def render_alert(alert: Alert) -> str:
     """One line: when, severity, cause, session, seq and the reason."""
-    when = (utc_time(alert.at, "%Y-%m-%d %H:%M:%S") or IMPLAUSIBLE) if alert.at else "-" * 19  # 19 wide, as a date
-    where = quoted(short_session(alert.session)) or path_text(alert.path)  # the log's id, its controls escaped
+    when = (
+        (utc_time(alert.at, "%Y-%m-%d %H:%M:%S") or IMPLAUSIBLE) if alert.at else "-" * 19
+    )  # 19 wide, as a date
+    where = quoted(short_session(alert.session)) or path_text(
+        alert.path
+    )  # the log's id, its controls escaped
     return f"{when}  {alert.severity:<8} {alert.cause:<13} {where}  seq {alert.seq}  {alert.reason}"
 
 
@@ -65,15 +71,25 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
 
 
 def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
-    """Print each alert as the logs grow, until SIGTERM or Ctrl-C ends the command (``core.cli.stops.ending``)."""
+    """Print each alert as the logs grow, until SIGTERM or Ctrl-C ends the command (``core.cli.stops.ending``).
+    The hook runs for the alerts raised after the follow began, not for those of a log's history: the same log
+    would otherwise run it for every past alert again at each start."""
     follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=warn)
     for alert in follower.follow(threading.Event(), args.interval):
         line = alert.to_json().decode() if args.json else for_terminal(render_alert(alert))
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
-        if hook is not None:
+        if hook is not None and not _replayed(follower, alert):
             hook.submit(alert)
     return 0
+
+
+def _replayed(follower: AlertSources, alert: Alert) -> bool:
+    """Whether ``alert`` was raised by its log's history (``AlertWatch.replayed``), here or on another machine."""
+    watch = follower.watch_for(alert)
+    if watch is None and follower.remote is not None:
+        watch = follower.remote.watch_for(alert)
+    return watch is not None and watch.replayed(alert)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,10 +126,20 @@ def register(subparsers: Any) -> None:
                    help="log file, session directory or sessions root; [user@]host:PATH on another machine")  # fmt: skip
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")
-    p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
+    p.add_argument(
+        "--exec",
+        metavar="CMD",
+        help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin; with --follow, "
+        "only for the alerts raised after it began (the logs' past alerts are listed, not run)",
+    )
     p.add_argument("--exec-timeout", type=decimal, default=10.0, metavar="S",
                    help="time limit of each --exec command (default 10)")  # fmt: skip
-    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        type=path_argument,
+        help="config file (TOML or JSON) whose [alerts] and [model] sections apply",
+    )
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="change one config key, such as alerts.budget.usd=5 (repeatable)")  # fmt: skip
     add_interval(p, 0.1, "how often --follow checks the logs")

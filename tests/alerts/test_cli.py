@@ -37,7 +37,12 @@ def test_a_report_exits_1_when_an_alert_fired_and_0_when_none_did(tmp_path: Path
     path.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
     assert main(["alerts", str(path), "--json"]) == 1
     (alert,) = json.loads(capsys.readouterr().out)
-    assert (alert["cause"], alert["seq"], alert["session"], alert["path"]) == ("error-streak", 3, "crafted-1", str(path))
+    assert (alert["cause"], alert["seq"], alert["session"], alert["path"]) == (
+        "error-streak",
+        3,
+        "crafted-1",
+        str(path),
+    )
     assert main(["alerts", str(path), "--set", "alerts.errorStreak.enabled=false"]) == 0
     assert capsys.readouterr().out == "no alerts\n"
     assert main(["alerts", str(FIXTURES / "multi-turn.session.jsonl")]) == 0
@@ -78,7 +83,9 @@ def test_a_named_file_that_is_no_session_log_is_no_clean_report(
     assert [alert["cause"] for alert in json.loads(out.out)] == ["error-streak"]
 
 
-def test_a_project_directory_given_for_a_root_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_project_directory_given_for_a_root_is_named_as_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """ROOT/PROJECT given for ROOT read no session and said only 'no alerts'; stderr now says what it is and the
     commands that read it, as `tapedeck sessions` does."""
     root = tmp_path / "sessions"
@@ -87,7 +94,9 @@ def test_a_project_directory_given_for_a_root_is_named_as_one(tmp_path: Path, ca
     path.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
     assert main(["alerts", str(root / "--w--")]) == 0
     out = capsys.readouterr()
-    assert out.out == f"no alerts: no sessions under {root / '--w--'}\n" and "one project's directory" in out.err, out.err
+    assert (
+        out.out == f"no alerts: no sessions under {root / '--w--'}\n" and "one project's directory" in out.err
+    ), out.err
     assert f"`tapedeck alerts {root / '--w--'}/*/`" in out.err.replace("\n", " ")
     assert main(["alerts", str(root)]) == 1
 
@@ -123,7 +132,9 @@ def follower(processes: Processes) -> Any:
     return start
 
 
-def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_root(tmp_path: Path, follower: Any) -> None:
+def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_root(
+    tmp_path: Path, follower: Any
+) -> None:
     root = tmp_path / "root"
     first = root / "--w--" / "s1" / "session.jsonl"
     first.parent.mkdir(parents=True)
@@ -148,7 +159,9 @@ def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_roo
     assert (alert["cause"], alert["path"]) == ("error-streak", str(second))
 
 
-def test_follow_prints_the_alert_of_a_session_under_a_directory_that_is_not_utf8(tmp_path: Path, follower: Any) -> None:
+def test_follow_prints_the_alert_of_a_session_under_a_directory_that_is_not_utf8(
+    tmp_path: Path, follower: Any
+) -> None:
     """orjson refused the alert's path (read with surrogate escapes), so ``--follow --json`` ended in a TypeError
     traceback at the first alert of such a session; the path is written as every JSON output writes it."""
     project = os.path.join(os.fsencode(tmp_path / "root"), b"proj\xff")
@@ -174,6 +187,18 @@ def _error_alerts(path: Path, errors: int) -> None:
             time.sleep(0.15)
 
 
+def _following(follower: Any, path: Path, *args: str) -> tuple[subprocess.Popen[str], Lines]:
+    """Start a follower of ``path`` and of a log beside it with one past alert, and wait (up to 60 s) for that
+    alert: the first look at both logs is over, so what is appended to ``path`` from here on is new (``--exec``
+    runs for it)."""
+    past = path.parent / "past.jsonl"
+    past.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
+    proc = follower(str(path), str(past), *args)
+    out = Lines(proc.stdout)
+    assert [a["path"] for a in _read_lines(out, 1)] == [str(past)]
+    return proc, out
+
+
 def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_the_stream(
     tmp_path: Path, follower: Any
 ) -> None:
@@ -182,9 +207,11 @@ def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_
     seen = tmp_path / "seen"
     hook = f"cat >> {seen}; case $(grep -c . {seen}) in 1) exit 7;; esac"
     # a limit no hook here comes near, however loaded the machine (the limit itself: the test after this one)
-    proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", hook, "--exec-timeout", "60")
+    proc, out = _following(
+        follower, path, "--set", "alerts.errorStreak.count=1", "--exec", hook, "--exec-timeout", "60"
+    )
     _error_alerts(path, 3)
-    streamed = _read_lines(Lines(proc.stdout), 3)
+    streamed = _read_lines(out, 3)
     assert [a["seq"] for a in streamed] == [1, 3, 5]
     deadline = time.monotonic() + 60
     while (not seen.exists() or len(seen.read_text().splitlines()) < 3) and time.monotonic() < deadline:
@@ -196,15 +223,48 @@ def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_
     assert "--exec for the error-streak alert of crafted-1: exit status 7" in err
 
 
-def test_exec_stops_a_hook_that_never_ends_at_its_time_limit_and_runs_the_next(tmp_path: Path, follower: Any) -> None:
+def test_exec_runs_only_for_alerts_raised_after_the_follow_began(tmp_path: Path, follower: Any) -> None:
+    """``--follow --exec`` ran the hook for every alert the log's history raised, at each start (a root of old
+    sessions: dozens of desktop notifications); the past alerts are still printed, the hook runs for new ones only."""
+    log = Log()
+    log.turn(1)
+    for n in range(3):
+        log.result(n % 2 == 0)  # failed at seq 1 and 3: two alerts of the log's history
+    path = tmp_path / "session.jsonl"
+    path.write_text(_line(HEADER) + "".join(_line(e) for e in log.events))
+    seen = tmp_path / "seen"
+    proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", f"cat >> {seen}; echo >> {seen}",
+                    "--exec-timeout", "60")  # fmt: skip
+    out = Lines(proc.stdout)
+    assert [a["seq"] for a in _read_lines(out, 2)] == [1, 3]  # the history is still listed
+    log.result(False)
+    seq = log.result(True)  # appended while the follow runs: the hook's one alert
+    with open(path, "a") as f:
+        f.write("".join(_line(e) for e in log.events[-2:]))
+    (live,) = _read_lines(out, 1)
+    assert live["seq"] == seq == 5
+    deadline = (
+        time.monotonic() + 60
+    )  # the hooks run one at a time in order: a past one would come before this one
+    while (not seen.exists() or not seen.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hooked = [json.loads(line) for line in seen.read_text().splitlines() if line]
+    assert hooked == [live]
+    proc.terminate()
+    proc.communicate(timeout=60)
+
+
+def test_exec_stops_a_hook_that_never_ends_at_its_time_limit_and_runs_the_next(
+    tmp_path: Path, follower: Any
+) -> None:
     """Each hook never ends, so each is stopped by the limit however loaded the machine: the second one's stop
     says the first one's did not hold the stream or the hooks after it."""
     path = tmp_path / "session.jsonl"
     path.write_text(_line(HEADER))
-    proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", "exec sleep 3600",
-                    "--exec-timeout", "0.5")  # fmt: skip
+    proc, out = _following(follower, path, "--set", "alerts.errorStreak.count=1", "--exec", "exec sleep 3600",
+                           "--exec-timeout", "0.5")  # fmt: skip
     _error_alerts(path, 2)
-    assert [a["seq"] for a in _read_lines(Lines(proc.stdout), 2)] == [1, 3]
+    assert [a["seq"] for a in _read_lines(out, 2)] == [1, 3]
     stopped = "tapedeck: --exec for the error-streak alert of crafted-1: stopped after the 0.5 s time limit\n"
     errors = Lines(proc.stderr)
     said = [errors.next(), errors.next()]  # each written as its hook is stopped
@@ -247,7 +307,9 @@ def test_an_alert_time_no_clock_gives_is_said_so_as_the_tui_says_it(at: int) -> 
 
     line = render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", at))
     assert line.startswith(f"{IMPLAUSIBLE}  warning "), line
-    assert render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", 0)).startswith("-" * 19)
+    assert render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", 0)).startswith(
+        "-" * 19
+    )
 
 
 def test_an_alert_line_writes_a_logs_controls_as_escapes_and_its_names_cut(
@@ -270,7 +332,9 @@ def test_an_alert_line_writes_a_logs_controls_as_escapes_and_its_names_cut(
     assert "a\\u001b]2;t\\u0007b" in line and "x\\u001b]2;pwn\\u0007nnn" in line and "n…" in line, line
     assert main([*argv, "--json"]) == 1
     (alert,) = json.loads(capsys.readouterr().out)
-    assert alert["reason"].startswith("x\\u001b]2;pwn\\u0007nnn") and len(alert["reason"]) < 200, alert["reason"]
+    assert alert["reason"].startswith("x\\u001b]2;pwn\\u0007nnn") and len(alert["reason"]) < 200, alert[
+        "reason"
+    ]
 
 
 # A SIGTERM sent from inside the command, at the moment named: before the follow begins (the config is being read)
