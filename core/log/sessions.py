@@ -14,7 +14,7 @@ from typing import Any
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
 from core.log.reader import read_header, read_log_header
 from core.log.skipped import UNLISTED, UNREADABLE, skip_note
-from core.shared.errors import LogFormatError, NoLogInDirectoryError, TapedeckError
+from core.shared.errors import LogFormatError, LogIncompleteError, NoLogInDirectoryError, TapedeckError
 from core.shared.text import quoted_path
 
 
@@ -145,14 +145,17 @@ def _argument(path: str | Path) -> str:
 
 def session_ref(log: Path, skipped: list[str] | None = None) -> SessionRef | None:
     """The ``SessionRef`` of one log from its header and its stat (None: no readable header, or it is gone). A log
-    that cannot be read (its permissions, an I/O error) is noted in ``skipped`` when given (once), as a remote one
-    the server refuses is (``core.remote.sessions.remote_refs``)."""
+    that cannot be read (its permissions, an I/O error) or is no session log (its first line garbage, a link to
+    some other file) is noted in ``skipped`` when given (once), as a remote one is
+    (``core.remote.sessions.remote_refs``); one gone, or with no complete first line yet (a session being
+    created), is not."""
     try:
         header = read_log_header(log)
+    except LogIncompleteError:
+        return None
     except LogFormatError as exc:
-        cause, note = exc.__cause__, skip_note(UNREADABLE, log, str(exc))
-        refused = isinstance(cause, OSError) and not isinstance(cause, FileNotFoundError)  # gone: said of nothing
-        if refused and skipped is not None and note not in skipped:
+        note = skip_note(UNREADABLE, log, str(exc))
+        if not isinstance(exc.__cause__, FileNotFoundError) and skipped is not None and note not in skipped:
             skipped.append(note)
         return None
     try:

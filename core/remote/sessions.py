@@ -286,7 +286,7 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[SkipN
     """The ``SessionRef`` of each remote log of one machine (its ``path`` reads ``user@host:PATH``; None until its
     header can be read), in two round trips: their stats, then their heads. A log the server will not let us stat
     or read is noted in ``skipped`` when given (once), not taken for one that is not there, and costs the others
-    nothing (raised when ``skipped`` is None)."""
+    nothing (raised when ``skipped`` is None); so is one whose head is no session log's."""
     unstated: dict[str, str] = {}
     stats = link.stat_many([log.path for log in logs], refused=unstated if skipped is not None else None)
     files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
@@ -300,8 +300,13 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget], skipped: list[SkipN
         skipped += [note for note in notes if note not in skipped]
     found: dict[str, SessionRef | None] = {}
     for (log, st), head in zip(files, heads, strict=True):
-        header = LogDecoder(str(log), log.compressed).feed(head[: st.size]).header if head else None
+        decoder = LogDecoder(str(log), log.compressed)
+        header = decoder.feed(head[: st.size]).header if head else None
         found[log.path] = ref_from_header(Path(str(log)), header, st.size, st.mtime_ms / 1000) if header else None
+        if decoder.fatal and skipped is not None:  # no session log (garbage, a link to another file), as locally
+            note = skip_note(UNREADABLE, log, decoder.fatal)
+            if note not in skipped:
+                skipped.append(note)
     return [found.get(log.path) for log in logs]
 
 

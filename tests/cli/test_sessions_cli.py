@@ -146,6 +146,33 @@ def test_a_fifo_where_a_log_should_be_is_skipped_with_a_note(tmp_path: Path, cap
     assert out.err == f"tapedeck: skipped {fifo}: is a FIFO, not a session log file\n", out.err
 
 
+@pytest.mark.parametrize("what", ["garbage", "a link to a file that is no log"])
+def test_a_log_that_is_no_session_log_is_skipped_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str
+) -> None:
+    """A session directory whose session.jsonl is no session log (garbage, a link to /etc/passwd) was left out
+    without a word, where a FIFO there is named: it is named with what its first line is; an empty log (a session
+    being created, its header not written yet) still says nothing."""
+    root = sessions_root(tmp_path)
+    log = root / "--w--" / "odd" / "session.jsonl"
+    log.parent.mkdir()
+    if what == "garbage":
+        log.write_bytes(b"garbage\n")
+    else:
+        other = tmp_path / "passwd"
+        other.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+        log.symlink_to(other)
+    (root / "--w--" / "new").mkdir()
+    (root / "--w--" / "new" / "session.jsonl").write_bytes(b"")
+    assert main(["sessions", str(root)]) == 0
+    out = capsys.readouterr()
+    assert "3 sessions under" in out.out and "odd" not in out.out
+    assert out.err == (
+        f"tapedeck: skipped {log}: line 1 is not valid JSON (unexpected character, expected a JSON value: line 1 "
+        "column 1 (char 0))\n"
+    ), out.err
+
+
 def test_a_session_directory_whose_log_is_a_fifo_is_named_not_just_no_sessions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -333,7 +333,9 @@ def test_a_remote_root_that_is_a_link_loop_is_named_a_link_not_a_missing_path(
     assert "no such file" not in err, err
 
 
-@pytest.mark.parametrize("odd", ["fifo", "socket", "directory", "link to a log", "link to nothing", "link refused"])
+@pytest.mark.parametrize(
+    "odd", ["fifo", "socket", "directory", "link to a log", "link to nothing", "link refused", "garbage"]
+)
 def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
     sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], odd: str
 ) -> None:
@@ -358,6 +360,8 @@ def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
         bound.close()
     elif odd == "directory":
         where.mkdir()
+    elif odd == "garbage":
+        where.write_bytes(b"garbage\n")
     elif odd == "link refused":
         where.symlink_to(no_access_path() / "x")  # its stat refused even to root
     else:
