@@ -154,14 +154,17 @@ def describe(path: Path) -> tuple[dict[str, Any], str | None]:
     meta, _ = _load(path)
     log = Path(meta["log"])
     try:
+        st = os.stat(log)
+        if meta.get("code") != code_fingerprint():
+            return meta, "written by another version of tapedeck"
+        if (st.st_dev, st.st_ino) != (meta.get("dev"), meta.get("ino")):
+            return meta, "the log was replaced by another file"
+        if st.st_size < meta["size"]:
+            return meta, "the log was truncated"
         now = _identity(log, meta.get("watched", ""), meta["size"], meta.get("settings", ""))
     except OSError as exc:
         return meta, log_unreadable(exc)
-    if meta.get("code") != now["code"]:
-        return meta, "written by another version of tapedeck"
-    if (now["dev"], now["ino"]) != (meta.get("dev"), meta.get("ino")):
-        return meta, "the log was replaced by another file"
-    if (os.stat(log).st_size, now["mtime"], now["head"], now["tail"]) != (
+    if (st.st_size, now["mtime"], now["head"], now["tail"]) != (
         meta["size"], meta.get("mtime"), meta.get("head"), meta.get("tail")
     ):  # fmt: skip
         return meta, "the log changed"

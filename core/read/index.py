@@ -229,11 +229,12 @@ def read_meta(path: Path) -> tuple[Meta, int]:
 
 
 def check(meta: Meta, log: Path) -> str | None:
-    """Why the index ``meta`` describes does not fit ``log`` as it is now, or None when it does."""
-    if meta.code != code_fingerprint():
-        return "written by another version of tapedeck"
+    """Why the index ``meta`` describes does not fit ``log`` as it is now, or None when it does (a log gone or
+    unreadable is said first: whatever wrote the index, that is what an operator needs to know)."""
     try:
         st = os.stat(log)
+        if meta.code != code_fingerprint():
+            return "written by another version of tapedeck"
         if os.path.realpath(log) != meta.log:
             return "indexes another path"
         if (st.st_dev, st.st_ino) != (meta.dev, meta.ino):

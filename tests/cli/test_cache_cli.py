@@ -385,3 +385,50 @@ def test_cache_info_names_a_log_and_the_cache_directory_escaped(
     assert code == 0 and f"  {named} " in out and "\x1b" not in out and "\nforged" not in out, out
     code, out, _ = _out(["cache", "clear"], capsys)
     assert out == f"removed 1 file(s), {out.split(', ')[1]}, from {tmp_path}/cache\n", out
+
+
+def test_a_gone_log_is_said_gone_whatever_version_wrote_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index line said 'written by another version of tapedeck' for a log that is gone (its version was looked
+    at first) while the checkpoint line beside it said the log is gone: both say what matters most."""
+    log = tmp_path / "a" / "session.jsonl"
+    log.parent.mkdir()
+    generate(log, 60_000, seed=1, profile="mixed")
+    main(["inspect", str(log)])
+    main(["alerts", str(log)])
+    log.unlink()
+    from core.alerts import checkpoint
+
+    for module in (index, checkpoint):  # as another version of tapedeck reads the files
+        monkeypatch.setattr(module, "code_fingerprint", lambda: "another version")
+    code, out, _ = _out(["cache", "info", str(log)], capsys)
+    rows = out.splitlines()[1:]
+    assert code == 0 and sorted(row.split()[0] for row in rows) == ["alerts", "index"], out
+    assert all(row.endswith("  stale (the log is gone)") for row in rows), out
+
+
+@pytest.mark.parametrize("how", ["replaced", "truncated"])
+def test_a_shorter_log_is_said_replaced_or_truncated_not_unreadable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """A log replaced by a shorter file, or cut in place, read fine; the checkpoint's line said 'the log cannot be
+    read: the log is shorter than indexed'. Both lines say what happened to it."""
+    log = tmp_path / "a" / "session.jsonl"
+    log.parent.mkdir()
+    generate(log, 60_000, seed=1, profile="mixed")
+    main(["inspect", str(log)])
+    main(["alerts", str(log)])
+    head = log.read_bytes()[:1000]
+    if how == "replaced":
+        new = log.with_name("new.jsonl")
+        new.write_bytes(head)
+        new.replace(log)
+    else:
+        with open(log, "r+b") as f:
+            f.truncate(1000)
+    code, out, _ = _out(["cache", "info", str(log)], capsys)
+    rows = out.splitlines()[1:]
+    said = "the log was replaced by another file" if how == "replaced" else "the log was truncated"
+    assert code == 0 and sorted(row.split()[0] for row in rows) == ["alerts", "index"], out
+    assert all(row.endswith(f"  stale ({said})") for row in rows), out
