@@ -112,22 +112,24 @@ def test_diff_names_the_cut_that_broke_the_cache(capsys: pytest.CaptureFixture[s
 
 def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
-    config.write_text('[model.prices."deepseek-v4-flash"]\nhit = 1\nmiss = 1000000\noutput = 2000000\n')
+    # prices at the top of their range (USD per 1M tokens, up to 1,000,000), so that the fixture's few tokens cost
+    # whole dollars
+    config.write_text('[model.prices."deepseek-v4-flash"]\nhit = 1\nmiss = 500000\noutput = 1000000\n')
     log = str(fixtures_dir / "compaction-recovery.session.jsonl")
     code, out, _ = _run(capsys, "cost", log, "--config", str(config), "--json")
     report = json.loads(out)
     assert code == 0
     assert [(r["kind"], r["miss"], r["output"], r["usd"]) for r in report["requests"]] == [
-        ("agent", 24, 6, 36.0), ("agent", 0, 0, None), ("compaction", 20, 4, 28.0), ("agent", 20, 4, 28.0),
+        ("agent", 24, 6, 18.0), ("agent", 0, 0, None), ("compaction", 20, 4, 14.0), ("agent", 20, 4, 14.0),
     ]  # fmt: skip
-    assert report["total"]["usd"] == 92.0 and report["turns"][0]["usd"] == 92.0
+    assert report["total"]["usd"] == 46.0 and report["turns"][0]["usd"] == 46.0
     [cut] = report["cuts"]
-    assert (cut["kind"], cut["brokeCache"], cut["callUsd"]) == ("compaction", True, 28.0)
+    assert (cut["kind"], cut["brokeCache"], cut["callUsd"]) == ("compaction", True, 14.0)
     code, out, _ = _run(capsys, "cost", log)
     assert code == 0 and "session: 4 requests, hit 0 / miss 64 / output 14 tokens, $0.0000" in out
     assert "(compaction call at seq 19)" in out
     _, out, _ = _run(capsys, "cost", log, "--config", str(config))
-    assert "summary call $28.0000" in out
+    assert "summary call $14.0000" in out
 
 
 def test_cost_counts_one_request_in_the_singular(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
