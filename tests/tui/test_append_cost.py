@@ -4,6 +4,7 @@ and on one ten times its size, in the full log and the surface view, each also f
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -213,6 +214,16 @@ async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: 
     assert "LoadProgress" in to_app and "SessionUpdated" not in to_app, to_app
 
 
+_IDLE_MOVE = re.compile(r"\x1b\[\d+;\d+H(?=\x1b\[\d+;\d+H|\Z)")  # a cursor move that nothing is written after
+
+
+def _written(frame: str) -> str:
+    """What a frame's escape sequences write on the terminal: a cursor move that another follows before anything is
+    written changes no cell. Textual's frame may move to a chop it then writes nothing in, which the cropped
+    compositor leaves out (seen once in CI: a move to column 112 of the footer's line, then on to column 139)."""
+    return _IDLE_MOVE.sub("", frame)
+
+
 async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_what_textual_would(
     tmp_path: Path,
 ) -> None:
@@ -264,7 +275,7 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
             self.__class__ = CroppedCompositor
         if update is not None:
             assert textual is not None
-            assert update.render_segments(app.console) == textual.render_segments(app.console)
+            assert _written(update.render_segments(app.console)) == _written(textual.render_segments(app.console))
             compared.append(len(update.render_segments(app.console)))
         return update
 
