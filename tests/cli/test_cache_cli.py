@@ -78,7 +78,9 @@ def _logs(tmp: Path) -> list[Path]:
         path = tmp / f"gen-{profile}.jsonl{'.zstd' if zstd else ''}"
         generate(path, 120_000, seed=4, profile=profile, zstd=zstd)
         logs.append(path)
-    lines = (tmp / "gen-short-turns.jsonl").read_bytes().split(b"\n")  # with a corrupt line, a non-object line, a bad row
+    lines = (
+        (tmp / "gen-short-turns.jsonl").read_bytes().split(b"\n")
+    )  # with a corrupt line, a non-object line, a bad row
     lines.insert(len(lines) // 3, b'{"type":"tool/result","data":{"turn":1,')
     lines.insert(len(lines) // 2, b"[1, 2, 3]")
     lines.insert(len(lines) * 2 // 3, b'{"type":"text-chunks","seq0":"x","data":{}}')
@@ -87,7 +89,9 @@ def _logs(tmp: Path) -> list[Path]:
     return [*logs, damaged]
 
 
-def test_indexed_reads_print_what_full_reads_print(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_indexed_reads_print_what_full_reads_print(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for log in _logs(tmp_path):
         expected = {tuple(argv): _cold(argv, log, capsys) for argv in COMMANDS}
         main(["inspect", str(log)])  # writes the index
@@ -96,7 +100,9 @@ def test_indexed_reads_print_what_full_reads_print(tmp_path: Path, capsys: pytes
             assert _warm(argv, log, capsys) == expected[tuple(argv)], (log.name, argv)
 
 
-def test_reads_after_appends_print_what_full_reads_print(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reads_after_appends_print_what_full_reads_print(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     full = tmp_path / "full.jsonl"
     generate(full, 300_000, seed=8, profile="dsh-plain")
     data = full.read_bytes()
@@ -113,7 +119,9 @@ def test_reads_after_appends_print_what_full_reads_print(tmp_path: Path, capsys:
             main(["inspect", str(log)])  # the index again, as the warm read left it (or wrote it anew)
 
 
-@pytest.mark.parametrize("argv", READ_BACK, ids=["recall turn", "recall step", "recall search", "expand", "status"])
+@pytest.mark.parametrize(
+    "argv", READ_BACK, ids=["recall turn", "recall step", "recall search", "expand", "status"]
+)
 def test_recall_expand_and_status_read_a_log_again_from_its_index(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
@@ -153,11 +161,15 @@ def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [r["file"] for r in orjson.loads(out)["removed"]] == [str(index.index_path(logs[0]))]
     code, out, _ = _out(["cache", "clear"], capsys)
     assert code == 0 and out.startswith("removed 1 file(s)")
-    assert _out(["cache", "info"], capsys)[1] == f"no index files or alert checkpoints in {tmp_path / 'cache'}\n"
+    assert (
+        _out(["cache", "info"], capsys)[1] == f"no index files or alert checkpoints in {tmp_path / 'cache'}\n"
+    )
     assert _out(["cache", "clear"], capsys)[1] == "nothing to remove\n"
 
 
-def test_an_unreadable_index_file_is_listed_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreadable_index_file_is_listed_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     where = tmp_path / "cache" / "index"
     where.mkdir(parents=True)
     (where / ("0" * 32 + index.SUFFIX)).write_bytes(b"junk")
@@ -195,8 +207,10 @@ def test_cache_info_and_clear_say_when_the_cache_directory_cannot_be_looked_at(
     for argv in (["info"], ["clear"], ["info", "--json"]):
         code, out, err = _out(["cache", *argv], capsys)
         assert (code, out) == (2, ""), argv
-        assert err == (f"tapedeck: {tmp_path / 'away'} cannot be looked at (Permission denied), so tapedeck's cache "
-                       f"directory {tmp_path / 'away' / 'cache'} (TAPEDECK_CACHE_DIR) can keep nothing\n"), err
+        assert err == (
+            f"tapedeck: {tmp_path / 'away'} cannot be looked at (Permission denied), so tapedeck's cache "
+            f"directory {tmp_path / 'away' / 'cache'} (TAPEDECK_CACHE_DIR) can keep nothing\n"
+        ), err
 
 
 def test_cache_info_and_clear_of_a_path_that_is_no_log(
@@ -332,7 +346,10 @@ def test_a_relative_tapedeck_directory_is_refused_before_anything_is_written(
     code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
     assert (code, out) == (2, "")
     # the example path is quoted as every value in a message is, so a long temporary directory is clipped
-    assert err == f'tapedeck: {name} is a relative path ("kept"); give an absolute one (such as {shown(str(here / "kept"))})\n'
+    assert (
+        err
+        == f'tapedeck: {name} is a relative path ("kept"); give an absolute one (such as {shown(str(here / "kept"))})\n'
+    )
     assert list(here.iterdir()) == []
 
 
@@ -346,7 +363,9 @@ def test_a_long_relative_tapedeck_directory_is_quoted_cut(
     monkeypatch.setenv(name, "k" * 100_000 + "\x1b[2J")
     code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
     assert (code, out) == (2, "")
-    assert len(err) < 400 and "\x1b" not in err and err.count(",0") == 2 and err.count(" characters)") == 2, err
+    assert len(err) < 400 and "\x1b" not in err and err.count(",0") == 2 and err.count(" characters)") == 2, (
+        err
+    )
 
 
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,7 +397,10 @@ def test_cache_info_names_a_log_and_the_cache_directory_escaped(
     generate(log, 20_000, seed=1, profile="mixed")
     main(["inspect", str(log.parent)])
     monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / hostile / "cache"))
-    assert _out(["cache", "info"], capsys)[1] == f"no index files or alert checkpoints in {tmp_path}/w\\u001b]0;t\\u0007\\nforged/cache\n"
+    assert (
+        _out(["cache", "info"], capsys)[1]
+        == f"no index files or alert checkpoints in {tmp_path}/w\\u001b]0;t\\u0007\\nforged/cache\n"
+    )
     monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
     code, out, _ = _out(["cache", "info"], capsys)
     named = os.path.realpath(log).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
