@@ -309,15 +309,22 @@ def test_a_fifo_or_a_link_where_the_index_should_be_is_never_waited_on_nor_follo
     assert linked["state"] == "unreadable", linked
 
 
-def test_a_deleted_logs_files_say_it_is_gone_in_one_phrase(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """They read 'stale (the log cannot be read (No such file or directory))', a parenthesis in a parenthesis."""
+@pytest.fixture
+def cached_log(tmp_path: Path) -> Path:
+    """A generated log that inspect and alerts have read: its index file and its alert checkpoint are in the cache."""
     log = tmp_path / "a" / "session.jsonl"
     log.parent.mkdir()
     generate(log, 60_000, seed=1, profile="mixed")
     main(["inspect", str(log)])
     main(["alerts", str(log)])
+    return log
+
+
+def test_a_deleted_logs_files_say_it_is_gone_in_one_phrase(
+    cached_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They read 'stale (the log cannot be read (No such file or directory))', a parenthesis in a parenthesis."""
+    log = cached_log
     log.unlink()
     code, out, _ = _out(["cache", "info", str(log)], capsys)
     rows = out.splitlines()[1:]
@@ -410,15 +417,11 @@ def test_cache_info_names_a_log_and_the_cache_directory_escaped(
 
 
 def test_a_gone_log_is_said_gone_whatever_version_wrote_its_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cached_log: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index line said 'written by another version of tapedeck' for a log that is gone (its version was looked
     at first) while the checkpoint line beside it said the log is gone: both say what matters most."""
-    log = tmp_path / "a" / "session.jsonl"
-    log.parent.mkdir()
-    generate(log, 60_000, seed=1, profile="mixed")
-    main(["inspect", str(log)])
-    main(["alerts", str(log)])
+    log = cached_log
     log.unlink()
     from core.alerts import checkpoint
 
@@ -432,15 +435,11 @@ def test_a_gone_log_is_said_gone_whatever_version_wrote_its_files(
 
 @pytest.mark.parametrize("how", ["replaced", "truncated"])
 def test_a_shorter_log_is_said_replaced_or_truncated_not_unreadable(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+    cached_log: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     """A log replaced by a shorter file, or cut in place, read fine; the checkpoint's line said 'the log cannot be
     read: the log is shorter than indexed'. Both lines say what happened to it."""
-    log = tmp_path / "a" / "session.jsonl"
-    log.parent.mkdir()
-    generate(log, 60_000, seed=1, profile="mixed")
-    main(["inspect", str(log)])
-    main(["alerts", str(log)])
+    log = cached_log
     head = log.read_bytes()[:1000]
     if how == "replaced":
         new = log.with_name("new.jsonl")
