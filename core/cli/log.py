@@ -41,6 +41,7 @@ from core.log.layout import default_sessions_root, is_sessions_root, resolve_log
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
+from core.log.skipped import UNREADABLE
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import PassEnded, load_session
 from core.read.session import Session, missing_turn_step
@@ -418,7 +419,10 @@ def _sessions(args: argparse.Namespace) -> int | None:
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
-    unread = [*fleet.unread, *filter(None, (_header_error(root, fleet.watches) for root in local_roots(args.roots)))]
+    named = dict(filter(None, (_header_error(root, fleet.watches) for root in local_roots(args.roots))))
+    unread = [*fleet.unread, *named.values()]
+    # a log named that is no session log is said once, as the error it is, not also as the listing's skip note
+    skipped = [note for note in fleet.skipped if note.kind != UNREADABLE or Path(note.subject) not in named]
 
     def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)
@@ -438,18 +442,19 @@ def _sessions(args: argparse.Namespace) -> int | None:
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)
-    for note in [*fleet.skipped, *unread, *layout_notes(args.roots, "sessions")]:
+    for note in [*skipped, *unread, *layout_notes(args.roots, "sessions")]:
         warn(note)
     # as alerts: a machine that could not be listed, or a session that could not be read, leaves no whole answer
     return 2 if fleet.unreached or unread else None
 
 
-def _header_error(root: Path, watched: Container[str]) -> str | None:
-    """Why the log ``root`` names (a log file or a session directory, not a sessions root) is not among the
+def _header_error(root: Path, watched: Container[str]) -> tuple[Path, str] | None:
+    """The log ``root`` names (a log file or a session directory, not a sessions root) and why it is not among the
     ``watched`` ones, which have a row: its header cannot be read (None: it is, it has one, or ``root`` is a
     sessions root)."""
     if is_sessions_root(root):
         return None
+    log = root
     try:
         log = resolve_log_path(root)
         if str(log) not in watched:
@@ -457,7 +462,7 @@ def _header_error(root: Path, watched: Container[str]) -> str | None:
     except LogNotFoundError:
         return None  # gone since the listing found it: the listing's own notes say so
     except TapedeckError as exc:
-        return str(exc)
+        return log, str(exc)
     return None
 
 
