@@ -43,7 +43,9 @@ def test_killing_the_demo_pane_stops_its_host(tmp_path: Path) -> None:
         tmux.kill()  # closing the terminal
         _wait(lambda: not _alive(state.pid), "the host to end", timeout=60)
         assert read_host_state(log).state == "exited"
-        leftovers = subprocess.run(["pgrep", "-f", log.parent.name], capture_output=True, text=True).stdout.split()
+        leftovers = subprocess.run(
+            ["pgrep", "-f", log.parent.name], capture_output=True, text=True
+        ).stdout.split()
         assert [p for p in leftovers if int(p) != os.getpid()] == []
     finally:
         tmux.kill()
@@ -73,8 +75,12 @@ def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(
         assert _turn_ends(log) == ["completed"] * 6
         events = read_log(log).events
         # held: from its pause to its answer to the resume the host wrote nothing but states and control answers
-        held = next(e["seq"] for e in events if e["type"] == "tapedeck/state" and e["data"]["state"] == "paused")
-        resumed = next(e["seq"] for e in events if e["type"] == "tapedeck/control" and e["data"]["op"] == "resume")
+        held = next(
+            e["seq"] for e in events if e["type"] == "tapedeck/state" and e["data"]["state"] == "paused"
+        )
+        resumed = next(
+            e["seq"] for e in events if e["type"] == "tapedeck/control" and e["data"]["op"] == "resume"
+        )
         between = {e["type"] for e in events if held < e["seq"] < resumed}
         assert between <= {"tapedeck/state", "tapedeck/control"}, between
         states = [e["data"]["state"] for e in events if e["type"] == "tapedeck/state"]
@@ -93,7 +99,9 @@ def test_a_demo_told_to_end_gives_the_terminal_back_stops_its_host_and_cleans_up
     root = tmp_path / "sessions"
     name = f"td-demo-{uuid.uuid4().hex[:8]}"
     env = {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}
-    tmux = Tmux(name, [str(TAPEDECK), "demo", "--sessions-root", str(root), ";", "echo", "DEMO-EXITED-$?"], env)
+    tmux = Tmux(
+        name, [str(TAPEDECK), "demo", "--sessions-root", str(root), ";", "echo", "DEMO-EXITED-$?"], env
+    )
     try:
         log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
         state = _wait(lambda: (s := read_host_state(log)).live and s.pid and s, "a live host")

@@ -20,7 +20,11 @@ SFTP_SERVER = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/op
                    "/usr/lib/openssh/sftp-server")  # fmt: skip
 # the SFTP server run as the user nobody (``Sshd.wrapper``), for what a root server would read whatever its mode
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
-MISSING = None if Path(SSHD).exists() and shutil.which("ssh-keygen") else "needs the OpenSSH server (sshd) and ssh-keygen"
+MISSING = (
+    None
+    if Path(SSHD).exists() and shutil.which("ssh-keygen")
+    else "needs the OpenSSH server (sshd) and ssh-keygen"
+)
 
 
 def _free_port() -> int:
@@ -105,7 +109,10 @@ class Sshd:
     def kill(self) -> None:
         """Kill the server and every session it serves."""
         if self.proc is not None and self.proc.poll() is None:
-            for pid in [self.proc.pid, *_descendants(self.proc.pid)]:  # each session calls setsid: not in our group
+            for pid in [
+                self.proc.pid,
+                *_descendants(self.proc.pid),
+            ]:  # each session calls setsid: not in our group
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             self.proc.wait()

@@ -185,7 +185,9 @@ def _slow_to_open(
 
     def let_go() -> None:
         deadline = time.monotonic() + 60
-        while not any("BREAKING" in line and inode in line for line in Path("/proc/locks").read_text().splitlines()):
+        while not any(
+            "BREAKING" in line and inode in line for line in Path("/proc/locks").read_text().splitlines()
+        ):
             if time.monotonic() > deadline:
                 break
             time.sleep(0.01)
