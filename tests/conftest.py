@@ -15,10 +15,13 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 from hypothesis import settings
+
+from tests.procs import proc_stat as proc_stat  # the tests import it from here as well
+from tests.procs import process_gone as process_gone
 
 # Tests assert behaviour, never time: Hypothesis's default deadline (200 ms an example) is a wall-clock check that a
 # loaded machine fails at random, so no property test has one. Each run of the suite tries the same examples
@@ -183,15 +186,6 @@ class Processes:
                     pipe.close()
 
 
-class ProcStat(NamedTuple):
-    """What ``/proc/PID/stat`` says of a process that the tests read."""
-
-    command: str
-    state: str  # ``R``, ``S``, ``Z`` …
-    group: int  # its process group
-    start: int  # its start time, in clock ticks after the boot
-
-
 def allocated_peak(call: Callable[[], object]) -> int:
     """The most memory ``call`` held at once beyond what was held before it (bytes, ``tracemalloc``)."""
     tracemalloc.start()
@@ -200,24 +194,6 @@ def allocated_peak(call: Callable[[], object]) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-
-
-def proc_stat(pid: int | str) -> ProcStat | None:
-    """What ``/proc/PID/stat`` says of process ``pid``; None once it is gone. The command is cut out between the first
-    `` (`` and the last ``) ``, as it may hold either; the fields after it are counted from the state on."""
-    try:
-        stat = Path("/proc", str(pid), "stat").read_text()
-    except OSError:
-        return None
-    command, _, rest = stat.partition(" (")[2].rpartition(") ")
-    fields = rest.split()  # from the state on: the process group is the third, the start time the twentieth
-    return ProcStat(command, fields[0], int(fields[2]), int(fields[19]))
-
-
-def process_gone(pid: int) -> bool:
-    """Whether no process ``pid`` runs (a zombie counts as gone: it runs nothing); reads ``/proc``."""
-    found = proc_stat(pid)
-    return found is None or found.state == "Z"
 
 
 # The Python interpreters by the names they are installed under: python, python3, python3.12, pypy3, pypy3.10 …

@@ -12,14 +12,7 @@ from pathlib import Path
 from core.control.host_state import read_host_state
 from core.log.reader import read_log
 from tests.e2e.test_tmux_watch import TAPEDECK, Tmux, pytestmark  # noqa: F401 - the same skip condition
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "zombie" not in status.lower()
+from tests.procs import proc_stat, process_gone
 
 
 def _wait(predicate, what: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
@@ -39,9 +32,9 @@ def test_killing_the_demo_pane_stops_its_host(tmp_path: Path) -> None:
         log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
         state = _wait(lambda: (s := read_host_state(log)).live and s.pid and s, "a live host")
         tmux.wait_for(lambda text: "tapedeck" in text, "the TUI")
-        assert _alive(state.pid)
+        assert not process_gone(state.pid)
         tmux.kill()  # closing the terminal
-        _wait(lambda: not _alive(state.pid), "the host to end", timeout=60)
+        _wait(lambda: process_gone(state.pid), "the host to end", timeout=60)
         assert read_host_state(log).state == "exited"
         leftovers = subprocess.run(
             ["pgrep", "-f", log.parent.name], capture_output=True, text=True
@@ -106,14 +99,16 @@ def test_a_demo_told_to_end_gives_the_terminal_back_stops_its_host_and_cleans_up
         log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
         state = _wait(lambda: (s := read_host_state(log)).live and s.pid and s, "a live host")
         tmux.wait_for(lambda text: "tapedeck" in text, "the TUI")
-        demo = int(Path(f"/proc/{state.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        host = proc_stat(state.pid)
+        assert host is not None, "the host is gone"
+        demo = host.parent
         workspace = Path(read_log(log).header["cwd"])
         os.kill(demo, signal.SIGTERM)
         _wait(tmux.exited, "the demo's end")
         screen = tmux.screen()
         assert "DEMO-EXITED-143" in screen and "removed" in screen, screen
         assert tmux._run("display-message", "-p", "-t", tmux.name, "#{alternate_on}").strip() == "0"
-        _wait(lambda: not _alive(state.pid), "the host to end", timeout=60)
+        _wait(lambda: process_gone(state.pid), "the host to end", timeout=60)
         assert read_host_state(log).state == "exited" and not workspace.exists()
     finally:
         tmux.kill()

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import Processes
+from tests.procs import proc_stat
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 SFTP_SERVER = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server") if Path(p).exists()),
@@ -123,9 +124,9 @@ def _descendants(root: int) -> list[int]:
     """Every process below ``root``, from /proc."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                parents[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        stat = proc_stat(entry.name) if entry.name.isdigit() else None  # None too once gone meanwhile
+        if stat is not None:
+            parents[int(entry.name)] = stat.parent
     found, frontier = [], [root]
     while frontier:
         children = [pid for pid, parent in parents.items() if parent in frontier]

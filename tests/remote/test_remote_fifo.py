@@ -16,6 +16,7 @@ import pytest
 
 from core.remote.link import NotRegular, link_for
 from core.remote.target import RemoteTarget
+from tests.procs import process_gone
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -115,10 +116,8 @@ def _servers_of(sshd: Sshd) -> list[int]:
             if (
                 entry.name.isdigit()
                 and str(sshd.home).encode() in (entry / "cmdline").read_bytes()
-                and (
-                    b"sftp-server" in (entry / "cmdline").read_bytes()
-                    and (entry / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
-                )
+                and b"sftp-server" in (entry / "cmdline").read_bytes()
+                and not process_gone(int(entry.name))
             ):
                 found.append(int(entry.name))
     return found
