@@ -173,18 +173,25 @@ def test_follow_prints_the_alert_of_a_session_under_a_directory_that_is_not_utf8
     assert (alert["cause"], alert["path"]) == ("error-streak", f"{tmp_path}/root/proj\\xff/s1/session.jsonl")
 
 
-def _error_alerts(path: Path, errors: int) -> None:
-    """Append a turn of results to ``path``, failed and not in turn, ``errors`` of them failed: with an error streak
-    of 1, one alert for each, at seq 1, 3, 5..."""
+def _error_alerts(path: Path, errors: int, out: Lines) -> list[dict[str, Any]]:
+    """Append a turn of results to ``path``, failed and not in turn, ``errors`` of them failed, as the follower
+    whose output is ``out`` reads it; with an error streak of 1, one alert for each, at seq 1, 3, 5..., returned. Each
+    failure is appended once the alert of the one before it is printed: the follower has read up to there, so each
+    alert is raised by a poll of its own, as a log that grows raises them, however slow the follower."""
     log = Log()
     log.turn(1)
-    for n in range(2 * errors - 1):
-        log.result(n % 2 == 0)
+    alerts: list[dict[str, Any]] = []
+    written = 0
     with open(path, "a") as f:
-        for event in log.events:
-            f.write(_line(event))
+        for n in range(errors):
+            if n:
+                log.result(False)
+            log.result(True)
+            f.write("".join(_line(event) for event in log.events[written:]))
             f.flush()
-            time.sleep(0.15)
+            written = len(log.events)
+            alerts += _read_lines(out, 1)
+    return alerts
 
 
 def _following(follower: Any, path: Path, *args: str) -> tuple[subprocess.Popen[str], Lines]:
@@ -210,8 +217,7 @@ def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_
     proc, out = _following(
         follower, path, "--set", "alerts.errorStreak.count=1", "--exec", hook, "--exec-timeout", "60"
     )
-    _error_alerts(path, 3)
-    streamed = _read_lines(out, 3)
+    streamed = _error_alerts(path, 3, out)
     assert [a["seq"] for a in streamed] == [1, 3, 5]
     deadline = time.monotonic() + 60
     while (not seen.exists() or len(seen.read_text().splitlines()) < 3) and time.monotonic() < deadline:
@@ -263,8 +269,7 @@ def test_exec_stops_a_hook_that_never_ends_at_its_time_limit_and_runs_the_next(
     path.write_text(_line(HEADER))
     proc, out = _following(follower, path, "--set", "alerts.errorStreak.count=1", "--exec", "exec sleep 3600",
                            "--exec-timeout", "0.5")  # fmt: skip
-    _error_alerts(path, 2)
-    assert [a["seq"] for a in _read_lines(out, 2)] == [1, 3]
+    assert [a["seq"] for a in _error_alerts(path, 2, out)] == [1, 3]
     stopped = "tapedeck: --exec for the error-streak alert of crafted-1: stopped after the 0.5 s time limit\n"
     errors = Lines(proc.stderr)
     said = [errors.next(), errors.next()]  # each written as its hook is stopped
