@@ -14,7 +14,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_seconds, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
-from core.control.config import check_section, parse_value
+from core.control.config import CONFIG_EVENT, check_section, parse_value, session_config, set_value
 from core.control.host_state import (
     KIND_DSH,
     HostState,
@@ -43,6 +43,7 @@ from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, int
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.log.tail import Tailer
+from core.log.vocabulary import HOST_EVENT
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import ConfigError, LogFormatError, TapedeckError
@@ -89,6 +90,20 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         except ConfigError as exc:
             raise ControlError(f"config.set: {exc}") from None
     return validate_request(op, out, kind)
+
+
+def _check_config_set(log: Path, args: dict[str, Any]) -> None:
+    """Refuse, as the host would, a ``config.set`` of ``args`` for the tapedeck session of ``log``: ``set_value`` on
+    the config the session runs under (its host's start and every change its log records), so an unknown key or a
+    value of the wrong type or out of range is named in the section validator's words before anything is sent."""
+    from core.read.load import load_session
+
+    session = load_session(log, retain=False, readback=True, index=True)
+    events = (session.events[seq] for seq in session.seqs_of((HOST_EVENT, CONFIG_EVENT)))
+    try:
+        set_value(session_config(events), args["key"], args.get("value"))
+    except ConfigError as exc:
+        raise ControlError(f"config.set: {exc}") from None
 
 
 def _wait_outcome(
@@ -278,6 +293,8 @@ def _run(args: argparse.Namespace) -> int:
     session_id = quoted(header.get("id"))
     state = read_host_state(log)
     op_args = parse_args(args.op, args.arg, state.kind)
+    if args.op == "config.set" and state.kind != KIND_DSH:
+        _check_config_set(log, op_args)
     state = _check_host(log, session_id, args.queue, state)
     inbox = inbox_path(log)
     if args.wait and not state.live:
@@ -414,7 +431,9 @@ def _ops_help() -> str:
     for op, spec in DSH_OPS.items():
         ours = OPS[op].args if op in OPS else ()
         if other := [s for s in spec.args if s not in ours]:
-            lines += _op_lines(op, other, "also " if all(s.name not in {o.name for o in ours} for s in other) else "")
+            lines += _op_lines(
+                op, other, "also " if all(s.name not in {o.name for o in ours} for s in other) else ""
+            )
     return "\n".join(lines)
 
 

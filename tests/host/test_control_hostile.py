@@ -79,7 +79,10 @@ def test_a_line_that_is_not_utf8_is_rejected_by_id_naming_its_byte(inbox: Path) 
     line = b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}'
     entry = _one(inbox, line)
     assert entry.request is not None and entry.request["id"] == "bin-1"
-    assert entry.error == f"control inbox line 1 is not UTF-8: its byte {line.index(0xE9)} (0xe9) cannot be decoded"
+    assert (
+        entry.error
+        == f"control inbox line 1 is not UTF-8: its byte {line.index(0xE9)} (0xe9) cannot be decoded"
+    )
 
 
 def _overlong(request_id: str) -> bytes:
@@ -227,7 +230,15 @@ def test_an_integer_beyond_64_bits_is_refused_by_the_cli_as_such(
     live_log: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     """It was refused as 'the arguments are not valid UTF-8 text'."""
-    argv = ["control", str(live_log), "config.set", "--arg", "key=slice.fold.pinSteps", "--arg", f"value={value}"]
+    argv = [
+        "control",
+        str(live_log),
+        "config.set",
+        "--arg",
+        "key=slice.fold.pinSteps",
+        "--arg",
+        f"value={value}",
+    ]
     assert _cli(argv) == 2
     err = capsys.readouterr().err
     assert "is an integer beyond 64 bits" in err and "UTF-8" not in err, err
@@ -249,7 +260,9 @@ def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixtur
     assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
 
 
-def test_a_timeout_past_a_day_is_refused_as_every_other_wait_is(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_timeout_past_a_day_is_refused_as_every_other_wait_is(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--timeout had a check of its own that let any finite wait through: 1e6 s waited 11 days where --interval,
     --exec-timeout and --pace are refused past a day (check_seconds), and nothing was said of it."""
     assert _cli(["control", str(log), "pause", "--wait", "--timeout", "100000"]) == 2
@@ -261,7 +274,15 @@ def test_a_timeout_past_a_day_is_refused_as_every_other_wait_is(log: Path, capsy
 def test_a_non_finite_config_value_is_refused_by_the_cli(
     live_log: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
-    argv = ["control", str(live_log), "config.set", "--arg", "key=slice.fold.pinMaxChars", "--arg", f"value={value}"]
+    argv = [
+        "control",
+        str(live_log),
+        "config.set",
+        "--arg",
+        "key=slice.fold.pinMaxChars",
+        "--arg",
+        f"value={value}",
+    ]
     assert _cli(argv) == 2
     assert "is not a finite number" in capsys.readouterr().err
     assert not (live_log.parent / "control.jsonl").exists()
@@ -354,7 +375,9 @@ def exited_log(tmp_path: Path) -> Path:
     from core.log.writer import SessionWriter, make_header
 
     host = [{"type": "tapedeck/host", "data": {"pid": 1, "workspace": str(tmp_path)}}]
-    with SessionWriter.create(tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path)), first=host) as writer:
+    with SessionWriter.create(
+        tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path)), first=host
+    ) as writer:
         return writer.path
 
 
@@ -388,7 +411,9 @@ def test_a_bad_expiry_is_refused_before_the_log_is_looked_at(
 
 def test_an_expiry_below_a_millisecond_still_lies_ahead(exited_log: Path) -> None:
     assert _cli(["control", str(exited_log), "pause", "--queue", "--expires", "0.0001"]) == 0
-    [request] = [orjson.loads(line) for line in (exited_log.parent / "control.jsonl").read_bytes().splitlines()]
+    [request] = [
+        orjson.loads(line) for line in (exited_log.parent / "control.jsonl").read_bytes().splitlines()
+    ]
     assert request["expires"] > request["at"]
 
 
@@ -400,7 +425,9 @@ def test_an_expiry_before_1970_is_malformed_not_expired(inbox: Path, expires: in
     assert entry.error == "control inbox line 1: its 'expires' is no time (epoch milliseconds after 1970)"
 
 
-def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_fifo_named_host_json_is_never_waited_on(
+    exited_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``host.json`` is read by every command that shows a host's state: a FIFO there must not hang them."""
     import threading
 
@@ -409,7 +436,8 @@ def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pyt
     os.mkfifo(state_path(exited_log))  # opened for reading, it would wait for a writer forever
     found: list[object] = []
     thread = threading.Thread(
-        target=lambda: found.append((read_host_state(exited_log).state, read_inbox_position(exited_log))), daemon=True
+        target=lambda: found.append((read_host_state(exited_log).state, read_inbox_position(exited_log))),
+        daemon=True,
     )
     thread.start()
     thread.join(60)
@@ -430,13 +458,19 @@ def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
         time.sleep(0.02)
     inbox = inbox_path(log)
     inbox.unlink(missing_ok=True)
-    {"fifo": os.mkfifo, "directory": os.mkdir, "link": lambda p: p.symlink_to(tmp_path / "elsewhere")}[thing](inbox)
+    {"fifo": os.mkfifo, "directory": os.mkdir, "link": lambda p: p.symlink_to(tmp_path / "elsewhere")}[thing](
+        inbox
+    )
     said = tmp_path / "host.out"  # the host met it: it says so once
-    while not any(why in said.read_bytes() for why in (b"is not a regular file", b"is a symbolic link; refusing")):
+    while not any(
+        why in said.read_bytes() for why in (b"is not a regular file", b"is a symbolic link; refusing")
+    ):
         assert host.poll() is None and time.monotonic() < deadline, said.read_text()
         time.sleep(0.02)
     inbox.rmdir() if thing == "directory" else inbox.unlink()
-    assert main(["control", str(log), "checkpoint", "--wait", "--timeout", "10"]) == 0, capsys.readouterr().err
+    assert main(["control", str(log), "checkpoint", "--wait", "--timeout", "10"]) == 0, (
+        capsys.readouterr().err
+    )
     assert capsys.readouterr().out.startswith("applied: checkpoint")
     assert main(["control", str(log), "stop"]) == 0
     assert host.wait(60) == 0
@@ -455,17 +489,46 @@ def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer
     while read_host_state(log).state != "idle":
         assert host.poll() is None and time.monotonic() < deadline, "the host did not get idle"
         time.sleep(0.02)
-    answers = {}
+    from core.control.inbox import append_request, final_outcome_in
+
+    answers, refused = {}, {}
     for value in ("1e+23", "1e308", "2.5", "-0.0", "3.0"):
-        argv = ["control", str(log), "config.set", "--arg", "key=slice.fold.pinSteps", "--arg", f"value={value}"]
-        main([*argv, "--wait", "--timeout", "20"])
-        outcome, said = capsys.readouterr().out.strip().split("\n")
+        argv = [
+            "control",
+            str(log),
+            "config.set",
+            "--arg",
+            "key=slice.fold.pinSteps",
+            "--arg",
+            f"value={value}",
+        ]
+        code = main([*argv, "--wait", "--timeout", "20"])
+        out, err = capsys.readouterr()
+        if (
+            code == 2
+        ):  # refused before sending, in the host's words: the host is asked as well, straight in its inbox
+            answers[value] = (
+                "refused: config.set",
+                "error: " + err.removeprefix("tapedeck: config.set: ").strip(),
+            )
+            sent = append_request(
+                inbox_path(log), "config.set", {"key": "slice.fold.pinSteps", "value": float(value)}
+            )
+            while (outcome := final_outcome_in(log.read_bytes(), sent["id"])) is None:
+                assert host.poll() is None and time.monotonic() < deadline, "the host did not answer"
+                time.sleep(0.05)
+            refused[value] = ("rejected: config.set", f"error: {outcome['error']}")
+            continue
+        outcome, said = out.strip().split("\n")
         answers[value] = (outcome.split(" (request")[0], said.strip())
     wants = "slice.fold.pinSteps must be from 0 to 10,000 (got"
+    assert refused == {
+        value: ("rejected: config.set", answers[value][1]) for value in ("1e+23", "1e308", "2.5")
+    }
     assert answers == {
-        "1e+23": ("rejected: config.set", f"error: {wants} 1e+23)"),
-        "1e308": ("rejected: config.set", f"error: {wants} 1e+308)"),
-        "2.5": ("rejected: config.set", "error: pinSteps must be a non-negative integer (got 2.5)"),
+        "1e+23": ("refused: config.set", f"error: {wants} 1e+23)"),
+        "1e308": ("refused: config.set", f"error: {wants} 1e+308)"),
+        "2.5": ("refused: config.set", "error: pinSteps must be a non-negative integer (got 2.5)"),
         "-0.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 0"),
         "3.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 3"),
     }, answers
@@ -549,7 +612,9 @@ def test_a_request_the_host_fails_on_is_rejected_with_the_failure_quoted(
                    if e["type"] == CONTROL_EVENT and e["data"]["requestId"] == rid]  # fmt: skip
     finally:
         host.close()
-    assert error.startswith("the host failed on it: ValueError: k\\u001b[2J\\nkkk") and error.endswith("k…"), error[:300]
+    assert error.startswith("the host failed on it: ValueError: k\\u001b[2J\\nkkk") and error.endswith(
+        "k…"
+    ), error[:300]
     assert len(error) < 300, len(error)
 
 
@@ -630,7 +695,9 @@ def test_an_inbox_rewritten_in_place_while_no_host_ran_has_its_lines_reported(tm
         with open(inbox, "ab") as f:  # the file its mark names: what that host read is not said again
             f.write(b"junk three\n")
         Operator(host, log, inbox, host.hooks).poll()
-        assert [m.split(" is ")[0] for m in said if m.startswith("control inbox line")] == ["control inbox line 2"]
+        assert [m.split(" is ")[0] for m in said if m.startswith("control inbox line")] == [
+            "control inbox line 2"
+        ]
     finally:
         host.close()
 
@@ -668,7 +735,9 @@ def test_a_warning_is_said_again_when_its_trouble_comes_back(tmp_path: Path) -> 
         assert len([m for m in said if m.startswith(f"cannot write {blocked}")]) == 2, said
 
 
-def test_an_unreadable_line_read_again_from_an_inbox_replaced_or_written_again_is_said_once(tmp_path: Path) -> None:
+def test_an_unreadable_line_read_again_from_an_inbox_replaced_or_written_again_is_said_once(
+    tmp_path: Path,
+) -> None:
     """An inbox replaced (renamed over) or written again in place is read again from its start, its requests
     skipped by id: its unreadable lines were said again each time, the same warning twice. A line read again (the
     same bytes, moved or not) is said once while the inbox lasts; another line with those bytes is said."""
@@ -691,7 +760,8 @@ def test_an_unreadable_line_read_again_from_an_inbox_replaced_or_written_again_i
             f.write(b"junk\n")
         operator.poll()
         assert [m.split(" is ")[0] for m in said if "not valid JSON" in m] == [
-            "control inbox line 1", "control inbox line 4"
+            "control inbox line 1",
+            "control inbox line 4",
         ], said
         applied = [e["data"]["requestId"] for e in host.session.events
                    if e["type"] == "tapedeck/control" and e["data"]["outcome"] == "applied"]  # fmt: skip
@@ -718,7 +788,9 @@ def test_a_paused_resume_names_its_log_escaped(tmp_path: Path) -> None:
     first.close()
     append_request(inbox_path(log), "pause", queued=True)
     said: list[str] = []
-    host = AgentHost.resume(log, ScriptedModel(script), load_config(None), HostOptions(workspace=None, progress=said.append))
+    host = AgentHost.resume(
+        log, ScriptedModel(script), load_config(None), HostOptions(workspace=None, progress=said.append)
+    )
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -747,12 +819,16 @@ def test_an_op_the_inbox_names_is_quoted_in_the_hosts_progress(tmp_path: Path) -
                             HostOptions(workspace=tmp_path / "ws", progress=said.append), tasks=["t"])  # fmt: skip
     try:
         with host.inbox_path.open("ab") as out:
-            out.write(orjson.dumps({"id": "r-op", "op": "pa\nturn 9 ended: completed\x1b[2J", "args": {}}) + b"\n")
+            out.write(
+                orjson.dumps({"id": "r-op", "op": "pa\nturn 9 ended: completed\x1b[2J", "args": {}}) + b"\n"
+            )
         host.operator.poll()
     finally:
         host.close()
     [line] = [s for s in said if s.startswith("control ")]
-    assert line.startswith("control pa\\nturn 9 ended: completed\\u001b[2J rejected: unknown control op "), line
+    assert line.startswith("control pa\\nturn 9 ended: completed\\u001b[2J rejected: unknown control op "), (
+        line
+    )
     assert "\n" not in line and "\x1b" not in line, line
 
 

@@ -307,10 +307,17 @@ def test_a_config_set_the_host_would_refuse_is_refused_on_arrival(
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
     _wait(lambda: server.received)
-    code, out, _ = _cli(["control", str(run.log), "config.set", "--arg", f"key={key}", "--arg", f"value={value}",
-                         "--wait", "--timeout", "10"], capsys)  # fmt: skip
-    assert code == 1 and out.startswith("rejected: config.set") and message in out, out
+    rid = run.send("config.set", {"key": key, "value": json.loads(value)})
+    outcome = _wait(lambda: run.outcome(rid))["data"]
+    assert outcome["outcome"] == "rejected" and message in outcome["error"], outcome
     assert not run.events("assistant/message")  # answered while the model call is still in flight
+    # `tapedeck control` refuses it before sending, in the host's words; a tool's name only the host knows taken
+    code, out, err = _cli(["control", str(run.log), "config.set", "--arg", f"key={key}", "--arg", f"value={value}",
+                           "--wait", "--timeout", "10"], capsys)  # fmt: skip
+    if key == "rewind.toolName":
+        assert code == 1 and out.startswith("rejected: config.set") and message in out, out
+    else:
+        assert code == 2 and err == f"tapedeck: config.set: {outcome['error']}\n", err
     run.send("stop")
     run.join()
 
