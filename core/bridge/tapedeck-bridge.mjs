@@ -1035,25 +1035,27 @@ export class SessionBridge {
   }
 
   // The log is the durable record: td runs (never run an id twice), marks, and the last pause/resume.
-  // A td command refused before anything was applied (its command/done an error with no outcome: no bridge, the id
-  // already ran) is no run; one waiting for this attach (`awaiting`) has not run yet.
+  // Whether a td command ran is told by how DSH settled it, never by the words of its text: its command/done of kind
+  // `error` applied nothing (the handler's refusals and rejections, DSH's own refusals and cancellations), so it is no
+  // run, unless it answers its request (a rejected op: its outcome is logged). One with no command/done yet may have
+  // applied its op, and is a run; one waiting for this attach (`awaiting`) has not run yet. A command DSH cancelled
+  // while its op went on running is on record elsewhere: `begun` in this process, bridge.json's inFlight after it.
   readLog() {
     const runs = new Map();
-    const refused = new Set();
+    const failed = new Set();
     let paused;
     for (const event of this.agent.session.events) {
       if (event.type === "command/run" && event.data?.name === COMMAND) {
         const id = requestIdOf(event.data.args);
         if (id !== undefined && !this.awaiting.has(event.data.commandId)) runs.set(event.data.commandId, id);
       } else if (event.type === "command/done" && runs.has(event.data?.commandId)) {
+        if (event.data.kind !== "success") failed.add(event.data.commandId);
         let data;
         try {
           data = JSON.parse(event.data.text ?? "");
         } catch {
           continue;
         }
-        if (event.data.kind === "error" && typeof data?.error === "string" && data.outcome === undefined)
-          refused.add(event.data.commandId);
         if (FINAL.has(data?.outcome) && data.requestId === runs.get(event.data.commandId)) this.done.set(data.requestId, data);
         if (data?.outcome !== "applied") continue;
         if (data.op === "checkpoint") this.addMark(data.detail);
@@ -1063,7 +1065,7 @@ export class SessionBridge {
       } else if (event.type === "step/start") this.inStep = true;
       else if (event.type === "step/end" || event.type === "turn/end") this.inStep = false;
     }
-    for (const [commandId, id] of runs) if (!refused.has(commandId)) this.started.add(id);
+    for (const [commandId, id] of runs) if (!failed.has(commandId) || this.done.has(id)) this.started.add(id);
     if (paused !== undefined) this.paused = paused;
   }
 
