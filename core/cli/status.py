@@ -89,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
         raise ProlongError(
             "the prolong status command is turned off for this session (prolong.registerCommand is false)"
         )
-    report = status_from_log(session, resolve_workspace(session, args.workspace), config)
+    workspace = resolve_workspace(session, args.workspace)
+    # first the report, which reads events back (and says so if the log changed meanwhile); then the session's own
+    # workspace, which may be gone since it ran: no log file can be looked for there, nor its probe judged
+    report = status_from_log(session, workspace, config)
+    if not config.disabled and not workspace.is_dir():
+        raise ProlongError(
+            f"the session's workspace {quoted_path(workspace)} is not there any more (moved or removed since the "
+            "session ran), so its prolong log file cannot be read; pass --workspace DIR where it is now"
+        )
     emit(report.to_dict(), args.json, lambda _: render_status(report))
     return 0
