@@ -8,7 +8,7 @@ completed in place and parsed in slices (``core.log.bigjson``), so decoding it n
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ from core.shared.records import record
 from core.shared.text import json_line_problem, quoted_path, shown
 
 if TYPE_CHECKING:
-    from core.log.frames import FrameStream
+    from core.log.frames import DecodedFrame, FrameStream
 
 RecordNote = tuple[int, int, int, int, int, str]
 """One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it
@@ -205,7 +205,12 @@ class LogDecoder:
     def at_boundary(self) -> bool:
         """True when every byte fed so far is decoded: no line (nor zstd frame) waits for the rest of it, so a
         decoder ``resumed`` from ``state()`` at the bytes fed goes on exactly as this one would."""
-        return not self._partial and (self._frames is None or not self._frames.pending) and not self.fatal
+        frames = self._frames
+        return (
+            not self._partial
+            and (frames is None or not frames.pending and frames.damage is None)
+            and not self.fatal
+        )
 
     @property
     def bytes_fed(self) -> int:
@@ -298,22 +303,30 @@ class LogDecoder:
             if fresh and data[:1] == b"{":
                 self.fatal = f"{self.name}: holds uncompressed JSON lines, but its name says zstd"
                 return out
-            for frame in self._frames.feed(data):
-                if frame.error is not None and self.header is None and frame.offset == 0:
-                    self.fatal = f"{self.name}: the first zstd frame is unreadable ({frame.error}), so no header"
-                    return out
-                if frame.error is not None:
-                    out.diagnostics.append(
-                        Diagnostic(
-                            "corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset
-                        )
-                    )
-                    continue
-                for at, piece in frame.pieces():  # a frame past a window: a window at a time
-                    self._feed_lines(piece, frame.offset, out, fixed_offset=True, at=at)
-                    if self.fatal:
-                        break
+            self._decode_frames(self._frames.feed(data), out)
+            # bytes that are no frame from the log's start on: not waited on to their end
+            damage = self._frames.damage
+            if damage is not None and damage[0] == 0 and self.header is None and not self.fatal:
+                from core.log.frames import DecodedFrame
+
+                self._decode_frames([DecodedFrame(0, 0, None, damage[1])], out)
         return out
+
+    def _decode_frames(self, frames: Iterable[DecodedFrame], out: DecodeBatch) -> None:
+        """Decode the lines of complete zstd ``frames``, reporting a corrupt one (fatal when it is the first)."""
+        for frame in frames:
+            if frame.error is not None and self.header is None and frame.offset == 0:
+                self.fatal = f"{self.name}: the first zstd frame is unreadable ({frame.error}), so no header"
+                return
+            if frame.error is not None:
+                out.diagnostics.append(
+                    Diagnostic("corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset)
+                )
+                continue
+            for at, piece in frame.pieces():  # a frame past a window: a window at a time
+                self._feed_lines(piece, frame.offset, out, fixed_offset=True, at=at)
+                if self.fatal:
+                    return
 
     def finish(self) -> DecodeBatch:
         """End of input: recover or report a torn final line or frame."""
@@ -321,6 +334,10 @@ class LogDecoder:
         if self.fatal:
             return out
         self._route(out)
+        if self._frames is not None:
+            self._decode_frames(self._frames.finish(), out)  # a run of bytes that is no frame, to the end
+            if self.fatal:
+                return out
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
             from core.log.frames import recovered_frame

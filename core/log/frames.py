@@ -267,6 +267,10 @@ class FrameStream:
         self._streamed = streamed
         # how far the incomplete frame at _buf[0] was walked: the next feed goes on from there
         self._walk: _Walk | None = None
+        # a run of bytes that is no frame, not ended yet (no frame's magic after it so far): its file offset and what
+        # is wrong at its start; ``_buf`` then holds its last bytes that may begin a magic, looked at again with the
+        # next feed, so that the run is one corrupt frame wherever the feeds cut it
+        self._damage: tuple[int, str] | None = None
 
     @property
     def pending(self) -> int:
@@ -288,6 +292,23 @@ class FrameStream:
         changes them."""
         return self._buf
 
+    @property
+    def damage(self) -> tuple[int, str] | None:
+        """A run of bytes that is no frame, going on to the end of what was fed (reported once it ends: by the feed
+        that brings the next frame, or by ``finish``): its file offset and what is wrong at its start."""
+        return self._damage
+
+    def finish(self) -> list[DecodedFrame]:
+        """End of input: the run of bytes that is no frame going on to it, if any, as one corrupt frame (the held
+        bytes it ends in with it); an incomplete final frame stays held (``pending_buffer``)."""
+        if self._damage is None:
+            return []
+        (offset, error), self._damage = self._damage, None
+        end = self._base + len(self._buf)
+        self._buf.clear()
+        self._base = end
+        return [DecodedFrame(offset, end - offset, None, error)]
+
     def feed(self, data: bytes) -> list[DecodedFrame]:
         """Add bytes; return every frame that is now complete, in order."""
         self._buf += data
@@ -295,17 +316,22 @@ class FrameStream:
         pos = 0
         buf = self._buf
         walk, self._walk = self._walk, None
+        damage, self._damage = self._damage, None
         while True:
-            try:
-                end, walk = _walk(buf, pos, walk)
-            except FrameError as exc:
-                # Resynchronise on the next magic number; report the garbage as one corrupt frame.
-                nxt = self._buf.find(ZSTD_MAGIC.to_bytes(4, "little"), pos + 1)
-                stop = nxt if nxt >= 0 else len(self._buf)
-                out.append(DecodedFrame(self._base + pos, stop - pos, None, str(exc)))
-                pos, walk = stop, None
+            if damage is None:  # else a run that is no frame goes on from an earlier feed
+                try:
+                    end, walk = _walk(buf, pos, walk)
+                except FrameError as exc:
+                    damage, pos = (self._base + pos, str(exc)), pos + 1
+            if damage is not None:
+                # Resynchronise on the next magic number; the bytes before it are one corrupt frame, whatever feed
+                # brings that magic (the last bytes fed, which may begin one, are looked at again with the next)
+                nxt = buf.find(ZSTD_MAGIC.to_bytes(4, "little"), pos)
                 if nxt < 0:
+                    self._damage, pos = damage, max(pos, len(buf) - 3)
                     break
+                out.append(DecodedFrame(damage[0], self._base + nxt - damage[0], None, damage[1]))
+                pos, walk, damage = nxt, None, None
                 continue
             if end is None:  # the frame at ``pos`` goes on in the next feed: its blocks are not walked again
                 self._walk = None if walk is None else (walk[0] - pos, walk[1], walk[2])
