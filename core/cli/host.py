@@ -27,9 +27,12 @@ EXIT_STOPPED = 4  # the operator's stop cut the run short
 
 
 def find_session(root: Path, session_id: str) -> Path:
-    """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
+    """The log path of the one session with ``session_id`` under ``root``; several are an error naming each. None
+    there: a log or session directory of that name here (``session.jsonl`` in its own directory, ``.``)."""
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
     named = f"'{quoted(session_id)}'"  # an id of thousands of characters is not quoted whole
+    if not found and os.path.exists(here := os.path.expanduser(session_id)):  # False for a name too long for one
+        return Path(here)
     if not found:
         raise TapedeckError(f"no session {named} under {quoted_path(root)}")
     if len(found) > 1:
