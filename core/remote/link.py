@@ -421,8 +421,8 @@ class SshLink:
     def read_files_and_links(
         self, paths: Sequence[str], limit: int, links: Sequence[str], refused: dict[str, str] | None = None
     ) -> tuple[list[bytes | None], list[str | None]]:
-        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip (``IN_FLIGHT`` at once).
-        Each file is read through the checked open (``_checked_read``), as a log's reads are: a FIFO swapped in after
+        """``read_files(paths, limit, refused)`` and ``readlinks(links)`` in one round trip (``IN_FLIGHT`` at once); a
+        link the server will not read is raised, or, when ``refused`` is given, None with its reason there. Each file is read through the checked open (``_checked_read``), as a log's reads are: a FIFO swapped in after
         its stat is refused, not waited for (nor a writer's bytes read for the file's)."""
         import asyncssh
 
@@ -441,7 +441,7 @@ class SshLink:
 
         async def batch(sftp: Any, again: bool) -> tuple[list[bytes | None], list[str | None]]:
             found: list[Any] = await _bounded([*(one(sftp, path, again) for path in paths),
-                                               *(_readlink(sftp, path) for path in links)])  # fmt: skip
+                                               *(self._readlink(sftp, path, refused) for path in links)])  # fmt: skip
             return found[: len(paths)], found[len(paths) :]
 
         async def go(sftp: Any) -> tuple[list[bytes | None], list[str | None]]:
@@ -481,8 +481,37 @@ class SshLink:
         return self._each(paths, one)
 
     def readlinks(self, paths: Sequence[str]) -> list[str | None]:
-        """What each link names (None where the path is no link, or is not there), ``IN_FLIGHT`` at a time."""
-        return self._each(paths, _readlink)
+        """What each link names (None where the path is no link, or is not there), ``IN_FLIGHT`` at a time; any
+        other failure is raised, naming the path (``_readlink``)."""
+        return self._each(paths, self._readlink)
+
+    async def _readlink(self, sftp: Any, path: str, refused: dict[str, str] | None = None) -> str | None:
+        """What the link at ``path`` names; None where it is no link or is not there. The server's word for "no
+        link" varies (OpenSSH's says "bad message", of its ``EINVAL``), so a failed readlink of a path that is there
+        is told from a refusal by the path's ``lstat`` (one request more, on that path only): no link, None; else
+        the failure (permission denied, an I/O error) is raised naming the path, or, with ``refused``, None and the
+        server's reason in ``refused`` by path. A lost connection is raised as it is (``call``: unreachable)."""
+        import asyncssh
+
+        try:
+            return str(await sftp.readlink(path))
+        except asyncssh.SFTPNoSuchFile:
+            return None
+        except asyncssh.SFTPError as exc:
+            failed = exc
+        if not _link_lost(failed):
+            try:
+                itself = await sftp.lstat(path)
+            except asyncssh.SFTPNoSuchFile:
+                return None  # gone since
+            except asyncssh.SFTPError as exc:
+                itself, failed = None, exc if _link_lost(exc) else failed
+            if itself is not None and _kind(itself) != "link":
+                return None
+        if refused is not None and not _link_lost(failed):
+            refused[path] = failed.reason
+            return None
+        raise self._file_failed(failed, path, "read the link") from None
 
     def realpaths(self, paths: Sequence[str]) -> list[str | None]:
         """Each path with every link resolved (None where it does not resolve), ``IN_FLIGHT`` at a time."""
@@ -609,16 +638,6 @@ async def _bounded(calls: Sequence[Awaitable[T]]) -> list[T]:
             return await call
 
     return list(await asyncio.gather(*(one(call) for call in calls)))
-
-
-async def _readlink(sftp: Any, path: str) -> str | None:
-    """What the link at ``path`` names, None where it is no link or is not there."""
-    import asyncssh
-
-    try:
-        return str(await sftp.readlink(path))
-    except asyncssh.SFTPError:
-        return None
 
 
 def _clock(ms: int) -> str:

@@ -450,7 +450,10 @@ def _processes(link: SshLink, pids: list[int]) -> tuple[int | None, PidView, dic
     known = link.per_connection  # the connection's before the read: a reconnect during it leaves this one unused
     machine: tuple[int | None, PidView] | None = known.get(PROC_STAT)
     if machine is None:
-        procs, ns = link.read_files_and_links([PROC_STAT, BOOT_ID_FILE, *stats], PROC_BYTES, [PID_NS_LINK])
+        # a namespace link the server will not read leaves the namespace unknown (``PidView``), as one not there
+        procs, ns = link.read_files_and_links(
+            [PROC_STAT, BOOT_ID_FILE, *stats], PROC_BYTES, [PID_NS_LINK], {}
+        )
         boot_id = (procs[1] or b"").decode("ascii", "replace").strip() or None
         machine = known[PROC_STAT] = (_boot_time(procs[0]), PidView(boot_id, namespace_named(ns[0])))
         procs = procs[2:]

@@ -53,7 +53,8 @@ class _Machine:
     def read_files(self, paths: list[str], limit: int, refused: dict[str, str] | None = None) -> list[bytes | None]:
         return [self.files[p][:limit] if p in self.files else None for p in paths]
 
-    def read_files_and_links(self, paths: list[str], limit: int, links: list[str]) -> tuple[list[bytes | None], list[str | None]]:
+    def read_files_and_links(self, paths: list[str], limit: int, links: list[str],
+                             refused: dict[str, str] | None = None) -> tuple[list[bytes | None], list[str | None]]:  # fmt: skip
         return self.read_files(paths, limit), [self.links.get(p) for p in links]
 
     def realpaths(self, paths: list[str]) -> list[str | None]:
