@@ -111,8 +111,9 @@ def layout_text(root: str | Path, parent: str | Path, command: str, sessions: Se
 
 def no_session_note(directory: Path) -> str | None:
     """What a local directory given for one session, which holds no log of its own, holds instead, and what to pass:
-    a sessions root's sessions (``sessions_root_note``), else what ``layout_note`` says of it (None: neither)."""
-    if n := len(session_logs(directory)):
+    a sessions root's sessions (``sessions_root_note``: each file once, as the fleet lists it), else what
+    ``layout_note`` says of it (None: neither)."""
+    if n := len({os.path.realpath(log) for log in session_logs(directory)}):  # a file by two names: once
         return sessions_root_note(directory, n)
     return layout_note(directory, "sessions")
 

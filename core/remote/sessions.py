@@ -151,8 +151,11 @@ def remote_layout_note(
     nothing (None), never an error of its own."""
     passed: list[SkipNote] = []
     try:
-        if n := len(remote_logs(link, target, passed)):
-            return sessions_root_note(str(target), n) if root_note else None
+        if logs := remote_logs(link, target, passed):
+            if not root_note:
+                return None
+            # a file reached by two names counts once (the far side's real paths), as the fleet lists it
+            return sessions_root_note(str(target), len(set(remote_real_paths(link, logs))))
         entries = link.listdir(target.path, passed)  # one it may not list holds nothing here, as locally
         dirs = _listed(link, [(target, entries)], "dir", passed)
         listings = list(zip(dirs, link.listdir_many([d.path for d in dirs], passed), strict=True))
