@@ -31,6 +31,9 @@ const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reloa
 const HEARTBEAT_FRESH_MS = 5000; // a heartbeat younger than this means a bridge writes the file (core/bridge/files.py)
 const HANDOVER_MS = 5000; // how long a replaced bridge keeps held steps for its successor
 const ATTACH_WAIT_MS = 30000; // how long a td command waits for the answering instance to attach its session
+// The form of the state a SessionBridge keeps (its fields and methods, the process-wide maps below): an instance of
+// another module version takes over what this one runs only when it is the same. Raise it with any change to them.
+const STATE_FORMAT = 1;
 const INBOX = "control.jsonl";
 const OUTCOMES = "control.outcomes.jsonl";
 const BRIDGE = "bridge.json";
@@ -828,6 +831,7 @@ export class SessionBridge {
     this.settledIdle = false; // the log holds what the agent wrote before it went idle (see settleIdle)
     this.idleFlush = undefined; // the flush settleIdle waits for
     this.leftAt = undefined; // when its instance was disposed, leaving the session to the next one (see leave)
+    this.format = STATE_FORMAT; // what a td command an older instance runs reads, before it drives this bridge
   }
 
   file(name) {
@@ -1874,6 +1878,45 @@ function chainOf(session, event) {
   return seqs;
 }
 
+// The session's bridge to apply `request`'s op with once the agent is idle, the op's td command running in this
+// handler: `bridge`, or, when a reload or an in-place upgrade of the plugin replaced its instance while it waited,
+// the new instance's (its marks and files are the session's now), which goes on waiting and applies it. Nothing else
+// would answer the request: every instance knows its run began. Throws Rejected when it was answered meanwhile
+// (withdrawn or expired), the session went, no new instance attached the session within ATTACH_WAIT_MS, or the new
+// instance is of a plugin that keeps its state in another form (STATE_FORMAT), which this one cannot drive.
+async function idleBridge(bridge, request) {
+  const gaveUp = `${request.op}: gave up waiting for the agent to be idle`;
+  for (;;) {
+    if (bridge.plugin.answers() && !bridge.gone) {
+      if (await bridge.whenIdle(request)) return bridge;
+      if (bridge.plugin.answers() || bridge.gone) throw new Rejected(gaveUp); // answered, or the session went
+    }
+    if (bridge.gone) throw new Rejected(gaveUp);
+    const deadline = Date.now() + ATTACH_WAIT_MS;
+    let next;
+    while (!(next = current()?.sessions.get(bridge.agent.id))?.attached) {
+      if (Date.now() >= deadline) throw new Rejected(`${gaveUp}: no new instance of the tapedeck bridge took it over`);
+      await sleep(POLL_MS);
+    }
+    if (next.format !== STATE_FORMAT)
+      throw new Rejected(
+        `${request.op}: the tapedeck bridge was upgraded while this ${request.op} waited for the agent to be idle, ` +
+          `and the new version keeps its state in another form (format ${next.format ?? "unknown"}, this one ` +
+          `${STATE_FORMAT}): it cannot take the ${request.op} over; send it again once the agent is idle`,
+      );
+    bridge = next;
+  }
+}
+
+// The bridge that writes the outcome of an op `bridge` ran: the instance that answers now, once it attached the
+// session and keeps its state in this one's form (a reload or an upgrade replaced `bridge`'s while the op ran), else
+// `bridge` itself.
+function settledBy(bridge) {
+  if (bridge.plugin.answers()) return bridge;
+  const next = current()?.sessions.get(bridge.agent.id);
+  return next?.attached && next.format === STATE_FORMAT ? next : bridge;
+}
+
 async function maintain(plugin, bridge, task) {
   const agent = bridge.agent;
   try {
@@ -1966,8 +2009,8 @@ const HANDLERS = {
       mark = [...bridge.marks].reverse().find(active);
       if (!mark) throw new Rejected("rewind: there is no active checkpoint mark; place one with checkpoint first");
     }
-    if (!(await bridge.whenIdle(request))) throw new Rejected("rewind: gave up waiting for the agent to be idle");
-    return maintain(plugin, bridge, () => {
+    bridge = await idleBridge(bridge, request);
+    return maintain(bridge.plugin, bridge, () => {
       const nodes = session.surface.nodes;
       let startIdx = mark.seq === null ? 0 : nodes.indexOf(mark.seq) + 1;
       // Never split a tool call from its results: a range starting at a result takes its call along.
@@ -2010,8 +2053,8 @@ const HANDLERS = {
     let node = find();
     if (!node) throw new Rejected(`expand: seq ${args.seq} is not a tool result on the current surface`);
     if (!isReplacement(node)) throw new Rejected(`expand: the tool result at seq ${args.seq} is not folded or pruned`);
-    if (!(await bridge.whenIdle(request))) throw new Rejected("expand: gave up waiting for the agent to be idle");
-    return maintain(plugin, bridge, () => {
+    bridge = await idleBridge(bridge, request);
+    return maintain(bridge.plugin, bridge, () => {
       node = find();
       const original = node && originalOf(session, node);
       if (!node || !original || original.seq === node.seq)
@@ -2213,18 +2256,22 @@ class Bridge {
     bridge.started.add(request.id);
     if (!queued && !entry.error) bridge.record(request); // given by hand: on record as the op queue's are
     else bridge.begun.add(request.id);
-    let data;
+    let outcome;
+    let detail;
+    let error;
     try {
       if (entry.error) throw new Rejected(entry.error);
-      const detail = await HANDLERS[request.op](bridge.plugin, bridge, request.args, request);
-      data = bridge.claim(request, "applied", undefined, detail);
+      detail = await HANDLERS[request.op](bridge.plugin, bridge, request.args, request);
+      outcome = "applied";
     } catch (err) {
-      const error = err instanceof Rejected ? err.message : `${request.op} failed: ${reasonOf(err)}`;
-      data = bridge.claim(request, "rejected", error);
+      error = err instanceof Rejected ? err.message : `${request.op} failed: ${reasonOf(err)}`;
+      outcome = "rejected";
     }
+    const owner = settledBy(bridge); // a reload or an upgrade while the op waited for idle: the new instance answers
+    const data = owner.claim(request, outcome, error, detail);
     // answered while it ran: a rewind or an expand that waited for idle, withdrawn meanwhile
     if (data === undefined) return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id was already answered" }) };
-    bridge.settle(data);
+    owner.settle(data);
     return { kind: data.outcome === "applied" ? "success" : "error", text: JSON.stringify(data) };
   }
 
