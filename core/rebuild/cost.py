@@ -8,7 +8,8 @@ does not report hits) and ``outputTokens`` the output, reasoning included. Price
 A cut (seal, fold, prune, rewind, compaction) has two effects on the bill, both estimated here:
 
 - it *saves*: the tokens it removed are not sent again by any later request, where they would mostly have been
-  cache hits (``removed tokens × later requests × hit price``);
+  cache hits (``removed tokens × later requests × hit price``); a cut that grew the requests (a checkpoint longer
+  than the span it replaced) saves a negative amount, the added tokens sent by every later request;
 - it *costs*: the request right after it breaks the cached prefix where the cut begins, so the previously
   cached tokens after that point are billed as misses once (``tokens after the break × (miss − hit)``).
 
@@ -154,7 +155,8 @@ class CostTally:
         if not self.diffs and before is not None and _lean(before) and _lean(request):
             cuts = session.cuts
             after = bisect.bisect_right(cuts, request.seq, key=_SEQ)  # the cuts up to it
-            if not after or cuts[after - 1].seq <= before.seq:  # none since ``before``: no estimate reads the diff
+            # none since ``before``: no estimate reads the diff
+            if not after or cuts[after - 1].seq <= before.seq:
                 self.diff, self.skipped = None, before
                 self.breaks.append(_UNBROKEN)
                 self._row(request, request.digest.size, None)  # type: ignore[union-attr]
@@ -213,7 +215,8 @@ class CostTally:
                 continue
             later = len(rows) - first
             price = self._price(rows[first].model)
-            removed_tokens = max(cut.chars_removed, 0) / ratio
+            # negative when the cut grew the requests after it: each of them sends the added tokens, a cost
+            removed_tokens = cut.chars_removed / ratio
             brk = breaks[first]
             lost_bytes = 0
             if brk.broke and brk.cause_seq == cut.seq:
