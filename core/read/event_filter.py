@@ -54,7 +54,8 @@ def tool_names(event: dict[str, Any], session: Session) -> set[str]:
 
 
 def parse_turns(text: str) -> tuple[int, int | None] | None:
-    """``"3"`` → (3, 3), ``"3-7"`` → (3, 7), ``"3-"`` → (3, None), ``""`` → None; ValueError otherwise."""
+    """``"3"`` → (3, 3), ``"3-7"`` → (3, 7), ``"3-"`` → (3, None), ``""`` → None; ValueError otherwise (turn 0
+    too: turns count from 1)."""
     if not text.strip():
         return None
     m = _TURNS.match(text)
@@ -63,6 +64,8 @@ def parse_turns(text: str) -> tuple[int, int | None] | None:
     if any(whole_digits(n) is None for n in m.group(1, 3) if n):
         raise ValueError(f"turn range: a number has more than {sys.get_int_max_str_digits()} digits")
     first = int(m.group(1))
+    if first == 0:  # no event is in turn 0: the range would list nothing, without a word
+        raise ValueError(f"turn range '{quoted(text.strip())}': turns count from 1")
     last = None if m.group(2) and m.group(3) is None else int(m.group(3) or first)
     if last is not None and last < first:
         raise ValueError(f"turn range '{quoted(text.strip())}' ends before it starts")
