@@ -95,30 +95,30 @@ _Name = TypeVar("_Name")  # a name of a log: a local path, or one on another mac
 class FileNames:
     """The one name a log file is watched under when the targets reach it by several (a root given relative and
     absolute, or through a symbolic link, a log given beside its root): the first one listed, so that one file is one
-    session, with one row and one report of each alert. The real path behind a name is looked up once."""
+    session, with one row and one report of each alert. The real path behind a name is looked up once. A name is its
+    log's ``str``: a local path, or ``[user@]host:PATH`` on another machine, whose real path the far side gives (a
+    POSIX path there, never resolved here)."""
 
     def __init__(self) -> None:
         self._real: dict[str, str] = {}
 
-    def real(self, log: Path) -> str:
-        """The real path of the file ``log`` named when it was first looked up."""
-        key = str(log)
-        real = self._real.get(key)
-        if real is None:
-            real = self._real[key] = os.path.realpath(log)
-        return real
+    def real(self, name: str) -> str | None:
+        """The real path of the file the log named ``name`` reached when it was looked up (``first``): a local path,
+        or ``[user@]host:PATH``; None when it never was."""
+        return self._real.get(name)
 
     def first(self, logs: Iterable[_Name], seen: set[str],
               look_up: Callable[[list[_Name]], list[str]] | None = None) -> list[_Name]:  # fmt: skip
         """``logs`` but those naming a file that an earlier one of them, or a real path in ``seen``, names (``seen``
         takes the files of those kept). ``look_up`` gives the real paths of the names not looked up yet, all at once
-        (another machine's logs: one round trip); without it, each is looked up here."""
+        (another machine's logs: one round trip); without it, the names are local paths, each looked up here."""
         logs = list(logs)
-        if look_up is not None and (new := [log for log in logs if str(log) not in self._real]):
-            self._real.update(zip(map(str, new), look_up(new), strict=True))
+        if new := [log for log in logs if str(log) not in self._real]:
+            found = look_up(new) if look_up is not None else [os.path.realpath(str(log)) for log in new]
+            self._real.update(zip(map(str, new), found, strict=True))
         kept: list[_Name] = []
         for log in logs:
-            real = self.real(log)
+            real = self._real[str(log)]
             if real not in seen:
                 seen.add(real)
                 kept.append(log)
@@ -925,7 +925,7 @@ class AlertFollower:
         """Start watching the sessions that appeared under the roots (since the first listing: from their birth)."""
         self._scanned = time.monotonic()
         skipped: list[str] = []
-        seen = {self.names.real(path) for path in self.watches}
+        seen = {real for path in self.watches if (real := self.names.real(str(path))) is not None}
         for root in self.targets:
             if is_sessions_root(root):
                 for ref in discover_sessions(root, skipped):

@@ -367,7 +367,7 @@ class Fleet:
         ``unreachable``)."""
         gone = [key for key, watch in self.watches.items() if key not in listed and (
             watch.target.where not in silent if isinstance(watch, RemoteSessionWatch)
-            else not os.path.lexists(key) or self.names.real(Path(key)) in seen)]  # fmt: skip
+            else not os.path.lexists(key) or self.names.real(key) in seen)]  # fmt: skip
         for key in gone:
             self._drop(key)
 
