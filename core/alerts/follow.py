@@ -90,39 +90,50 @@ def _key(alert: Alert) -> tuple[str, str, int]:
 
 
 _Name = TypeVar("_Name")  # a name of a log: a local path, or one on another machine (``FileNames.first``)
+_LookUp = Callable[[list[_Name]], list[str]]  # the real paths of names, all at once (``FileNames.look_up``)
 
 
 class FileNames:
     """The one name a log file is watched under when the targets reach it by several (a root given relative and
-    absolute, or through a symbolic link, a log given beside its root): the first one listed, so that one file is one
-    session, with one row and one report of each alert. The real path behind a name is looked up once. A name is its
-    log's ``str``: a local path, or ``[user@]host:PATH`` on another machine, whose real path the far side gives (a
-    POSIX path there, never resolved here)."""
+    absolute, or through a symbolic link, a log given beside its root), so that one file is one session, with one row
+    and one report of each alert: the name it is watched under already, else the first one listed (a new name of a
+    watched file, however it sorts, never takes its row over). The real path behind a name is looked up once. A name
+    is its log's ``str``: a local path, or ``[user@]host:PATH`` on another machine, whose real path the far side
+    gives (a POSIX path there, never resolved here)."""
 
     def __init__(self) -> None:
         self._real: dict[str, str] = {}
 
     def real(self, name: str) -> str | None:
-        """The real path of the file the log named ``name`` reached when it was looked up (``first``): a local path,
-        or ``[user@]host:PATH``; None when it never was."""
+        """The real path of the file the log named ``name`` reached when it was looked up (``look_up``): a local
+        path, or ``[user@]host:PATH``; None when it never was."""
         return self._real.get(name)
 
-    def first(self, logs: Iterable[_Name], seen: set[str],
-              look_up: Callable[[list[_Name]], list[str]] | None = None) -> list[_Name]:  # fmt: skip
-        """``logs`` but those naming a file that an earlier one of them, or a real path in ``seen``, names (``seen``
-        takes the files of those kept). ``look_up`` gives the real paths of the names not looked up yet, all at once
+    def look_up(self, logs: Iterable[_Name], look_up: _LookUp[_Name] | None = None) -> None:
+        """Record the real paths of the names of ``logs`` not looked up yet: ``look_up`` gives them all at once
         (another machine's logs: one round trip); without it, the names are local paths, each looked up here."""
-        logs = list(logs)
         if new := [log for log in logs if str(log) not in self._real]:
             found = look_up(new) if look_up is not None else [os.path.realpath(str(log)) for log in new]
             self._real.update(zip(map(str, new), found, strict=True))
-        kept: list[_Name] = []
-        for log in logs:
-            real = self._real[str(log)]
-            if real not in seen:
+
+    def first(
+        self,
+        logs: Iterable[_Name],
+        seen: set[str],
+        look_up: _LookUp[_Name] | None = None,
+        watched: Collection[str] = (),
+    ) -> list[_Name]:
+        """``logs`` (in their order) but one name of each file, the one of them in ``watched`` (followed already)
+        else the first, and none of a file whose real path is in ``seen`` (``seen`` takes the files of those kept);
+        the names not looked up yet are (``look_up``)."""
+        logs = list(logs)
+        self.look_up(logs, look_up)
+        kept: set[str] = set()
+        for log in sorted(logs, key=lambda log: str(log) not in watched):  # (stable) the watched names first
+            if (real := self._real[str(log)]) not in seen:
                 seen.add(real)
-                kept.append(log)
-        return kept
+                kept.add(str(log))
+        return [log for log in logs if str(log) in kept]
 
 
 def logs_of(
@@ -925,13 +936,14 @@ class AlertFollower:
         """Start watching the sessions that appeared under the roots (since the first listing: from their birth)."""
         self._scanned = time.monotonic()
         skipped: list[str] = []
-        seen = {real for path in self.watches if (real := self.names.real(str(path))) is not None}
-        for root in self.targets:
-            if is_sessions_root(root):
-                for ref in discover_sessions(root, skipped):
-                    if ref.path not in self.watches and self.names.first([ref.path], seen):
-                        self.watches[ref.path] = watch = AlertWatch(ref.path, self.config, pace=self.pace)
-                        watch.born_watched()  # not there when the roots were first listed
+        roots = [root for root in self.targets if is_sessions_root(root)]
+        found = [ref.path for root in roots for ref in discover_sessions(root, skipped)]
+        # every watched log keeps its name (one given, not under a root, too): a new name of its file is left out
+        watched = {str(path) for path in self.watches}
+        for path in self.names.first([*self.watches, *found], set(), watched=watched):
+            if path not in self.watches:
+                self.watches[path] = watch = AlertWatch(path, self.config, pace=self.pace)
+                watch.born_watched()  # not there when the roots were first listed
         self.skipped = warn_new(skipped, self.skipped, self.warn)
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:

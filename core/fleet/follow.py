@@ -320,8 +320,9 @@ class Fleet:
         self._born: set[str] = set()  # logs found under a target listed before: watched from their birth
         self._regroup = False  # a session went: the order is made again at the next ``rows``
         self.retitled = Retitled()  # the watches whose session's title a poll changed
-        self.names = FileNames()  # a local log reached by several names is watched under the first
-        self.remote_names = FileNames()  # a remote one too (the far side's real paths, ``host:PATH``)
+        # a log reached by several names is watched under one (a remote one's real path is the far side's,
+        # ``host:PATH``)
+        self.names = FileNames()
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
@@ -330,26 +331,31 @@ class Fleet:
         ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
         skipped: list[SkipNote] = []
-        listed: set[str] = set()  # every log found under the targets that answered
         silent: set[str] = set()  # the machines a target of which did not answer
-        seen: set[str] = set()  # the real paths of the logs listed (a remote one's as ``host:PATH``)
+        listings: list[tuple[Path | RemoteTarget, list[Path | RemoteTarget]]] = []
         for target in self.targets:
             try:
                 if isinstance(target, RemoteTarget):
                     link = self.link(target)
                     there = remote_logs(link, target, skipped)
-                    found: list[Path | RemoteTarget] = list(
-                        self.remote_names.first(there, seen, partial(remote_real_paths, link))
-                    )
+                    # the far side's real paths, one round trip
+                    self.names.look_up(there, partial(remote_real_paths, link))
+                    listings.append((target, list(there)))
                 else:
                     root = is_sessions_root(target)
                     logs = session_logs(target, skipped) if root else [resolve_log_path(target)]
-                    found = list(self.names.first(logs, seen))
+                    listings.append((target, list(logs)))
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
                 skipped.append(skip_note(UNREACHED, target, str(exc)))
                 if isinstance(exc, Unreachable) and isinstance(target, RemoteTarget):  # (a missing root's answered)
                     silent.add(target.where)
-                continue
+        seen: set[str] = set()  # the real paths of the logs listed (a remote one's as ``host:PATH``)
+        # one name of each file: the one it is watched under, else the first listed (``FileNames``)
+        every = [log for _, logs in listings for log in logs]
+        kept = set(map(str, self.names.first(every, seen, watched=self.watches)))
+        listed: set[str] = set()  # every log kept under the targets that answered
+        for target, logs in listings:
+            found = [log for log in logs if str(log) in kept]
             listed.update(map(str, found))
             new = [log for log in found if str(log) not in self.watches]
             self._pending.update(new)
