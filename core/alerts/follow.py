@@ -97,39 +97,53 @@ class FileNames:
     """The one name a log file is watched under when the targets reach it by several (a root given relative and
     absolute, or through a symbolic link, a log given beside its root), so that one file is one session, with one row
     and one report of each alert: the name it is watched under already, else the first one listed (a new name of a
-    watched file, however it sorts, never takes its row over). The real path behind a name is looked up once. A name
-    is its log's ``str``: a local path, or ``[user@]host:PATH`` on another machine, whose real path the far side
-    gives (a POSIX path there, never resolved here)."""
+    watched file, however it sorts, never takes its row over). A name is its log's ``str``: a local path, or
+    ``[user@]host:PATH`` on another machine, whose real path the far side gives (a POSIX path there, never resolved
+    here). The real path behind a name is looked up when it is first listed, and again when its file may have
+    changed (``look_up``): a name that then reaches another file is a new name of it, which keeps no row."""
 
     def __init__(self) -> None:
         self._real: dict[str, str] = {}
+        # a local name's file (device, inode) when it was looked up
+        self._ids: dict[str, tuple[int, ...] | None] = {}
+        self._moved: set[str] = set()  # the names found reaching another file since the last ``first``
 
     def real(self, name: str) -> str | None:
-        """The real path of the file the log named ``name`` reached when it was looked up (``look_up``): a local
-        path, or ``[user@]host:PATH``; None when it never was."""
+        """The real path of the file the log named ``name`` reached when it was last looked up (``look_up``): a
+        local path, or ``[user@]host:PATH``; None when it never was."""
         return self._real.get(name)
 
-    def look_up(self, logs: Iterable[_Name], look_up: _LookUp[_Name] | None = None) -> None:
-        """Record the real paths of the names of ``logs`` not looked up yet: ``look_up`` gives them all at once
-        (another machine's logs: one round trip); without it, the names are local paths, each looked up here."""
-        if new := [log for log in logs if str(log) not in self._real]:
-            found = look_up(new) if look_up is not None else [os.path.realpath(str(log)) for log in new]
-            self._real.update(zip(map(str, new), found, strict=True))
-
-    def first(
-        self,
-        logs: Iterable[_Name],
-        seen: set[str],
-        look_up: _LookUp[_Name] | None = None,
-        watched: Collection[str] = (),
-    ) -> list[_Name]:
-        """``logs`` (in their order) but one name of each file, the one of them in ``watched`` (followed already)
-        else the first, and none of a file whose real path is in ``seen`` (``seen`` takes the files of those kept);
-        the names not looked up yet are (``look_up``)."""
+    def look_up(
+        self, logs: Iterable[_Name], look_up: _LookUp[_Name] | None = None, again: Collection[str] = ()
+    ) -> None:
+        """Record the real paths of the names of ``logs`` not looked up yet, and of those whose file may have
+        changed since: ``look_up`` gives them all at once (another machine's logs: one round trip), for the new names
+        and those in ``again`` (reached through a symbolic link, which may have been made to name another file);
+        without it, the names are local paths, looked up here, again where a stat of the name finds another file
+        than at its last look-up (its device and inode: one stat a name, no look-up)."""
         logs = list(logs)
-        self.look_up(logs, look_up)
+        if look_up is None:
+            ids = {str(log): stamp[2:] if (stamp := _stamp(Path(str(log)))) else None for log in logs}
+            asked = [log for log in logs if self._ids.get(str(log), False) != ids[str(log)]]
+            found = [os.path.realpath(str(log)) for log in asked]
+            self._ids.update((str(log), ids[str(log)]) for log in asked)
+        else:
+            asked = [log for log in logs if str(log) not in self._real or str(log) in again]
+            found = look_up(asked) if asked else []
+        for log, real in zip(asked, found, strict=True):
+            if self._real.setdefault(str(log), real) != real:
+                self._moved.add(str(log))
+                self._real[str(log)] = real
+
+    def first(self, logs: Iterable[_Name], seen: set[str], watched: Collection[str] = ()) -> list[_Name]:
+        """``logs`` (in their order, each looked up: ``look_up``) but one name of each file, the one of them in
+        ``watched`` (followed already, and reaching the file it reached) else the first, and none of a file whose real
+        path is in ``seen`` (``seen`` takes the files of those kept)."""
+        logs = list(logs)
+        moved, self._moved = self._moved, set()
         kept: set[str] = set()
-        for log in sorted(logs, key=lambda log: str(log) not in watched):  # (stable) the watched names first
+        # (stable) the watched names first
+        for log in sorted(logs, key=lambda log: str(log) not in watched or str(log) in moved):
             if (real := self._real[str(log)]) not in seen:
                 seen.add(real)
                 kept.add(str(log))
@@ -151,7 +165,9 @@ def logs_of(
             found.extend(ref.path for ref in discover_sessions(path, skipped))
         else:
             found.append(resolve_log_path(path))
-    return (names or FileNames()).first(found, set())
+    names = names or FileNames()
+    names.look_up(found)
+    return names.first(found, set())
 
 
 class AlertWatch:
@@ -940,6 +956,7 @@ class AlertFollower:
         found = [ref.path for root in roots for ref in discover_sessions(root, skipped)]
         # every watched log keeps its name (one given, not under a root, too): a new name of its file is left out
         watched = {str(path) for path in self.watches}
+        self.names.look_up([*self.watches, *found])
         for path in self.names.first([*self.watches, *found], set(), watched=watched):
             if path not in self.watches:
                 self.watches[path] = watch = AlertWatch(path, self.config, pace=self.pace)

@@ -323,6 +323,8 @@ class Fleet:
         # a log reached by several names is watched under one (a remote one's real path is the far side's,
         # ``host:PATH``)
         self.names = FileNames()
+        # each remote target's names reached through a link at its last listing
+        self._through: dict[str, set[str]] = {}
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
@@ -337,13 +339,19 @@ class Fleet:
             try:
                 if isinstance(target, RemoteTarget):
                     link = self.link(target)
-                    there = remote_logs(link, target, skipped)
-                    # the far side's real paths, one round trip
-                    self.names.look_up(there, partial(remote_real_paths, link))
+                    links: set[str] = set()  # the logs it holds that are reached through a link
+                    there = remote_logs(link, target, skipped, links=links)
+                    # the far side's real paths, one round trip: of the new names, and of those reached through a
+                    # link, now or at the last listing (made to name another file since, maybe)
+                    through = {str(log) for log in there if log.path in links}
+                    again = through | self._through.get(str(target), set())
+                    self.names.look_up(there, partial(remote_real_paths, link), again)
+                    self._through[str(target)] = through
                     listings.append((target, list(there)))
                 else:
                     root = is_sessions_root(target)
                     logs = session_logs(target, skipped) if root else [resolve_log_path(target)]
+                    self.names.look_up(logs)  # a name whose file is another by its stat: again
                     listings.append((target, list(logs)))
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
                 skipped.append(skip_note(UNREACHED, target, str(exc)))

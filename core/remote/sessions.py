@@ -71,14 +71,16 @@ _REACHES: dict[tuple[str, int, int, int], bool] = {}  # (zstd log, its size, its
 
 
 def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[SkipNote] | None = None,
-                roots: bool = True) -> list[RemoteTarget]:  # fmt: skip
+                roots: bool = True, links: set[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
     trip; without ``roots``, none: only a log or a directory's own are looked for). A file by another name is a log
     too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an empty listing costs one stat more); a
     directory it cannot list (``target`` included, whose stat is then not raised either), a ``target`` listed as
     nothing whose stat the server refuses (``cannot stat``), or a log's name on what is no log (``target``'s own
-    included), is noted in ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
+    included), is noted in ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one). ``links``, when
+    given, takes the path of each log found that is reached through a symbolic link under ``target`` (its own, or its
+    session's or project's directory's), as the listing saw the entries: free, no request more."""
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
@@ -96,14 +98,24 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[SkipNote] | N
             raise LogNotFoundError(_missing(link, target))
         if st.kind == "file":
             return [target]
-    own = _dir_logs(link, [(target, entries.items())], skipped)
+    linked: set[str] = set()  # the links listed on the way
+    own = _dir_logs(link, [(target, entries.items())], skipped, linked)
     if own or not roots:
-        return own
-    projects = _listed(link, [(target, entries.items())], "dir", skipped)
+        return _through(own, linked, links)
+    projects = _listed(link, [(target, entries.items())], "dir", skipped, linked)
     sessions = _listed(link, list(zip(projects, link.listdir_many([p.path for p in projects], skipped), strict=True)),
-                       "dir", skipped)  # fmt: skip
+                       "dir", skipped, linked)  # fmt: skip
     listings = list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True))
-    return _dir_logs(link, listings, skipped)
+    return _through(_dir_logs(link, listings, skipped, linked), linked, links)
+
+
+def _through(logs: list[RemoteTarget], linked: set[str], links: set[str] | None) -> list[RemoteTarget]:
+    """``logs``, the path of each one reached through one of the links ``linked`` (itself, or a directory above it)
+    added to ``links`` when given."""
+    if links is not None and linked:
+        below = tuple(f"{p}/" for p in linked)
+        links.update(log.path for log in logs if log.path in linked or log.path.startswith(below))
+    return logs
 
 
 def remote_real_paths(link: SshLink, logs: Sequence[RemoteTarget]) -> list[str]:
@@ -117,13 +129,14 @@ def remote_real_paths(link: SshLink, logs: Sequence[RemoteTarget]) -> list[str]:
 
 
 def _listed(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]], kind: str,
-            skipped: list[SkipNote] | None = None) -> list[RemoteTarget]:  # fmt: skip
+            skipped: list[SkipNote] | None = None, linked: set[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
     """The entries of ``kind`` (``dir``, ``file``) listed in each directory of ``listings``, in their order, a
     symbolic link to one included, as the local listing follows links (``core.log.sessions``): the links' stats
     through them are asked in one round trip (none when no entry is a link). A link the server will not follow for
     us (into a place it may not search) is noted in ``skipped`` when given, in the local listing's words (raised
     when it is None); one that loops, names nothing or leads to another kind is left out without a note, as there.
-    A link to an ancestor is followed as any: the layout's fixed depth bounds the listing, here as there."""
+    A link to an ancestor is followed as any: the layout's fixed depth bounds the listing, here as there. The links
+    found go in ``linked`` when given."""
     entries = [(sdir.join(name), k) for sdir, listed in listings for name, k in listed if k in (kind, "link")]
     links = [entry.path for entry, k in entries if k == "link"]
     refused: dict[str, str] = {}
@@ -135,6 +148,8 @@ def _listed(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple
             skipped.append(skip_note(UNLISTED, entry, f"{quoted_path(str(entry))}: {quoted(refused[entry.path])}"))
         elif k == kind or ((st := stats[entry.path]) is not None and st.kind == kind):
             found.append(entry)
+            if k == "link" and linked is not None:
+                linked.add(entry.path)
     return found
 
 
@@ -180,14 +195,15 @@ def _missing(link: SshLink, target: RemoteTarget) -> str:
 
 
 def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
-              skipped: list[SkipNote] | None = None) -> list[RemoteTarget]:  # fmt: skip
+              skipped: list[SkipNote] | None = None, linked: set[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
     """The log of each listed directory that holds one, by the local listing's rule (``dir_log``): what a log's name
     holds there is looked at after links, and a directory whose log is no regular file, or a link to nothing, is
     noted in ``skipped`` when given, in the local listing's words (its stats, the times of the directories that hold
     both logs among them, are asked in one round trip, the links to nothing in one more), as is one whose log the
     server will not stat (a link into a place it may not search: ``cannot read``; raised when ``skipped`` is None). SFTP's times are whole
     seconds: of two written in the same second, the raw one is the one written last when it holds more text than the
-    zstd one (it grew after a zstd copy of it was made), else the zstd one is read, as locally."""
+    zstd one (it grew after a zstd copy of it was made), else the zstd one is read, as locally. A log that is a link
+    goes in ``linked`` when given."""
     held = [(sdir, {name: kind for name, kind in listed if name in LOG_NAMES}) for sdir, listed in listings]
     asked = [sdir.join(name).path for sdir, names in held for name, kind in names.items()
              if len(names) > 1 or kind != "file"]  # fmt: skip
@@ -214,6 +230,8 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
         log, why = dir_log(str(sdir), found)
         if log is not None:
             logs.append(sdir.join(log))
+            if names[log] == "link" and linked is not None:
+                linked.add(logs[-1].path)
         elif skipped is not None and (why := why or _dangling(link, sdir, names)) is not None:
             skipped.append(skip_note(UNLISTED, sdir, why))
     return logs

@@ -20,10 +20,12 @@ def test_a_remote_names_real_path_is_the_far_sides_and_never_resolved_here() -> 
         asked.append(new)
         return ["me@box:/home/me/logs/p/s/session.jsonl"]
 
-    assert names.first([far], set(), look_up) == [far]
+    names.look_up([far], look_up)
+    assert names.first([far], set()) == [far]
     assert names.real(str(far)) == "me@box:/home/me/logs/p/s/session.jsonl"
     assert names.real("me@box:/never/listed/session.jsonl") is None  # not resolved as a path of this machine
-    assert names.first([far], set(), look_up) == [far] and len(asked) == 1  # looked up once
+    names.look_up([far], look_up)
+    assert names.first([far], set()) == [far] and len(asked) == 1  # looked up once
 
 
 def test_a_local_names_real_path_is_resolved_here(tmp_path: Path) -> None:
@@ -33,5 +35,6 @@ def test_a_local_names_real_path_is_resolved_here(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "s")
     names = FileNames()
     seen: set[str] = set()
+    names.look_up([log, tmp_path / "link" / "session.jsonl"])
     assert names.first([log, tmp_path / "link" / "session.jsonl"], seen) == [log]
     assert names.real(str(tmp_path / "link" / "session.jsonl")) == str(log) and seen == {str(log)}
