@@ -10,6 +10,13 @@
 //   bridge.standby.json      the DSH process whose bridge waits while another one answers the inbox
 // It never appends an event type of its own to the session log. The request format and outcome semantics are
 // tapedeck's (core/control.py); the interface with tapedeck is docs/contracts.md, "DSH bridge".
+//
+// For tests only, DSH's environment can set, read when the plugin loads:
+//   TAPEDECK_BRIDGE_ATTACH_WAIT_MS   how long a td command waits for the answering instance to attach its session
+//                                    before it gives up (milliseconds, a positive integer; 30000 otherwise)
+//   TAPEDECK_BRIDGE_HOLD, TAPEDECK_BRIDGE_HOLD_OUTCOME, TAPEDECK_BRIDGE_HOLD_ATTACH
+//                                    files whose presence holds a request before it runs, an outcome before it is
+//                                    written, an instance before it attaches a session (see their constants)
 
 import fs from "node:fs";
 import path from "node:path";
@@ -30,7 +37,8 @@ const HEARTBEAT_MS = 1000;
 const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reload, not an absence
 const HEARTBEAT_FRESH_MS = 5000; // a heartbeat younger than this means a bridge writes the file (core/bridge/files.py)
 const HANDOVER_MS = 5000; // how long a replaced bridge keeps held steps for its successor
-const ATTACH_WAIT_MS = 30000; // how long a td command waits for the answering instance to attach its session
+// how long a td command waits for the answering instance to attach its session (TAPEDECK_BRIDGE_ATTACH_WAIT_MS)
+const ATTACH_WAIT_MS = positiveInteger(process.env.TAPEDECK_BRIDGE_ATTACH_WAIT_MS) ?? 30000;
 // The form of the state a SessionBridge keeps (its fields and methods, the process-wide maps below): an instance of
 // another module version takes over what this one runs only when it is the same. Raise it with any change to them.
 const STATE_FORMAT = 1;
@@ -80,6 +88,12 @@ const HOLD_OUTCOME_FILE = process.env.TAPEDECK_BRIDGE_HOLD_OUTCOME;
 // held adds a line `waiting` to the file), so that a test can read the session between a reload's dispose of the old
 // instance and the new one's first write.
 const HOLD_ATTACH_FILE = process.env.TAPEDECK_BRIDGE_HOLD_ATTACH;
+
+// The positive integer `text` writes in decimal digits alone, else undefined.
+function positiveInteger(text) {
+  const n = /^\d+$/.test(text ?? "") ? Number(text) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
 
 // Whether the test hook holds `bridge` from attaching (the file HOLD_ATTACH_FILE names exists); the first time, it
 // says so in the file.
@@ -2243,7 +2257,14 @@ class Bridge {
     const entry = decodeLine(0, raw);
     const request = entry.request;
     const bridge = request ? await this.attachedFor(invocation, request.id) : this.sessions.get(invocation.agent.id);
-    if (!bridge || !bridge.attached)
+    if (request && !bridge?.attached) {
+      const waited = invocation.signal?.aborted
+        ? "it was cancelled while it waited for the tapedeck bridge to attach this session"
+        : `no instance of the tapedeck bridge attached this session within ${ATTACH_WAIT_MS / 1000} s`;
+      const left = "the control inbox's line of this request, if it has one, runs once one attaches; give it again to run it here";
+      return { kind: "error", text: JSON.stringify({ requestId: request.id, error: `${waited}, so this command applied nothing: ${left}` }) };
+    }
+    if (!bridge?.attached)
       return { kind: "error", text: JSON.stringify({ error: "this session has no bridge (its session directory is not known yet)" }) };
     if (!request) return { kind: "error", text: JSON.stringify({ error: entry.error ?? "not a control request" }) };
     // Refused before anything is applied: an id answered, whose td command the log holds (a DSH before this one
