@@ -28,6 +28,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -460,8 +461,9 @@ class DshWeb:
         return self
 
     def stop(self) -> None:
-        """SIGTERM (SIGKILL after 10 s), once DSH has written its last batch (``settle``)."""
-        if self.proc is not None:
+        """SIGTERM (SIGKILL after 10 s), once DSH has written its last batch (``settle``); once only: the group's
+        number may name another process's group once this one is gone."""
+        if self.proc is not None and not self.stderr.closed:
             if self.proc.poll() is None:
                 self.settle()
             _stop_group(self.proc)
@@ -637,6 +639,32 @@ def start_session(world: DshHome, web: DshWeb, prompt: str, in_flight: bool = Tr
     if in_flight:
         wait_for(lambda: tool_in_flight(d), 60, "a bash step in flight")
     return sid, d
+
+
+RESUME_PROMPT = "After the restart: steps=1 sleep=0"
+
+
+@contextlib.contextmanager
+def killed_and_resumed(
+    web: DshWeb, session_id: str, meanwhile: Callable[[], object] | None = None, prompt: str = RESUME_PROMPT
+) -> Iterator[DshWeb]:
+    """Kill ``web``'s DSH as a crash would (SIGKILL to its whole process group, nothing written after) and reap it,
+    call ``meanwhile`` (what a test does while no DSH runs), then start a new ``dsh web`` on the same world and resume
+    ``session_id`` with ``prompt``; yields it once the new DSH's bridge has written the session's ``bridge.json``,
+    and stops it on exit."""
+    assert web.proc is not None
+    os.killpg(web.proc.pid, signal.SIGKILL)
+    web.proc.wait()
+    web.stop()
+    if meanwhile is not None:
+        meanwhile()
+    d = web.world.session_dir(session_id)
+    with DshWeb(web.world) as new:
+        new.prompt(session_id, prompt)
+        assert new.proc is not None
+        pid = new.proc.pid
+        wait_for(lambda: (bridge_json(d) or {}).get("pid") == pid, 60, "the restarted DSH's bridge.json")
+        yield new
 
 
 def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:

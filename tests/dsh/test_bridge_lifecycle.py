@@ -31,6 +31,7 @@ from tests.dsh.harness import (
     ScriptedModel,
     bridge_json,
     final_outcome,
+    killed_and_resumed,
     known_event_types,
     log_events,
     outcomes,
@@ -510,14 +511,9 @@ def test_a_request_dsh_ran_and_logged_before_it_died_is_answered_as_its_log_says
             lambda: [done for run, done in td_runs(log_events(d)) if done], 60, "the command pair in the log"
         )
         assert outcomes(d) == []
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    hold.unlink()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        assert final_outcome(d, steer["id"])["outcome"] == "applied"
-        wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+        with killed_and_resumed(web, sid, meanwhile=hold.unlink):
+            assert final_outcome(d, steer["id"])["outcome"] == "applied"
+            wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
     _no_replays(d, sent=1)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 from tests.dsh.harness import (
@@ -17,6 +16,7 @@ from tests.dsh.harness import (
     ScriptedModel,
     bridge_json,
     final_outcome,
+    killed_and_resumed,
     log_events,
     outcomes,
     send,
@@ -132,18 +132,10 @@ def test_a_td_command_given_by_hand_that_dsh_died_running_is_refused_when_given_
         mark = {"id": "by-hand-1", "op": "checkpoint", "args": {"objective": "given by hand"}}
         assert web.command(sid, "/td " + json.dumps(mark))["result"]["kind"] == "success"
         wait_for(lambda: _marks(d) == [1], 60, "the mark kept")
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    hold.unlink()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        assert web.proc is not None
-        new = web.proc.pid
-        wait_for(lambda: (bridge_json(d) or {}).get("pid") == new, 60, "the restarted DSH's bridge.json")
-        replayed = web.command(sid, "/td " + json.dumps(mark))["result"]
-        assert replayed["kind"] == "error" and "already ran" in replayed["text"], replayed
-        after = send(d, "checkpoint", {"objective": "after the replay"})
-        assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # the replay placed no mark
+        with killed_and_resumed(web, sid, meanwhile=hold.unlink) as restarted:
+            replayed = restarted.command(sid, "/td " + json.dumps(mark))["result"]
+            assert replayed["kind"] == "error" and "already ran" in replayed["text"], replayed
+            after = send(d, "checkpoint", {"objective": "after the replay"})
+            assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # the replay placed no mark
     assert _marks(d) == [1, 2]
     assert [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"].count(mark["id"]) == 1
