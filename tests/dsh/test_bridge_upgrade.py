@@ -37,7 +37,7 @@ def _upgrade_under_a_waiting_rewind(
     dsh: DshInstall, model: ScriptedModel, tmp_path: Path, old: bytes
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Run the older copy ``old`` in DSH, give a rewind by hand while a turn runs (it waits for idle in the old
-    instance), upgrade to the packaged plugin, and return the session directory, the rewind's outcome and what DSH
+    instance), upgrade to the packaged plugin, stop the turn, and return the session directory, the rewind's outcome and what DSH
     answered the command."""
     world = _installed_world(dsh, model, tmp_path)
     web_dir = world.home / "profiles" / "web"
@@ -45,7 +45,7 @@ def _upgrade_under_a_waiting_rewind(
     patch = web_dir / "cordis.patch.yml"
     patch.write_text(re.sub(r"\?v=[0-9a-f]+", "", patch.read_text()))  # as an older tapedeck named it
     with DshWeb(world) as web, ThreadPoolExecutor(1) as pool:
-        sid, d = start_session(world, web, "Upgraded under a rewind: steps=6 sleep=1")
+        sid, d = start_session(world, web, "Upgraded under a rewind: steps=30 sleep=1")
         assert final_outcome(d, send(d, "checkpoint")["id"])["outcome"] == "applied"
         rewind = {"id": "rewind-by-hand", "op": "rewind", "args": {}}
         given = pool.submit(web.command, sid, "/td " + json.dumps(rewind))
@@ -55,6 +55,8 @@ def _upgrade_under_a_waiting_rewind(
         wait_for(
             lambda: (bridge_json(d) or {}).get("fingerprint") == packaged_fingerprint(), 60, "the new plugin"
         )
+        # the turn ends only now, under the new plugin: the rewind waited through the upgrade
+        assert final_outcome(d, send(d, "stop")["id"])["outcome"] == "applied"
         done = final_outcome(d, rewind["id"])
         answer = given.result(timeout=60)
     return d, done, answer
