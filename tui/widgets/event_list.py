@@ -148,6 +148,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._fetching = False
         self._missing = False
         self._last_row: tuple[int | None, int] = (None, 0)  # (seq, depth) of the row last highlighted
+        # (seq the cursor was on, seq it was put on instead): a view a filter's scan is still building has no row at
+        # or after the first yet, and the cursor waits on the second for it until it is moved
+        self._held: tuple[int, int | None] | None = None
         self._style_key: tuple[object, ...] | None = None
         self._style_cache: dict[str, Style] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
@@ -190,6 +193,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         old = len(self.view)
         keep = self.current_seq
         parent = self.view.parent_of(self.cursor) if keep is not None else None  # a delta or original listed
+        held, self._held = self._held, None
+        if held is not None and held[1] == keep and parent is None:  # not moved since: its row is still wanted
+            keep = held[0]
         if reset:
             self.cut_kinds.clear()
             self._cuts_seen = 0
@@ -214,6 +220,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                 if row is None and keep is not None:
                     row = view.row_of_seq(keep, at_or_after=True)
                 self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
+                if row is None and keep is not None:
+                    self._held = (keep, self.current_seq)
         self.refresh_rows()
         # rows appended at the end are the only ones that can lack a computed row (``grew``): only they are looked at
         if not self._fetching and self._visible_missing(old if grew else 0):
