@@ -194,7 +194,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         keep = self.current_seq
         parent = self.view.parent_of(self.cursor) if keep is not None else None  # a delta or original listed
         held, self._held = self._held, None
-        if held is not None and held[1] == keep and parent is None:  # not moved since: its row is still wanted
+        # not moved since it was held: the row it was on is still the one wanted
+        if held is not None and held[1] == keep and parent is None:
             keep = held[0]
         if reset:
             self.cut_kinds.clear()
