@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -198,25 +199,125 @@ def allocated_peak(call: Callable[[], object]) -> int:
 
 # The Python interpreters by the names they are installed under: python, python3, python3.12, pypy3, pypy3.10 …
 INTERPRETER = re.compile(r"(?:python|pypy)(?:[23](?:\.[0-9]+)?)?")
-# Programs that run the first word after their own options (and, for ``env``, its ``NAME=VALUE`` settings)
-WRAPPERS = frozenset({"unshare", "env", "setsid", "nohup"})
+# Programs that run the first word after their own options (and, for ``env``, its ``NAME=VALUE`` settings), each
+# with those of its options that take the next word as their value (``env -u NAME``, or ``-uNAME``, ``--unset=NAME``);
+# ``exec`` and ``command`` as a shell script runs them.
+WRAPPERS = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-a", "--argv0"}),
+    "unshare": frozenset({"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd", "--propagation",
+                          "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups"}),
+    "setsid": frozenset(),
+    "nohup": frozenset(),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(),
+}  # fmt: skip
+# Shells, whose ``-c SCRIPT`` runs the commands of SCRIPT; ``-o NAME`` (``+o NAME``) is their option with a value
+SHELLS = frozenset({"sh", "bash", "dash", "ksh", "mksh", "zsh", "ash"})
+# What separates a script's commands, and the words before a command that are no command
+SEPARATORS = frozenset({";", "&", "&&", "|", "||", "|&", "(", ")", ";;", "\n"})
+RESERVED = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"}
+)
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _valued_option(arg: str, valued: frozenset[str]) -> tuple[str | None, str | None]:
+    """The option of ``valued`` that option word ``arg`` (``-iu``, ``-uNAME``, ``--unset``, ``--unset=NAME``) gives,
+    None when none, and its value when the word holds it (None: the next word is the value)."""
+    if arg.startswith("--"):
+        name, equals, value = arg.partition("=")
+        return (name, value if equals else None) if name in valued else (None, None)
+    # a cluster of short options: the first that takes a value ends it
+    for at, letter in enumerate(arg[1:], 1):
+        if f"-{letter}" in valued:
+            return f"-{letter}", arg[at + 1 :] or None
+    return None, None
+
+
+def _shell_commands(words: list[str]) -> tuple[list[str], int]:
+    """The programs a shell started with ``words`` after its name runs when they give it ``-c SCRIPT``, and how many
+    of the words its options and the script take (the words after them are ``$0`` and the script's arguments)."""
+    command_mode, at = False, 0
+    while at < len(words) and words[at][:1] in ("-", "+") and words[at] not in ("-", "+"):
+        arg = words[at]
+        at += 1
+        if arg == "--":
+            break
+        if arg.startswith("--"):  # a long option (--login, --norc)
+            continue
+        command_mode = command_mode or (arg[0] == "-" and "c" in arg)
+        if arg.endswith("o"):  # -o NAME, +o NAME
+            at += 1
+    if not command_mode or at >= len(words):
+        return [], at
+    return script_commands(words[at]), at + 1
+
+
+def script_commands(script: str) -> list[str]:
+    """The programs shell script ``script`` names as commands: the first word of each command (after its
+    ``NAME=VALUE`` settings and a word such as ``then`` or ``do``), and what those run in turn (``exec python3``,
+    ``env -u NAME python3``, ``sh -c …``). A script the shell lexer cannot split (an open quote) counts each word as
+    a command, so nothing in it is missed."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=";&|()<>\n")
+    lexer.whitespace, lexer.whitespace_split = " \t\r", True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return script.split()
+    commands: list[str] = []
+    simple: list[str] = []
+    for word in [*words, ";"]:
+        if word not in SEPARATORS:
+            simple.append(word)
+            continue
+        while simple and (simple[0] in RESERVED or ASSIGNMENT.match(simple[0])):
+            simple.pop(0)
+        if simple and simple[0] not in ("for", "case", "select"):  # their words are no commands
+            commands += commands_run(simple)
+        simple = []
+    return commands
 
 
 def commands_run(argv: Sequence[str]) -> list[str]:
     """The words of ``argv`` that name a program it runs: the first, the first after each ``--`` (the command a shell
-    wrapper's script execs: ``sh -c SCRIPT sh … -- COMMAND``), and the first after a wrapper's own options and, for
-    ``env``, its ``NAME=VALUE`` settings (``unshare --mount COMMAND``)."""
+    wrapper's script execs: ``sh -c SCRIPT sh … -- COMMAND``), the first after a wrapper's own options (and their
+    values) and, for ``env``, its ``NAME=VALUE`` settings (``unshare --mount COMMAND``, ``env -u NAME COMMAND``), and
+    the programs a shell's ``-c SCRIPT`` runs (``script_commands``)."""
     commands: list[str] = []
+    words = list(argv)
     expect = True  # the next word names a program
-    wrapped = False  # inside a wrapper's options
-    for arg in argv:
+    wrapper: str | None = None  # the wrapper whose options are being read
+    at = 0
+    while at < len(words):
+        arg = words[at]
+        at += 1
         if arg == "--":
-            expect, wrapped = True, False
-        elif expect and not (wrapped and (arg.startswith("-") or "=" in arg)):
+            expect, wrapper = True, None
+        elif not expect:
+            continue
+        elif wrapper is not None and (arg.startswith("-") or "=" in arg):
+            option, value = _valued_option(arg, WRAPPERS[wrapper]) if arg.startswith("-") else (None, None)
+            if option is not None and value is None and at < len(words):
+                value, at = words[at], at + 1
+            if wrapper == "env" and option in ("-S", "--split-string") and value is not None:
+                words[at:at] = _split(value)  # its words stand in its place
+        else:
             commands.append(arg)
-            wrapped = os.path.basename(arg) in WRAPPERS
-            expect = wrapped
+            name = os.path.basename(arg)
+            wrapper, expect = (name, True) if name in WRAPPERS else (None, False)
+            if name in SHELLS:
+                run, took = _shell_commands(words[at:])
+                commands += run
+                at += took
     return commands
+
+
+def _split(line: str) -> list[str]:
+    """``line`` split into words as the shell splits them; at white space when it cannot be (an open quote)."""
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
 
 
 def runs_python(argv: Sequence[str]) -> bool:
