@@ -2059,7 +2059,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
     else, for a password of several words, at its line's end (``_line_end``); else where the group ends. The quote
     may open before what the value follows in its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user
     and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``), or end its line, the value on the
-    next (``password: "`` then ``  two words"``, as YAML may write it). A value of backslashes alone in single quotes
+    next (``password: "`` then ``  two words"``, as YAML may write it), or go on over the lines after it
+    (``password: "ab`` then ``  cd"``: YAML's flow scalar, ``_flow_close``). A value of backslashes alone in single quotes
     that nothing else closes on its line ends at the quote after them (``password: '\\'``: YAML, SQL and a shell
     read no escape there)."""
     start, end = m.start(group), m.end(group)
@@ -2078,6 +2079,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
         close = _close(data, quote, start, literal) if lead > start else None
         if close is None or close >= lead:  # else the blanks or quotes it starts with close it (``password='' x``)
             close = _close(data, quote, end, literal)
+        if close is None and group == 3 and b":" in (sign := data[m.end(1) : escaped]) and b"=" not in sign:
+            close = _flow_close(data, quote, end, _key_indent(data, m))
         closes = lead > start and close is not None or broken
         if closes and data.count(quote, _line_start(data, escaped), escaped) % 2:
             return start  # it closes a quote its line opened before the key (``print("password: " + pw)``): no value
@@ -2098,6 +2101,49 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
             return start
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line
+
+
+# bytes past a quote's first line its close is looked for in on the lines after (``_flow_close``)
+FLOW_REACH = 16384
+
+
+# the blanks before a key's name (group 1), a list item's ``- `` and a quote around the name aside (``_key_indent``)
+_KEY_INDENT = re.compile(rb"(" + _INDENT + rb")(?:-[ \t]+)?(?:\\*[\"'])?\Z")
+
+
+def _indent_width(blanks: bytes) -> int:
+    """How many blanks ``blanks`` (``_INDENT``'s) is, a tab as JSON text escapes it (``\\t``) one."""
+    return len(blanks.replace(b"\\", b""))
+
+
+def _key_indent(data: bytes, m: Any) -> int:
+    """How deep the key of ``m`` (group 1) is: the blanks just before its name, where its line starts or a JSON
+    string does (``{"c": "  password: …``), a list item's ``- `` and a quote around the name aside."""
+    at = m.end(1) - len(_key_name(data, m))
+    blanks = _KEY_INDENT.search(data, max(0, at - 64), at)
+    return 0 if blanks is None else _indent_width(blanks.group(1))
+
+
+def _flow_close(data: bytes, quote: bytes, at: int, indent: int) -> int | None:
+    """Where a YAML flow scalar that ``quote`` (as written: ``"``, ``\\"`` …) opened after a key and left open on its
+    line closes, past ``at`` (``password: "ab`` then ``  cd"``): on a line after it, each one to it deeper than
+    the key (``indent`` blanks: ``_key_indent``) or empty, past a quote a backslash escapes within it (``_closes``), within
+    ``FLOW_REACH`` bytes. None when a line no deeper (the next entry) comes first: nothing closes the value there."""
+    stop = min(len(data), at + FLOW_REACH)
+    while (brk := _BREAK.search(data, at, stop)) is not None:
+        at = _INDENTED.match(data, brk.end()).end()  # type: ignore[union-attr]  # it matches the empty string
+        if _BREAK.match(data, at) is not None:  # an empty line (or ``\r\n``'s second half)
+            continue
+        if _indent_width(data[brk.end() : at]) <= indent:
+            return None
+        line = _BREAK.search(data, at, stop)
+        end = stop if line is None else line.start()
+        while (close := data.find(quote, at, end)) >= 0:
+            at = close + len(quote)
+            if _closes(data, at - 1, len(quote) - 1):
+                return close
+        at = end
+    return None
 
 
 def _close(data: bytes, quote: bytes, at: int, literal: bool = False) -> int | None:

@@ -1,0 +1,69 @@
+"""Redaction of a quoted value that goes on over several lines: YAML's multi-line flow scalars (``password: "ab`` then
+``  cd"``). The whole value goes, as one replacement on the first line, as the module replaces every value of several
+lines (a YAML block, a here-document): how many lines it had is not kept."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core.export.redact import KINDS, Redactor
+
+# a line of a value: words of letters and digits, no quote, backslash or ``#`` (YAML's comment), a blank between
+LINE_WORDS = st.from_regex(r"[A-Za-z0-9]{1,8}( [A-Za-z0-9]{1,8}){0,2}", fullmatch=True)
+YAML_KEYS = st.sampled_from(["password", "token", "api_key", "client_secret", "dbPassword", "SECRET"])
+
+
+def _json(text: str, times: int) -> str:
+    """``text`` as JSON text holds it in a string, ``times`` over (a tool call's arguments, a tool's JSON output)."""
+    for _ in range(times):
+        text = orjson.dumps({"c": text}).decode()
+    return text
+
+
+def _redacts(text: str, out: str) -> None:
+    """``text`` redacts to ``out``, one key replaced; and so does its JSON text, and JSON text of that."""
+    for times in (0, 1, 2):
+        r = Redactor(environ={}, home="/home/ann")
+        found = r.text(_json(text, times))
+        assert found == _json(out, times), found
+        assert r.summary() == {**dict.fromkeys(KINDS, 0), "key": 1}, (times, found)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    indent=st.sampled_from(["", "  ", "    ", "- ", "  - "]),
+    key=YAML_KEYS,
+    quote=st.sampled_from(['"', "'"]),
+    first=st.sampled_from(["", "\n"]),
+    lines=st.lists(LINE_WORDS, min_size=2, max_size=4),
+    deeper=st.sampled_from([" ", "  ", "\t", "    "]),
+    after=st.sampled_from(["", "\nuser: bob", "\nhost: db  # x", "\n\nport: 5432"]),
+)
+@example(
+    indent="", key="password", quote='"', first="", lines=["abc", "def"], deeper="  ", after="\nother: 1"
+)
+@example(
+    indent="", key="password", quote="'", first="", lines=["abc", "def"], deeper="  ", after="\nother: 1"
+)
+@example(indent="  ", key="token", quote='"', first="\n", lines=["ab cd", "ef", "gh1"], deeper=" ", after="")
+def test_a_yaml_quoted_value_of_several_lines_goes_whole(
+    indent: str, key: str, quote: str, first: str, lines: list[str], deeper: str, after: str
+) -> None:
+    """``password: "abc`` then ``  def"`` lost only ``abc``: the quote closes on no line of its own, so the value
+    ended with its first line and the lines after it, deeper than the key's (YAML's continuation lines), came out
+    as they were. The value goes to its closing quote, whatever line that is on; the key, the quotes, a first line
+    left empty and what follows stay, as written and as JSON text holds it (once and twice over)."""
+    head = " " * len(indent) + deeper if first else ""  # a value begun on the next line: its indent stays
+    pad = " " * len(indent.replace("-", " ")) + deeper
+    value = f"\n{pad}".join(lines)
+    text = f"{indent}{key}: {quote}{first}{head}{value}{quote}{after}"
+    _redacts(text, f"{indent}{key}: {quote}{first}{head}[redacted key]{quote}{after}")
+
+
+def test_a_quote_that_the_lines_after_it_do_not_go_deeper_than_its_key_is_not_closed_there() -> None:
+    """A line back at the key's indent (or less) is YAML's next entry: a quote there closes no value the key's line
+    opened, and what the key's line holds goes as before (its line's rest), the next entry staying."""
+    _redacts('password: "abc def\nuser: "bob"', 'password: "[redacted key]\nuser: "bob"')
+    _redacts("  token: 'abc1234x\n  user: 'bob'", "  token: '[redacted key]\n  user: 'bob'")
