@@ -139,7 +139,7 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # Python's triple quote, ``password = '''…'''``, and bash's ``$'…'`` and ``$"…"``); a backquote, a Markdown code span's, ends it (``Set
 # `DB_PASSWORD=…` in .env``, ``password: `…` ``). Its sign is ``:``, ``=``, Go's ``:=`` or ``=>`` (after a quoted
 # key or a Ruby symbol, ``:password => "…"``: a bare name's is an arrow function's). After a quote that ends its
-# line the value is on the next (``password: "`` then ``  two words"``)
+# line the value is on a line after it (``password: "`` then ``  two words"``, blank lines between too)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
@@ -163,7 +163,7 @@ _BARE = rb"[ \t\\\"']+"
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))" + _QUOTE + rb"|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))"
     + rb"(?:" + _MAYBE_QUOTE + rb"[ \t]*=>|" + _MAYBE_QUOTE + _EMPHASIS + rb"[ \t]*(?::=|[:=]))" + _EMPHASIS_AFTER
-    + rb"[ \t]*(?:(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")(?:[ \t]*" + _NEWLINE + _INDENT + rb")?)?`*(" + _LEAD
+    + rb"[ \t]*(?:(" + _TRIPLE_QUOTE + rb"|\$?" + _QUOTE + rb")(?:[ \t]*" + _NEWLINE + _INDENT + rb")*)?`*(" + _LEAD
     + _VALUE + rb"|" + _BARE + rb")"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
@@ -1291,6 +1291,13 @@ def _joined_end(data: bytes, m: Any) -> int:
     return _JOINED.match(data, stop).end() if own and own in m.group(3) else stop  # type: ignore[union-attr]  # part
 
 
+def _pair_start(data: bytes, m: Any, group: int) -> int:
+    """Where the value after a key word starts (``_PAIR``): right after a triple quote that opens it, a line break
+    there too (``password = '''`` then ``ab'''``: all between the quotes goes), else where its ``group`` does."""
+    quote = m.group(2)
+    return m.end(2) if quote is not None and quote.count(quote[-1:]) == 3 else m.start(group)
+
+
 def _pair_end(data: bytes, m: Any, group: int) -> int:
     """Where the value after a key word ends (``_PAIR``): in a URL's query, before the next parameter
     (``_query_end``); else at its closing quote or the end of a password's line (``_quoted_end``), else past
@@ -2039,8 +2046,8 @@ def _quoted_end(data: bytes, m: Any, group: int, shell: bool = False) -> int:
 
 
 _LEAD_AT = re.compile(_LEAD)
-# a line break after a quote, the value on the next line; backslashes before a single quote (``_quoted_end_of``)
-_BROKEN = re.compile(rb"[ \t]*" + _NEWLINE + _INDENT)
+# line breaks after a quote, the value on a line after it; backslashes before a single quote (``_quoted_end_of``)
+_BROKEN = re.compile(rb"(?:[ \t]*" + _NEWLINE + _INDENT + rb")+")
 _BACKSLASHES = re.compile(rb"(\\+)'")
 
 
@@ -2060,7 +2067,8 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
     may open before what the value follows in its word: openssl's ``pass:`` (``-passin 'pass:two words'``), a user
     and its sign (``curl -u "bob:two words"``, ``smbclient -U 'bob%two words'``), or end its line, the value on the
     next (``password: "`` then ``  two words"``, as YAML may write it), or go on over the lines after it
-    (``password: "ab`` then ``  cd"``: YAML's flow scalar, ``_flow_close``). A value of backslashes alone in single quotes
+    (``password: "ab`` then ``  cd"``: YAML's flow scalar, ``_flow_close``; a triple quote's to its close, however
+    many lines on: ``_triple_close``). A value of backslashes alone in single quotes
     that nothing else closes on its line ends at the quote after them (``password: '\\'``: YAML, SQL and a shell
     read no escape there)."""
     start, end = m.start(group), m.end(group)
@@ -2079,13 +2087,16 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
         close = _close(data, quote, start, literal) if lead > start else None
         if close is None or close >= lead:  # else the blanks or quotes it starts with close it (``password='' x``)
             close = _close(data, quote, end, literal)
-        if close is None and group == 3 and b":" in (sign := data[m.end(1) : escaped]) and b"=" not in sign:
+        triple = data[escaped - 1 : escaped] in (b"'", b'"')  # a triple quote's (Python's, TOML's)
+        if triple:  # closed by the same three quotes only, on its line or another
+            close = _triple_close(data, quote, start)
+        elif close is None and group == 3 and b":" in (sign := data[m.end(1) : escaped]) and b"=" not in sign:
             close = _flow_close(data, quote, end, _key_indent(data, m))
         closes = lead > start and close is not None or broken
         if closes and data.count(quote, _line_start(data, escaped), escaped) % 2:
             return start  # it closes a quote its line opened before the key (``print("password: " + pw)``): no value
         level = (len(quote)).bit_length() - 1 if quote[-1:] == b'"' else None
-        if data[escaped - 1 : escaped] in (b"'", b'"'):  # a triple quote's (Python's): nothing is glued to it
+        if triple:  # nothing is glued to it
             pass
         elif close is not None:  # on over the pieces a shell's word glues after it (``'a'"b c"``)
             return _glued_end(data, escaped, close + len(quote), close, level)[0]
@@ -2101,6 +2112,18 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
             return start
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line
+
+
+def _triple_close(data: bytes, quote: bytes, at: int) -> int | None:
+    """Where a string that ``quote`` (as written: ``"``, ``\\"``, ``'``) three times opened closes (Python's
+    ``'''…'''``, TOML's multi-line string), from ``at`` on, on its line or any after: at the next three of them, the
+    first not one a backslash escapes within the value (``_closes``); None when none comes."""
+    triple = quote * 3
+    while (close := data.find(triple, at)) >= 0:
+        if _closes(data, close + len(quote) - 1, len(quote) - 1):
+            return close
+        at = close + 1
+    return None
 
 
 # bytes past a quote's first line its close is looked for in on the lines after (``_flow_close``)
@@ -2386,6 +2409,8 @@ def _yaml_block(data: bytes, m: Any) -> bool:
     return bool(value) and not _placeholder(value)
 
 
+# where a value starts, for the patterns whose replaced group may start past it (else at the group's start)
+_STARTS: dict[Any, Callable[[bytes, Any, int], int]] = {_PAIR: _pair_start}
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
     _PAIR: _pair_end, **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),
@@ -2616,7 +2641,7 @@ class Redactor:
         patterns = self._patterns
         for i in sorted(which):
             kind, pattern, group, keep = patterns[i]
-            end, echoed = _ENDS.get(pattern), pattern in _ECHOES
+            begin, end, echoed = _STARTS.get(pattern), _ENDS.get(pattern), pattern in _ECHOES
             at: int | None = 0
             while at is not None:
                 matches, at = pattern.finditer(data, at), None
@@ -2625,7 +2650,8 @@ class Redactor:
                     if pattern is _PAIR:  # the other literals of its value's expression
                         spans.extend((a, b, kind) for a, b in _literals(data, m))
                     if m.end(group) > m.start(group) and (keep is None or keep(data, m)):
-                        start, stop = m.start(group), m.end(group) if end is None else end(data, m, group)
+                        start = m.start(group) if begin is None else begin(data, m, group)
+                        stop = m.end(group) if end is None else end(data, m, group)
                         if echoed:  # its lines, without an ``echo`` a line break JSON text writes begins
                             spans.extend((a, b, kind) for a, b in _echoed_lines(data, start, stop))
                         elif pattern is _PRINTF:  # the arguments its format gives a secret's key

@@ -12,6 +12,8 @@ from core.export.redact import KINDS, Redactor
 
 # a line of a value: words of letters and digits, no quote, backslash or ``#`` (YAML's comment), a blank between
 LINE_WORDS = st.from_regex(r"[A-Za-z0-9]{1,8}( [A-Za-z0-9]{1,8}){0,2}", fullmatch=True)
+# … one a value of its own would be judged a secret by (a letter and a digit: ``A`` alone is a lexer's token name)
+SECRET_WORDS = st.from_regex(r"[a-z][A-Za-z0-9]{0,6}[0-9]( [A-Za-z0-9]{1,8}){0,2}", fullmatch=True)
 YAML_KEYS = st.sampled_from(["password", "token", "api_key", "client_secret", "dbPassword", "SECRET"])
 
 
@@ -67,3 +69,26 @@ def test_a_quote_that_the_lines_after_it_do_not_go_deeper_than_its_key_is_not_cl
     opened, and what the key's line holds goes as before (its line's rest), the next entry staying."""
     _redacts('password: "abc def\nuser: "bob"', 'password: "[redacted key]\nuser: "bob"')
     _redacts("  token: 'abc1234x\n  user: 'bob'", "  token: '[redacted key]\n  user: 'bob'")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.sampled_from(["password", "token", "api_key", "secret", "DB_PASSWORD", '"password"']),
+    sign=st.sampled_from(["=", " = ", "= ", " =", ":", ": ", " : ", ":=", " := "]),
+    quote=st.sampled_from(['"""', "'''"]),
+    lines=st.lists(SECRET_WORDS | st.just(""), min_size=2, max_size=4).filter(lambda ls: any(ls[1:])),
+    indent=st.sampled_from(["", "  ", "\t"]),
+    after=st.sampled_from(["", "\nx = 1", "  # note", "\n\n[server]"]),
+)
+@example(key="password", sign="=", quote='"""', lines=["abc def", "ghi"], indent="", after="\nx = 1")
+@example(key="password", sign=": ", quote="'''", lines=["abc", "def"], indent="", after="")
+@example(key="password", sign=" = ", quote='"""', lines=["", "abc", ""], indent="    ", after="")
+def test_a_triple_quoted_value_of_several_lines_goes_whole(
+    key: str, sign: str, quote: str, lines: list[str], indent: str, after: str
+) -> None:
+    """``password='''abc`` then ``def'''`` (TOML's multi-line string, Python's) lost its first line only, but after
+    `` = ``: the value ended where its line did, and the lines after it, to the closing triple quote, came out as
+    they were. The value goes whole to its closing triple quote, whatever the sign, as one replacement (the module
+    keeps no value's line count: a YAML block, a here-document go as one too)."""
+    value = f"\n{indent}".join(lines)
+    _redacts(f"{key}{sign}{quote}{value}{quote}{after}", f"{key}{sign}{quote}[redacted key]{quote}{after}")
