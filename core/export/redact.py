@@ -824,6 +824,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     name = _key_name(data, m)
     if _no_password(name.decode(errors="replace")):
         return False  # ``first_pass: parse tokens``
+    if _compared(data, m):
+        return False  # ``password==x``, ``if authorization == x``: a comparison's operand
     if data[m.end(1) - len(name) - 2 : m.end(1) - len(name)] == b"${":
         return False  # a parameter's expansion, ``${TOKEN:-…}``: its default is ``_DEFAULTED``'s, ``:?`` an error's
     if data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\") and b"=>" in data[m.end(1) : m.start(3)] and data[
@@ -1003,6 +1005,17 @@ def _expression_start(data: bytes, m: Any) -> int | None:
             break
         before = before.rstrip(b"\\")
     return start if before[-1:] in (b"(", b"{", b",") else None
+
+
+def _compared(data: bytes, m: Any) -> bool:
+    """True when the key word of ``m`` (``_PAIR``, ``_AUTHORIZATION``: group 3 its value) is compared, not assigned:
+    ``==`` (``===``) follows it, blanks around it or none (``password==x``, ``if authorization == x``), the sign code
+    compares with (``_expression_start``, ``_line_end``); but for an environment variable's upper-case name with
+    ``=`` right after it, which a shell and an env file assign what follows, ``=`` and all (``DB_PASSWORD==x``)."""
+    start = m.start(3)
+    if data[start - 1 : start + 1] != b"==":
+        return False
+    return not (data[m.end(1) : start] == b"=" and _key_name(data, m).isupper())
 
 
 _CLOSING = {b"(": b")", b"[": b"]", b"{": b"}", b"<": b">"}

@@ -323,3 +323,42 @@ def test_a_url_query_s_authorization_value_ends_at_the_next_parameter(
     stay (as written and as JSON text once and twice over)."""
     url = f"https://h/p?{before}authorization={{}}{after}"
     _redacts(place.format(url.format(value)), place.format(url.format("[redacted key]")))
+
+
+# a key compared, not assigned: ``==`` (``===``), blanks around it or none, in a condition or alone
+COMPARED = st.sampled_from(
+    ["{}=={}", "{} == {}", "if {}=={}:", "assert {} == {}", "{}==={}", "x = {}=={} or y"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    place=COMPARED,
+    key=st.sampled_from(["authorization", "proxyAuthorization", "password", "token", "api_key", "db_pass"]),
+    value=st.sampled_from(["x", "abc123def", "'abc123def'", '"Bearer abc123"', "other.token"]),
+)
+@example(place="{}=={}", key="authorization", value="x")
+@example(place="{}=={}", key="password", value="x")
+@example(place="{} == {}", key="authorization", value="abc123def")
+def test_a_key_compared_with_double_equals_stays_whatever_the_key(place: str, key: str, value: str) -> None:
+    """``authorization==x`` came out as ``authorization=[redacted key]``, and so did ``password==x``: the first ``=``
+    was taken for the sign and the second for the value's first character. ``==`` compares, it assigns nothing (the
+    rule the module already read it by with blanks around it, ``password == x``, and in an expression): after the
+    Authorization header's name as after every other key, what it compares stays, and so does the text."""
+    _stays(place.format(key, value))
+    _stays(_json(place.format(key, value), 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("AUTHORIZATION==abc123", "AUTHORIZATION=[redacted key]"),
+        ("DB_PASSWORD==abc123", "DB_PASSWORD=[redacted key]"),
+        ("authorization=abc123def", "authorization=[redacted key]"),
+        ("password=x7Kq9Lm2", "password=[redacted key]"),
+    ],
+)
+def test_an_environment_variable_s_double_equals_still_assigns(text: str, out: str) -> None:
+    """An environment variable's upper-case name, its ``=`` right after it, is assigned what follows, an ``=`` too
+    (a shell and an env file read ``NAME==abc`` as ``=abc``): it goes, as after one ``=``."""
+    _redacts(text, out)
