@@ -1810,8 +1810,27 @@ def _env_header(data: bytes, m: Any) -> bool:
 def _scheme_quote(data: bytes, m: Any) -> bytes | None:
     """The quote, as written (``"``, ``\\"`` …), that opens an Authorization header's credential after its scheme
     word (``Bearer "ab"``), if one does."""
-    quoted = _SCHEME_QUOTE.search(data, m.end(1), m.start(3))
+    quoted = _SCHEME_QUOTE.search(data, m.end(1), _credential_start(data, m))
     return None if quoted is None else quoted.group(1)
+
+
+_EMPTY_QUOTES = re.compile(rb"(" + _QUOTE + rb")\1")  # (``_credential_start``)
+
+
+def _credential_start(data: bytes, m: Any, group: int = 3) -> int:
+    """Where an Authorization header's credential starts (``_AUTHORIZATION``, its ``group`` 3): where the group does,
+    but past a scheme word and its blanks the group starts with, which the pattern took for the credential where no
+    character of one came next (``Bearer ""ab``, ``Bearer "\\""``): past empty quotes glued before the credential
+    then, else past the quote that opens it (``_scheme_quote`` finds it, ``_authorization_end`` its close)."""
+    start = m.start(group)
+    head = _SCHEME_HEAD.match(data, start)
+    if head is None:
+        return start
+    at = head.end()
+    while (empty := _EMPTY_QUOTES.match(data, at)) is not None:
+        at = empty.end()
+    opens = _QUOTE_AT.match(data, at) if at == head.end() else None
+    return at if opens is None else opens.end()
 
 
 def _authorization_end(data: bytes, m: Any, group: int) -> int:
@@ -1824,7 +1843,7 @@ def _authorization_end(data: bytes, m: Any, group: int) -> int:
     if (query := _query_end(data, m)) is not None:
         return query
     quote = _scheme_quote(data, m)
-    if quote is not None and (close := _close(data, quote, m.start(group))) is not None:
+    if quote is not None and (close := _close(data, quote, _credential_start(data, m, group))) is not None:
         return close
     if m.group(2) is not None:
         close = _close(data, m.group(2), m.start(group))
@@ -1885,7 +1904,7 @@ def _authorization_value(data: bytes, m: Any) -> bool:
             and _STRING_PREFIX.match(data, m.start(3)) is None
             and _secret_value(data, m)
         )
-    value = data[m.start(3) : _authorization_end(data, m, 3)]
+    value = data[_credential_start(data, m) : _authorization_end(data, m, 3)]
     if (
         not quoted
         and opening is not None
@@ -2423,7 +2442,7 @@ def _yaml_block(data: bytes, m: Any) -> bool:
 
 
 # where a value starts, for the patterns whose replaced group may start past it (else at the group's start)
-_STARTS: dict[Any, Callable[[bytes, Any, int], int]] = {_PAIR: _pair_start}
+_STARTS: dict[Any, Callable[[bytes, Any, int], int]] = {_PAIR: _pair_start, _AUTHORIZATION: _credential_start}
 # what ends the value of a pattern whose match may stop short of it (else its group's end)
 _ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {
     _PAIR: _pair_end, **dict.fromkeys(_QUOTED, _quoted_end), **dict.fromkeys(_SHELL_WORDS, _shell_end),

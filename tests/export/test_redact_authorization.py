@@ -362,3 +362,34 @@ def test_an_environment_variable_s_double_equals_still_assigns(text: str, out: s
     """An environment variable's upper-case name, its ``=`` right after it, is assigned what follows, an ``=`` too
     (a shell and an env file read ``NAME==abc`` as ``=abc``): it goes, as after one ``=``."""
     _redacts(text, out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=PLACES, scheme=SCHEMES.filter(bool), credential=CREDENTIALS, quote=QUOTES)
+@example(place="Authorization: {}", scheme="Bearer ", credential="abc", quote='"')
+@example(place='curl -H "Authorization: {}" https://h/x', scheme="Basic ", credential="dXNlcjpw", quote="'")
+@example(place='{{"headers": {{"Authorization": "{}"}}}}', scheme="Bearer ", credential="ab", quote='"')
+def test_a_credential_after_empty_quotes_goes_and_the_scheme_stays(
+    place: str, scheme: str, credential: str, quote: str
+) -> None:
+    """``Authorization: Bearer ""abc`` came out as ``Authorization: [redacted key]``: no credential's first
+    character follows the scheme's quote there, so the pattern took the scheme word for the credential. The scheme
+    and the empty quotes stay, the credential glued after them goes, wherever the header is written."""
+    assume(quote not in place)
+    _redacts(
+        place.format(f"{scheme}{quote}{quote}{credential}"),
+        place.format(f"{scheme}{quote}{quote}[redacted key]"),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(place=PLACES, scheme=SCHEMES.filter(bool), inner=st.sampled_from(['\\"', '\\"ab', 'a\\"b']))
+@example(place="Authorization: {}", scheme="Bearer ", inner='\\"')
+@example(place="curl -sS -H 'Authorization: {}' https://h/x", scheme="Basic ", inner='\\"')
+def test_a_quoted_credential_that_starts_with_an_escaped_quote_goes_and_the_scheme_stays(
+    place: str, scheme: str, inner: str
+) -> None:
+    """``Authorization: Bearer "\\""`` (the credential a quote a backslash escapes) came out as ``Authorization:
+    [redacted key]`` too. The scheme and the quotes around the credential stay, what is between them goes."""
+    assume('"' not in place)
+    _redacts(place.format(f'{scheme}"{inner}"'), place.format(f'{scheme}"[redacted key]"'))
