@@ -1026,32 +1026,49 @@ _STRING_PREFIX = re.compile(rb"[fFrRbBuU]{1,2}\\*[\"']")  # a string's prefix in
 _MARKUP = re.compile(rb"[|>][1-9+-]{0,2}|[!-/:-@\[-`{-~]{1,2}")
 
 
-_BARE_QUOTE = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: in JSON text, the end of the string
+# a quote no backslash escapes (after an even run of them: ``\\\\"``): in JSON text, the end of the string; and one
+# that one does (after an odd run: ``\\"``, ``\\\\\\"``), a character of the string (``_bare_quotes``)
+_BARE_QUOTE = re.compile(rb'(?<!\\)(?:\\\\)*"')
+_ESCAPED_QUOTE = re.compile(rb'(?<!\\)(?:\\\\)*\\"')
 
 
 def _closed(data: bytes, at: int, bracket: bytes) -> bool:
     """True when ``bracket``, opened in a value that starts at ``at``, closes later on its line (looked for at most
     ``COMMAND_REACH`` bytes on either side): a call's, an index's or a type's (``getpass()``, ``Optional[str]``), not
     a password's own character (``password: ab(cd1234``), nor one a letter or digit follows at its close, which
-    no code writes after a call, an index or a type (``Ab{}00xy``, ``Ab(x)9``). In a JSON string (its line begun at
-    a ``\\n`` escape, or holding an odd number of ``"`` before the value) the string's closing quote ends the line: a
-    ``}`` after it is the object's (``{"c": "password: ab{cd1234"}``)."""
+    no code writes after a call, an index or a type (``Ab{}00xy``, ``Ab(x)9``). In a JSON string (``_in_json_string``)
+    the string's closing quote, no backslash escapes, ends the line: a ``}`` after it is the object's (``{"c":
+    "password: ab{cd1234"}``)."""
     hi = min(len(data), at + COMMAND_REACH)
     stop = min((i for end in (b"\n", b"\\n") if (i := data.find(end, at, hi)) >= 0), default=hi)
     if _in_json_string(data, at):
         quote = _BARE_QUOTE.search(data, at, stop)
-        stop = stop if quote is None else quote.start()
+        stop = stop if quote is None else quote.end() - 1
     close = data.find(_CLOSING[bracket], at, stop)
     return close >= 0 and not data[close + 1 : close + 2].isalnum()  # ``Ab{}00``: no code goes on so
 
 
 def _in_json_string(data: bytes, at: int) -> bool:
-    """True when ``at`` is in a JSON string's text: its line (looked for at most ``COMMAND_REACH`` bytes back) begun
-    at a ``\\n`` escape, or holding an odd number of ``"`` before ``at``."""
+    """True when ``at`` is in a JSON string's text, as a JSON parser reads its line (looked for at most
+    ``COMMAND_REACH`` bytes back): after a ``\\n`` escape (inside a string) an even number of quotes no backslash
+    escapes before ``at`` (``_bare_quotes``), else an odd number on the line; a ``\\"`` is the string's character."""
     lo = max(0, at - COMMAND_REACH)
     real, escaped = data.rfind(b"\n", lo, at), data.rfind(b"\\n", lo, at)
-    quotes = data.count(b'"', real + 1, at) if real >= 0 else _quotes_before(data, at)  # a line begun further back
-    return escaped > real or quotes % 2 == 1
+    if escaped > real:
+        return _bare_quotes(data, escaped + 2, at) % 2 == 0
+    quotes = _bare_quotes(data, real + 1, at) if real >= 0 else _quotes_before(data, at)  # a line begun further back
+    return quotes % 2 == 1
+
+
+def _bare_quotes(data: bytes, lo: int, at: int) -> int:
+    """How many ``"`` ``data`` holds from ``lo`` to ``at`` that no backslash escapes (``_BARE_QUOTE``), the backslashes
+    just before ``lo`` too."""
+    while lo > 0 and data[lo - 1] == 0x5C:  # (a run that ``lo`` cuts: its start tells how it ends)
+        lo -= 1
+    quotes = data.count(b'"', lo, at)
+    if quotes and data.find(b'\\"', lo, at) >= 0:
+        quotes -= len(_ESCAPED_QUOTE.findall(data, lo, at))
+    return quotes
 
 
 class _Kept(threading.local):
@@ -1090,13 +1107,13 @@ _kept = _Kept()
 
 
 def _quotes_before(data: bytes, at: int) -> int:
-    """How many ``"`` ``data`` holds before ``at``, counted on from the last answer's place when it is in the same text
+    """How many ``"`` no backslash escapes ``data`` holds before ``at`` (``_bare_quotes``), counted on from the last answer's place when it is in the same text
     and not past ``at`` (the values of a text are judged in order): a line of many values is counted once, not from
     its start for each of them."""
     text, counted, found = _kept.quotes
     if text is not data or counted > at:
         counted, found = 0, 0
-    found += data.count(b'"', counted, at)
+    found += _bare_quotes(data, counted, at)
     _kept.quotes = (data, at, found)
     return found
 
