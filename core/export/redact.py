@@ -1786,11 +1786,7 @@ def _header_opening(data: bytes, m: Any) -> bytes | None:
     if _HEADER_SIGN.match(data, m.end(1)) is None and not _env_header(data, m):
         return None
     at = m.end(1) - len(_key_name(data, m))  # (``Proxy-Authorization``, ``X-Authorization``)
-    lo = max(0, at - COMMAND_REACH)
-    escaped = data.rfind(b"\\n", lo, at)
-    lo = max(
-        data.rfind(b"\n", lo, at) + 1, data.rfind(b"\r", lo, at) + 1, escaped + 2 if escaped >= 0 else lo
-    )
+    lo = _line_start(data, at)
     before = _HEADER_BEFORE.search(data, max(lo, at - 32), at)
     if before is None or before.group(1) is None and before.start() > lo:
         return None
@@ -2101,11 +2097,12 @@ _BACKSLASHES = re.compile(rb"(\\+)'")
 
 
 def _line_start(data: bytes, at: int) -> int:
-    """Where the line that holds ``at`` starts (after a line break, itself or as JSON text writes it), looked for
-    ``COMMAND_REACH`` bytes back at most: where the text starts (0) when no break comes before ``at``."""
+    """Where the line that holds ``at`` starts (after a line break, ``\\n`` or ``\\r`` as an HTTP header's line has
+    it, or a newline as JSON text writes it), looked for ``COMMAND_REACH`` bytes back at most: where the text starts
+    (0) when no break comes before ``at``."""
     lo = max(0, at - COMMAND_REACH)
     escaped = data.rfind(b"\\n", lo, at)
-    return max(data.rfind(b"\n", lo, at) + 1, escaped + 2 if escaped >= 0 else lo)
+    return max(data.rfind(b"\n", lo, at) + 1, data.rfind(b"\r", lo, at) + 1, escaped + 2 if escaped >= 0 else lo)
 
 
 def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:

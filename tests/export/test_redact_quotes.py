@@ -37,6 +37,9 @@ def _redacts(text: str, out: str, keys: int = 1) -> None:
         (b"ab\\ncd", 5, 4),
         (b"ab\\ncd\nef", 8, 7),
         (b"ab\ncd\\nef", 8, 7),
+        (b"ab\rcd", 4, 3),
+        (b"ab\r\ncd", 5, 4),
+        (b"a\rb\\ncd", 6, 5),
     ],
 )
 def test_a_line_starts_at_the_text_s_start_or_after_its_last_break(data: bytes, at: int, start: int) -> None:
@@ -58,14 +61,17 @@ def test_a_quote_that_opens_the_text_before_a_key_is_counted(text: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=40).map(lambda b: bytes(b'ab\n\\" '[x % 6] for x in b)), at=st.integers(0, 40))
+@given(
+    data=st.binary(max_size=40).map(lambda b: bytes(b'ab\n\\" \r'[x % 7] for x in b)), at=st.integers(0, 40)
+)
 @example(data=b"", at=0)
 @example(data=b"a\\nb", at=1)
+@example(data=b"a\rb", at=3)
 def test_a_line_starts_after_the_last_break_before_it_or_at_the_text_s_start(data: bytes, at: int) -> None:
-    """Whatever the text, the line holding ``at`` starts just after the last line break before it, itself or as
-    JSON text escapes it (``\\n``), else at 0."""
+    """Whatever the text, the line holding ``at`` starts just after the last line break before it, itself (``\\n``,
+    ``\\r``: an HTTP header's line too, ``_header_opening``) or as JSON text escapes a newline (``\\n``), else at 0."""
     at = min(at, len(data))
-    breaks = [i + 1 for i in range(at) if data[i : i + 1] == b"\n"]
+    breaks = [i + 1 for i in range(at) if data[i : i + 1] in (b"\n", b"\r")]
     breaks += [i + 2 for i in range(at - 1) if data[i : i + 2] == b"\\n"]
     assert redact._line_start(data, at) == max(breaks, default=0)
 
