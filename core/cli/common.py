@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from itertools import islice
 from typing import Any
@@ -31,6 +31,15 @@ def for_terminal(text: str) -> str:
     redirected, as it is."""
     text = path_text(text)
     return printable(text) if sys.stdout.isatty() else text
+
+
+SEQ_WIDTH = 6  # places a text table's seq column takes at least
+
+
+def seq_width(seqs: Iterable[int]) -> int:
+    """The places of a text table's seq column that prints ``seqs``: ``SEQ_WIDTH``, or the digits of the largest
+    when it has more (a log past a million events), so every row lines up."""
+    return max(SEQ_WIDTH, len(str(max(seqs, default=0))))
 
 
 def column(text: str, width: int) -> str:

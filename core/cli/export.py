@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument, whole
-from core.cli.common import emit, for_terminal, guarded, warn
+from core.cli.common import emit, for_terminal, guarded, seq_width, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.text import counted, nearest, printable, quoted, quoted_path
 
@@ -203,7 +203,10 @@ def _notes(args: argparse.Namespace) -> None:
         if not rows:
             return "no notes"
         # a note is the sidecar's text (a shared log's may be anyone's): its controls drawn, piped or not
-        return "\n".join(f"{r['seq']:>6}  " + printable(r["text"]).replace("\n", "\n" + " " * 8) for r in rows)
+        width = seq_width(r["seq"] for r in rows)
+        return "\n".join(
+            f"{r['seq']:>{width}}  " + printable(r["text"]).replace("\n", "\n" + " " * (width + 2)) for r in rows
+        )
 
     emit(notes, args.json, render)
 

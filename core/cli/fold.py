@@ -9,7 +9,7 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, path_argument
-from core.cli.common import column, emit, guarded
+from core.cli.common import column, emit, guarded, seq_width
 from core.control.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
 from core.policies.fold import FOLD, ResultCalls, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
@@ -53,7 +53,8 @@ def fold_report(session: Session, config: SliceConfig, calls: ResultCalls | None
 def _render(report: dict[str, Any]) -> str:
     if not report["rows"]:
         return "no tool results on the surface"
-    lines = [f"{'seq':>6}  {'t.s.c':<8} {'tool':<16} {'status':<10} {'digest':<7} {'chars':<15} note"]
+    width = seq_width(r["seq"] for r in report["rows"])
+    lines = [f"{'seq':>{width}}  {'t.s.c':<8} {'tool':<16} {'status':<10} {'digest':<7} {'chars':<15} note"]
     for r in report["rows"]:
         address = f"{r['turn']}.{r['step']}.{r['call']}"
         chars = human_chars(r["charsBefore"])
@@ -61,7 +62,7 @@ def _render(report: dict[str, Any]) -> str:
             chars += f" → {human_chars(r['charsAfter'])}"
         tool = r["tool"] + (f" {r['path']}" if r["path"] else "")
         lines.append(
-            f"{r['seq']:>6}  {address:<8} {column(tool, 16)} {r['status']:<10} {r['digest'] or '-':<7} {chars:<15} {r['reason']}"
+            f"{r['seq']:>{width}}  {address:<8} {column(tool, 16)} {r['status']:<10} {r['digest'] or '-':<7} {chars:<15} {r['reason']}"
         )
     summary = f"{report['results']} tool result(s) on the surface; {report['wouldFold']} would fold now"
     if report["wouldFold"]:

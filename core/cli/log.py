@@ -27,11 +27,13 @@ from core.cli.args import (
 from core.cli.common import (
     ROW_MEMBERS,
     RULE_SECTIONS,
+    SEQ_WIDTH,
     JsonList,
     column,
     emit,
     guarded,
     json_member,
+    seq_width,
     warn,
     write_bytes,
 )
@@ -95,7 +97,6 @@ def inspect_report(session: Session) -> dict[str, Any]:
     }
 
 
-SEQ_WIDTH = 6  # places the seq column of ``events`` takes at least
 BATCH_EVENTS = 4096  # events ``events --json`` holds at most before it prints them (a run of small deltas)
 
 
@@ -218,7 +219,7 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
     else:
         # rows are rendered with their seq in ``SEQ_WIDTH`` places: each is widened to the widest seq printed (the
         # greatest, which need not be the last: a replacement sits in the place of the older seqs it shadows)
-        width = max(SEQ_WIDTH, len(str(max(seqs, default=0))))
+        width = seq_width(seqs)
 
         def indent(seq: int) -> bytes:
             return b" " * (width - max(SEQ_WIDTH, len(str(seq))))

@@ -22,6 +22,7 @@ from core.cli.common import (
     emit_json_list_field,
     for_terminal,
     guarded,
+    seq_width,
     write_bytes,
 )
 from core.read.session import Session, missing_turn_step
@@ -404,6 +405,7 @@ def _render_cost(r: dict[str, Any]) -> str:
     lines.extend(_render_projection(r["projection"]))
     if r["cuts"]:
         lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
+    width = seq_width(c["seq"] for c in r["cuts"])
     for c in r["cuts"]:
         broke = (
             f"broke the cache, {c['rebilledTokens']} tokens re-billed"
@@ -416,7 +418,7 @@ def _render_cost(r: dict[str, Any]) -> str:
         removed = c["charsRemoved"]
         change = f"{'-' if removed > 0 else '+' if removed < 0 else ''}{human_chars(abs(removed))} chars"
         lines.append(
-            f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {change:>11} "
+            f"  seq {c['seq']:>{width}} {c['kind']:<10} turn {c['turn']:<3} {change:>11} "
             f"for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
             f"({_usd(c['costUsd'])}), net {_usd(c['netUsd'])}"
         )
