@@ -105,7 +105,10 @@ def output_failed(exc: OSError) -> Exception:
     return TapedeckError(f"could not write its output ({exc.strerror or exc})")
 
 
-RULE_SECTIONS = ("model", "alerts")  # the config sections ``cost``, ``alerts`` and ``sessions`` read (prices, rules):
+RULE_SECTIONS = (
+    "model",
+    "alerts",
+)  # the config sections ``cost``, ``alerts`` and ``sessions`` read (prices, rules):
 # without a config file only these are imported and validated (``load_config(None, only=...)``)
 WRITE_BATCH = 1 << 16  # bytes of items ``emit_json_list_field`` holds before it writes them
 
@@ -117,7 +120,9 @@ def emit_json_list_field(payload: dict[str, Any], key: str, group: int = 1) -> N
     deeper: small items, such as cost rows, take one call a group instead of one each)."""
     items = payload[key]
     whole = dumps_indented({**payload, key: []})
-    mark = b"\n  " + orjson.dumps(key) + b": []"  # a nested or string occurrence is indented deeper or escaped
+    mark = (
+        b"\n  " + orjson.dumps(key) + b": []"
+    )  # a nested or string occurrence is indented deeper or escaped
     at = whole.index(mark) + len(mark) - 1
     if not items:
         at += 1
@@ -133,7 +138,9 @@ def emit_json_list_field(payload: dict[str, Any], key: str, group: int = 1) -> N
             pending.append(lead)
             size += 1
         lead = b","
-        if len(piece) >= WRITE_BATCH:  # a long one goes out as it is (not copied into a batch), after the others
+        if (
+            len(piece) >= WRITE_BATCH
+        ):  # a long one goes out as it is (not copied into a batch), after the others
             write_bytes(b"".join(pending), piece)
             pending, size = [], 0
             continue
@@ -318,16 +325,22 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
             from core.log.sessions import told  # it may list a directory: only a refusal shown needs it
 
             return fail(told(exc), getattr(exc, "exit_code", 2))
-        except BrokenPipeError:  # the reader is gone (`| head`): what stdout still holds would fail again at exit
+        except (
+            BrokenPipeError
+        ):  # the reader is gone (`| head`): what stdout still holds would fail again at exit
             quiet_stdout()
             return 0
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
             why = exc.strerror or exc
-            if isinstance(exc.filename, str | bytes):  # a file no message wraps (in a place this user may not look at)
+            if isinstance(
+                exc.filename, str | bytes
+            ):  # a file no message wraps (in a place this user may not look at)
                 return fail(f"{quoted_path(os.fsdecode(exc.filename))}: {why}")
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
-            if exc.errno == errno.EIO and _flushed():  # a read gives EIO too, and nothing here says which it was
+            if (
+                exc.errno == errno.EIO and _flushed()
+            ):  # a read gives EIO too, and nothing here says which it was
                 return fail(f"an input/output error stopped it ({why}); a read or a write failed")
             quiet_stdout()
             return fail(f"could not write its output ({why})")

@@ -52,7 +52,9 @@ def _export(args: argparse.Namespace) -> None:
             check_utf8(option, value)
     check_types(args.type)
     to_terminal = args.output in (None, "-") and sys.stdout.isatty()
-    redact = args.redact if args.redact is not None else not to_terminal  # a file or a pipe: it is being shared
+    redact = (
+        args.redact if args.redact is not None else not to_terminal
+    )  # a file or a pipe: it is being shared
     try:
         flt = EventFilter.parse(",".join(args.type or ()), ",".join(args.tool or ()), args.turns or "", args.errors,
                                 args.grep or "")  # fmt: skip
@@ -70,8 +72,12 @@ def _export(args: argparse.Namespace) -> None:
     else:
         if os.path.isdir(where):
             where = os.path.join(where, _file_name(args.path, fmt, options))
-        elif where.endswith("/"):  # names a directory: never a file of that name, nor the file it would replace
-            raise TapedeckError(f"{quoted_path(where)}: no such directory; -o takes a file, or a directory that exists")
+        elif where.endswith(
+            "/"
+        ):  # names a directory: never a file of that name, nor the file it would replace
+            raise TapedeckError(
+                f"{quoted_path(where)}: no such directory; -o takes a file, or a directory that exists"
+            )
         doc = _to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
@@ -179,7 +185,9 @@ def _note(args: argparse.Namespace) -> None:
         sys.stdout.write(f"no note at seq {args.seq}; nothing changed\n")
         return
     last = _last_seq(args.path)
-    if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
+    if (
+        text.strip() and not 0 <= args.seq <= last
+    ):  # a note is removed wherever it is (a log replaced under it)
         raise seq_not_in_log(args.seq, last + 1)
     written = set_note(args.path, args.seq, text)
     did = "replaced the note" if written.replaced else "added a note"
@@ -187,7 +195,9 @@ def _note(args: argparse.Namespace) -> None:
         did = "removed the note"
     sys.stdout.write(f"{did} at seq {args.seq} ({quoted_path(written.sidecar)})\n")
     if written.kept is not None:
-        warn(f"the notes of another session that were there (this log was replaced) are kept in {written.kept}")
+        warn(
+            f"the notes of another session that were there (this log was replaced) are kept in {written.kept}"
+        )
 
 
 def _notes(args: argparse.Namespace) -> None:
@@ -205,7 +215,8 @@ def _notes(args: argparse.Namespace) -> None:
         # a note is the sidecar's text (a shared log's may be anyone's): its controls drawn, piped or not
         width = seq_width(r["seq"] for r in rows)
         return "\n".join(
-            f"{r['seq']:>{width}}  " + printable(r["text"]).replace("\n", "\n" + " " * (width + 2)) for r in rows
+            f"{r['seq']:>{width}}  " + printable(r["text"]).replace("\n", "\n" + " " * (width + 2))
+            for r in rows
         )
 
     emit(notes, args.json, render)
@@ -244,7 +255,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "'tool/' or 'tool*' a family, '!' in front leaves one out); a model stream's row is listed when "
                    "one of its deltas passes the filter, each delta as its own row when the type assistant/chunk is "
                    "named")  # fmt: skip
-    p.add_argument("--tool", action="append", metavar="NAME", help="only rows about these tools (calls, results)")
+    p.add_argument(
+        "--tool", action="append", metavar="NAME", help="only rows about these tools (calls, results)"
+    )
     p.add_argument("--turns", metavar="RANGE", help="only rows of these turns: 3, 3-7 or 3-")
     p.add_argument("--errors", action="store_true", help="only error rows")
     p.add_argument("--grep", metavar="REGEX", help="only rows whose event's JSON text the regex finds")
@@ -267,7 +280,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_log_path(p)
     p.add_argument("--seq", type=whole, required=True, metavar="N", help="the event the note is on")
-    p.add_argument("text", metavar="TEXT", help="the note, quoted as one argument ('' or only spaces: remove it)")
+    p.add_argument(
+        "text", metavar="TEXT", help="the note, quoted as one argument ('' or only spaces: remove it)"
+    )
     p.set_defaults(handler=guarded(_note))
 
     p = sub.add_parser("notes", help=COMMANDS["notes"].help,

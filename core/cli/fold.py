@@ -73,7 +73,9 @@ def _render(report: dict[str, Any]) -> str:
 
 def _fold(args: argparse.Namespace) -> None:
     calls = ResultCalls()
-    session = load_session(args.path, retain=False, readback=True, observe=calls.observe, observe_types=calls.TYPE)
+    session = load_session(
+        args.path, retain=False, readback=True, observe=calls.observe, observe_types=calls.TYPE
+    )
     emit(fold_report(session, effective_config(session, args.config, args.set), calls), args.json, _render)
 
 
@@ -87,7 +89,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "Nothing is written.",
     )
     add_log_path(p)
-    p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        type=path_argument,
+        help="policy config file (TOML or JSON) whose [slice] section applies",
+    )
     p.add_argument(
         "--set",
         action="append",

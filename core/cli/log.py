@@ -84,8 +84,12 @@ def inspect_report(session: Session) -> dict[str, Any]:
         "types": dict(Counter(session.counts).most_common()),
         "turns": turns,
         "steps": sum(len(t.steps) for t in session.turns.values()),
-        "tools": {"calls": sum(tools.values()), "errors": tool_errors, "byName": dict(tools.most_common()),
-                  **({"subCalls": {"calls": sub_calls, "errors": session.failed_sub_calls}} if sub_calls else {})},
+        "tools": {
+            "calls": sum(tools.values()),
+            "errors": tool_errors,
+            "byName": dict(tools.most_common()),
+            **({"subCalls": {"calls": sub_calls, "errors": session.failed_sub_calls}} if sub_calls else {}),
+        },
         "surface": {
             "nodes": len(session.surface),
             "chars": session.surface_chars,
@@ -130,7 +134,8 @@ def _render_inspect(r: dict[str, Any]) -> str:
         f"  model {quoted(model_label(r['provider'], r['model']))}",
         f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
-        f"tool calls {r['tools']['calls']} ({counted(r['tools']['errors'], 'error')})" + _sub_calls(r["tools"]),
+        f"tool calls {r['tools']['calls']} ({counted(r['tools']['errors'], 'error')})"
+        + _sub_calls(r["tools"]),
         f"surface {counted(r['surface']['nodes'], 'node')}, {r['surface']['chars']} chars, "
         f"{counted(r['surface']['replacements'], 'replacement')}",
         "usage " + (" ".join(f"{k}={v}" for k, v in r["usage"].items()) or "none recorded"),
@@ -303,13 +308,17 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         if out is not None:
             out.extend_row(row)
             return
-        head = f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
+        head = (
+            f" t{'-' if turn is None else turn:<3} {column_of(CHUNK_TYPE)}  "  # a chunk is no surface event
+        )
         for start in range(0, row.count, ROW_MEMBERS):  # a row of a million: never all of it rendered at once
             seq0 = row.seq0 + start
             summaries = row_summaries(row, 100, start, start + ROW_MEMBERS)
             lines = [f"{seq0 + k:>6}{head}{text}\n" for k, text in enumerate(summaries)]
             del summaries
-            while seq0 + len(lines) > wider_from:  # its seqs reach a digit more: its lines spooled up to there
+            while (
+                seq0 + len(lines) > wider_from
+            ):  # its seqs reach a digit more: its lines spooled up to there
                 spool.write("".join(lines[: wider_from - seq0]).encode())
                 del lines[: wider_from - seq0]
                 seq0 = wider_from
@@ -322,7 +331,9 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         if type(item) is not PackedRow:
             take(session, item, turn_at(session, item["seq"]))  # type: ignore[index, arg-type]
         elif args.turn is None or item.turn == args.turn:
-            take_row(session, item, turn_at(session, item.seq0))  # a row's members are all of its turn, in a turn or not alike
+            take_row(
+                session, item, turn_at(session, item.seq0)
+            )  # a row's members are all of its turn, in a turn or not alike
 
     def restored(session: Session) -> None:
         """The events the index holds of the types asked for, read back (found from the line table)."""
@@ -333,10 +344,14 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             for seq in lines.seqs_of_types(picked):
                 take(session, lines.raw(seq), turn_at(session, seq))
             return
-        batch: list[dict[str, Any]] = []  # JSON: a batch (``BATCH`` bytes of lines, or ``BATCH_EVENTS``) in one dump
+        batch: list[
+            dict[str, Any]
+        ] = []  # JSON: a batch (``BATCH`` bytes of lines, or ``BATCH_EVENTS``) in one dump
         size = 0
         for seqs, length in lines.lines_of_types(picked):
-            wanted = seqs if args.turn is None else [seq for seq in seqs if turn_at(session, seq) == args.turn]
+            wanted = (
+                seqs if args.turn is None else [seq for seq in seqs if turn_at(session, seq) == args.turn]
+            )
             batch += map(lines.raw, wanted)
             size += length
             if size >= BATCH or len(batch) >= BATCH_EVENTS:
@@ -350,7 +365,13 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     types = TypeSelection.parse(args.type) if args.type else None
     index = types is not None and _indexed(args)
     session = load_session(
-        args.path, retain=False, observe=observe, observe_types=types, raw=True, index=index, restored=restored
+        args.path,
+        retain=False,
+        observe=observe,
+        observe_types=types,
+        raw=True,
+        index=index,
+        restored=restored,
     )
     if out is not None:
         out.close()
@@ -408,13 +429,16 @@ def _sessions(args: argparse.Namespace) -> int | None:
     from core.control.config import load_config
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, FleetRow, cells, twin
+
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
         if blocked := in_the_way(default):
             raise TapedeckError(f"{quoted_path(default)} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
                                 "`tapedeck demo` can keep no session there")  # fmt: skip
         emit([], args.json, lambda _: sessions_under(0, [str(default)]))
-        warn(f"{quoted_path(default)} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
+        warn(
+            f"{quoted_path(default)} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there"
+        )
         return None
     check_local_roots(args.roots)
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
@@ -434,7 +458,9 @@ def _sessions(args: argparse.Namespace) -> int | None:
             return (first + twin(row, labels), *rest)
 
         table = [COLUMNS, *map(line, rows)]
-        widths = [max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))]  # a wide character: 2
+        widths = [
+            max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))
+        ]  # a wide character: 2
         head = sessions_under(n, args.roots)
         more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"
         lines = [f"{head} ({more})" if unread else head]
@@ -505,7 +531,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="event types, comma-separated or repeated, as the TUI's filter takes them: 'tool/' or 'tool*' "
         "match a family, '!' in front leaves one out",
     )
-    p.add_argument("--turn", type=whole, metavar="N", help="only events inside turn N (events between turns belong to none)")
+    p.add_argument(
+        "--turn",
+        type=whole,
+        metavar="N",
+        help="only events inside turn N (events between turns belong to none)",
+    )
     add_json(p, "print the events as JSON")
     p.set_defaults(handler=guarded(with_remote_copy(_events), paused=True))
 
@@ -525,6 +556,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "is left out, counted in the heading, and its note says to read it again).",
     )
     add_roots(p)
-    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file whose alerts and model sections apply")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        type=path_argument,
+        help="config file whose alerts and model sections apply",
+    )
     add_json(p)
     p.set_defaults(handler=guarded(_sessions))

@@ -57,7 +57,9 @@ def _pick(args: argparse.Namespace) -> list[Request]:
         return False
 
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
-    session = stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
+    session = stream_requests(
+        args.path, take, step, others=False
+    )  # a step's requests are the only ones built
     # as surface --at and export --at refuse it
     if args.seq is not None and not 0 <= args.seq < session.next_seq:
         raise seq_not_in_log(args.seq, session.next_seq)
