@@ -25,7 +25,7 @@ from core.log.records import (
     row_parts,
     row_placeholders,
 )
-from core.log.validate import INVALID, MAX_COUNTER, delta_of, finish_of, kind_of
+from core.log.validate import INVALID, MAX_COUNTER, as_time, delta_of, finish_of, kind_of, time_problem
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -492,6 +492,7 @@ class LogDecoder:
                 and etype in rows
                 and obj.get("seq0") == (seq := self.next_seq) + self._seq_shift
                 and self._explicit_seq
+                and ((t0 := obj.get("time0")).__class__ is int or t0 is None)  # else ``_row`` says what it is
             ):
                 try:
                     _, _, members, _, t, p, c = parts(obj)
@@ -663,9 +664,10 @@ class LogDecoder:
         declared = row.get("seq0")
         if declared != self.next_seq + self._seq_shift or not self._explicit_seq:  # else nothing to check
             self._check_seq(declared, "seq0", offset, out)
-        time0 = row.get("time0", 0)
-        if not isinstance(time0, int):
-            time0 = 0
+        time0 = row.get("time0")
+        if (bad := time_problem(time0, "time0")) is not None:
+            self._bad_time(row["type"], bad, offset, self.next_seq, out)
+        time0 = as_time(time0)
         try:
             packed = PackedRow(row, self.next_seq, time0)
         except RecordError as exc:
@@ -708,11 +710,14 @@ class LogDecoder:
                     "warning",
                 )
             )
+        bad_time = time_problem(ev.get("time"), "time")
         if complete_event(ev, seq, self._session_id):
             out.diagnostics.append(
                 Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq)
             )
         etype = ev["type"]
+        if bad_time is not None:
+            self._bad_time(etype, bad_time, offset, seq, out)
         if etype in KNOWN_TYPES:
             if etype == "request/header" and isinstance(ev["data"], dict) and ev["data"].get("reason") == "fallback":
                 self._rejected(etype, offset, seq, out)
@@ -767,6 +772,11 @@ class LogDecoder:
             self._record((seq, 1, offset, self._pos, self._len, CHUNK))
         self.next_seq = seq + 1
         self._chunk_to(ev, turn, step, chunk)  # type: ignore[misc]
+
+    @staticmethod
+    def _bad_time(etype: str, problem: str, offset: int, seq: int, out: DecodeBatch) -> None:
+        """Report an event's ``time`` or a row's ``time0`` that is no integer (``problem``), read as 0."""
+        out.diagnostics.append(Diagnostic("bad-time", f"{etype}: {problem}; read as 0", offset, seq, "warning"))
 
     @staticmethod
     def _rejected(etype: str, offset: int, seq: int, out: DecodeBatch) -> None:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from core.log.decoder import CHUNK, Consumer, LogDecoder
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
-from core.log.validate import readable
+from core.log.validate import as_time, readable
 from core.shared.errors import LogFormatError, replaced_while_read
 from core.shared.records import record
 from core.shared.regular import open_regular
@@ -335,8 +335,7 @@ class LineStore(KeepingEvents):
             return readable(head) if head.get("seq") == n and type(head["seq"]) is int else None
         if head.get("seq0") != n or type(head["seq0"]) is not int:
             return None
-        time0 = head.get("time0", 0)
-        return readable(PackedRow(head, n, time0 if isinstance(time0, int) else 0).event(0))
+        return readable(PackedRow(head, n, as_time(head.get("time0"))).event(0))
 
     def _line_of(self, n: int) -> int:
         """The line table row of the line holding seq ``n`` (IndexError when no line does yet)."""

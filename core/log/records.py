@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import accumulate, islice
 from typing import Any
 
-from core.log.validate import INVALID, MAX_COUNTER, problem
+from core.log.validate import INVALID, MAX_COUNTER, as_time, problem
 from core.log.vocabulary import PACKED_ROW_TYPES
 
 # the integers a log's JSON holds (what orjson reads as an int, and writes back): a member's time must be one
@@ -310,8 +310,7 @@ def complete_event(event: dict[str, Any], seq: int, session_id: str) -> bool:
     if untyped:
         event["type"] = etype = "?"
     event["seq"] = seq
-    if not isinstance(event.get("time"), int):
-        event["time"] = 0
+    event["time"] = as_time(event.get("time"))
     if "data" not in event:
         event["data"] = {}
     if etype in _LEGACY_SHAPED:

@@ -29,6 +29,7 @@ from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameError, FrameTooLarge, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import complete_event, expand_row, is_packed_row
+from core.log.validate import as_time
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, removed_while_read, replaced_while_read, truncated_while_read
 from core.shared.fingerprint import FINGERPRINT, remembered, still_holds
@@ -568,8 +569,7 @@ def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | Non
         if is_packed_row(obj):
             if not isinstance(obj.get("seq0"), int):
                 return None
-            time0 = obj.get("time0")
-            events.extend(expand_row(obj, obj["seq0"], time0 if isinstance(time0, int) else 0)[0])
+            events.extend(expand_row(obj, obj["seq0"], as_time(obj.get("time0")))[0])
         else:
             if not isinstance(obj.get("seq"), int):
                 return None

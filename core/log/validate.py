@@ -50,6 +50,20 @@ def _want(where: str, value: Any, expected: str) -> str:
 MAX_COUNTER = (1 << 31) - 1  # turn and step numbers beyond this fit no reader's table
 
 
+def time_problem(value: Any, key: str) -> str | None:
+    """What is wrong with an event's ``time`` or a row's ``time0`` (``key``): None when it is an integer or absent
+    (orjson reads an integer past 64 bits as a float: a number)."""
+    if value is None or value.__class__ is int:
+        return None
+    return _want(key, value, "an integer")
+
+
+def as_time(value: Any) -> int:
+    """An event's ``time`` or a row's ``time0`` as readers take it: itself when an integer, else 0 (``time_problem``
+    says why)."""
+    return value if value.__class__ is int else 0
+
+
 def _ints(data: dict[str, Any], *keys: str) -> str | None:
     """Turn/step counters: integers from 0 to MAX_COUNTER."""
     for key in keys:
