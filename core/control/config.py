@@ -137,7 +137,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         check_ranges(value, name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
-        check_loggable(_plain(sections[name]), name, in_force=True)
+        check_loggable(_plain(sections[name]), name)
     _check_across(sections)
     return PolicyConfig(clean, sections)
 
@@ -254,7 +254,7 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     sections = {**config.sections, section: _validate_section(section, raw[section])}
     _check_across(sections)
     new = PolicyConfig(raw, sections)
-    check_loggable(new.get(dotted), dotted, in_force=True)
+    check_loggable(new.get(dotted), dotted)
     return new, old
 
 

@@ -80,10 +80,10 @@ INT_RANGE = range(-(2**63), 2**64)  # the integers a JSON event holds (signed or
 ENTRY_NAMES = ("taskClass", "name")
 
 
-def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
-    """Raise ConfigError naming ``key`` (and the place inside it) for a value the log could not keep. ``in_force``:
-    ``value`` as a section's validator left it, where a whole number sent as a float (``1e+23``) is an int; one
-    beyond 64 bits is refused as the integer its key wants, quoted as it was sent."""
+def check_loggable(value: Any, key: str) -> None:
+    """Raise ConfigError naming ``key`` (and the place inside it) for a value the log could not keep. A section's
+    validator that turns a whole float into an int (``1e+23``) never makes one beyond 64 bits: every such key has a
+    range (``NUMBER_RANGES``, the alerts' own) that refuses the float before the validator sees it."""
     stack: list[tuple[Any, str, int]] = [(value, key, 0)]
     while stack:
         node, where, depth = stack.pop()
@@ -93,11 +93,6 @@ def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
             raise ConfigError(
                 f"{quoted(where)}: {js_number(node)} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
                 "refused: the session log could not record them)"
-            )
-        if isinstance(node, int) and node not in INT_RANGE and in_force:  # only a float gives such an int here
-            raise ConfigError(
-                f"{quoted(where)} must be an integer the session log can record (-2**63 to 2**64-1), got {float(node):g} "
-                "(a number)"
             )
         if isinstance(node, int) and node not in INT_RANGE:
             raise ConfigError(
