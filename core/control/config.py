@@ -180,7 +180,9 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     given (a command that reads no other section need not import or validate them; a file is validated whole)."""
     if path is None:
         if only is not None:
-            return PolicyConfig({name: {} for name in only}, {name: _validate_section(name, {}) for name in only})
+            return PolicyConfig(
+                {name: {} for name in only}, {name: _validate_section(name, {}) for name in only}
+            )
         return validate_config({})
     p = Path(path).expanduser()
     raw = load_document(p, "JSON" if p.suffix == ".json" else "TOML", "policy config", _WORDING, ConfigError)
@@ -258,9 +260,14 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     return new, old
 
 
-def config_event(changes: Mapping[str, tuple[Any, Any]], by: str, request_id: str | None = None) -> dict[str, Any]:
+def config_event(
+    changes: Mapping[str, tuple[Any, Any]], by: str, request_id: str | None = None
+) -> dict[str, Any]:
     """A planned ``tapedeck/config`` event recording ``key: (old, new)`` changes."""
-    data: dict[str, Any] = {"changes": {k: {"old": old, "new": new} for k, (old, new) in changes.items()}, "by": by}
+    data: dict[str, Any] = {
+        "changes": {k: {"old": old, "new": new} for k, (old, new) in changes.items()},
+        "by": by,
+    }
     if request_id:
         data["requestId"] = request_id
     return {"type": CONFIG_EVENT, "data": data, "ignorable": True}
@@ -292,7 +299,11 @@ def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
     started = None
     for event in events:
         data = event.get("data")
-        if event.get("type") == HOST_EVENT and isinstance(data, Mapping) and isinstance(data.get("config"), Mapping):
+        if (
+            event.get("type") == HOST_EVENT
+            and isinstance(data, Mapping)
+            and isinstance(data.get("config"), Mapping)
+        ):
             started = data["config"]
     if started is None:
         return None

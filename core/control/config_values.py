@@ -141,7 +141,9 @@ def _utf8(text: str, where: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ConfigError(f"{quoted(where)}: the text holds a character UTF-8 cannot encode (at {exc.start})") from exc
+        raise ConfigError(
+            f"{quoted(where)}: the text holds a character UTF-8 cannot encode (at {exc.start})"
+        ) from exc
 
 
 def check_type(value: Any, default: Any, key: str) -> None:
@@ -181,5 +183,7 @@ def child(node: Any, part: str, key: str) -> Any:
             if part == str(i) or (isinstance(entry, Mapping) and part in (entry.get(n) for n in ENTRY_NAMES)):
                 return entry
         names = [str(e.get(n)) for e in node if isinstance(e, Mapping) for n in ENTRY_NAMES if n in e]
-        raise ConfigError(f"{quoted(key)}: no entry named {quoted(part)} (entries: {quoted(', '.join(names)) or 'none'})")
+        raise ConfigError(
+            f"{quoted(key)}: no entry named {quoted(part)} (entries: {quoted(', '.join(names)) or 'none'})"
+        )
     raise ConfigError(f"{quoted(key)}: {quoted(part)} is inside a plain value, not a table")
