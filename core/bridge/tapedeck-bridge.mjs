@@ -14,9 +14,10 @@
 // For tests only, DSH's environment can set, read when the plugin loads:
 //   TAPEDECK_BRIDGE_ATTACH_WAIT_MS   how long a td command waits for the answering instance to attach its session
 //                                    before it gives up (milliseconds, a positive integer; 30000 otherwise)
-//   TAPEDECK_BRIDGE_HOLD, TAPEDECK_BRIDGE_HOLD_OUTCOME, TAPEDECK_BRIDGE_HOLD_ATTACH
-//                                    files whose presence holds a request before it runs, an outcome before it is
-//                                    written, an instance before it attaches a session (see their constants)
+//   TAPEDECK_BRIDGE_HOLD, TAPEDECK_BRIDGE_HOLD_RUN, TAPEDECK_BRIDGE_HOLD_OUTCOME, TAPEDECK_BRIDGE_HOLD_ATTACH
+//                                    files whose presence holds a request before it runs, a request in its td
+//                                    command's handler before its op is applied, an outcome before it is written,
+//                                    an instance before it attaches a session (see their constants)
 
 import fs from "node:fs";
 import path from "node:path";
@@ -81,6 +82,9 @@ const EXIT_HOOK = Symbol.for("tapedeck-bridge.exit-hook"); // whether this proce
 // For tests only: while the file this names exists, requests read from the inbox wait there before they run, so
 // that a test can kill DSH or reload the plugin in the window between reading a request and running it.
 const HOLD_FILE = process.env.TAPEDECK_BRIDGE_HOLD;
+// For tests only: while the file this names exists, a td command's handler waits there once its run is on record and
+// before it applies the op, so that a test can reload the plugin while the op runs.
+const HOLD_RUN_FILE = process.env.TAPEDECK_BRIDGE_HOLD_RUN;
 // For tests only: while the file this names exists, a request that ran waits there before its outcome is written
 // (and before DSH is asked to write its command pair), so that a test can kill DSH in that window.
 const HOLD_OUTCOME_FILE = process.env.TAPEDECK_BRIDGE_HOLD_OUTCOME;
@@ -1587,7 +1591,9 @@ export class SessionBridge {
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     let result;
     try {
-      result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
+      // A signal nothing aborts, not this instance's: a reload disposes it while the handler runs on, and DSH would
+      // settle the command as an error while the new instance writes the op's outcome; DSH logs what the handler did.
+      result = await this.plugin.ctx.commands.execute(this.agent, line, [], new AbortController().signal);
     } finally {
       this.dispatched.delete(request.id); // its handler ran, or never will
     }
@@ -2146,7 +2152,6 @@ class Bridge {
     this.ctx = ctx;
     this.sessions = new Map();
     this.troubles = new Map(); // what is wrong now (a file, a session's poll): the warning logged for it
-    this.abort = new AbortController();
     this.disposed = false;
     this.procStart = procStart(process.pid);
     this.bootId = bootId();
@@ -2282,6 +2287,7 @@ class Bridge {
     let error;
     try {
       if (entry.error) throw new Rejected(entry.error);
+      while (HOLD_RUN_FILE && fs.existsSync(HOLD_RUN_FILE)) await sleep(POLL_MS);
       detail = await HANDLERS[request.op](bridge.plugin, bridge, request.args, request);
       outcome = "applied";
     } catch (err) {
@@ -2320,7 +2326,6 @@ class Bridge {
   dispose() {
     const answered = this.answers();
     this.disposed = true;
-    this.abort.abort(new Error("tapedeck-bridge unloaded"));
     const live = globalThis[LIVE] ?? [];
     live.splice(live.indexOf(this), 1);
     // with a successor live, that one writes bridge.json; without, DSH exits, or a reload makes one next
