@@ -2,7 +2,8 @@
 
 The plugin runs every request as the slash command ``td``; DSH logs ``command/run`` ``{commandId, name: "td",
 args: "<the request JSON>"}`` before it and ``command/done`` ``{commandId, kind, text: "<the outcome JSON>"}``
-after it. ``td_commands`` pairs them by ``commandId``; a run without its done yet has ``outcome`` None. Lines a
+after it. ``td_commands`` pairs them by ``commandId``; a run without its done yet has ``outcome`` None, and one
+whose done is an error with no outcome JSON (DSH cancelled it, or refused it before the handler) ``not run``. Lines a
 hostile or broken writer left (args or text that are no JSON object) pair as far as they can and never raise.
 """
 
@@ -18,6 +19,8 @@ from core.read.session import Session
 
 TD_COMMAND = "td"
 RUN, DONE = "command/run", "command/done"
+# the outcome of a td command DSH settled as an error in words of its own: the plugin's handler never ran it
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,18 @@ def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
+def _settled_by_dsh(command: TdCommand, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The outcome of a ``td`` command whose ``command/done`` holds no outcome of the plugin's: an error is DSH's own
+    (it cancelled the command, or refused it before the handler, as with an image attached), so the op never ran."""
+    kind = data.get("kind")
+    text = data.get("text")
+    base = {"requestId": command.request.get("id"), "op": command.op}
+    if kind == "success":
+        return {**base, "outcome": "applied"}
+    why = text if isinstance(text, str) and text else "no reason given"
+    return {**base, "outcome": NOT_RUN, "error": f"DSH did not run this td command: {why}"}
+
+
 def td_commands(session: Session) -> list[TdCommand]:
     """Every ``td`` command in the log, in run order, with its outcome when its ``command/done`` is logged."""
     if not session.counts.get(RUN):
@@ -89,13 +104,6 @@ def td_commands(session: Session) -> list[TdCommand]:
             continue
         outcome = _object(data.get("text"))
         if outcome is None:
-            kind = data.get("kind")
-            text = data.get("text")
-            outcome = {
-                "requestId": command.request.get("id"),
-                "op": command.op,
-                "outcome": "applied" if kind == "success" else "rejected",
-                **({"error": text} if kind != "success" and isinstance(text, str) else {}),
-            }
+            outcome = _settled_by_dsh(command, data)
         found[command_id] = TdCommand(command.run_seq, command.request, seq, outcome)
     return list(found.values())

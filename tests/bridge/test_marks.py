@@ -122,7 +122,10 @@ def test_a_mark_before_any_node_rewinds_the_whole_surface_and_a_replaced_node_en
 def test_the_event_list_names_bridge_ops_and_their_outcomes(tmp_path: Path) -> None:
     session = load_session(_checkpoint_mid_turn(tmp_path / "s"))
     assert summarize(session.events[65]) == "bridge checkpoint [req-1]: objective: find the bug"
-    assert summarize(session.events[66]) == "bridge checkpoint applied [req-1]: markId: 1, seq: 63, objective: find the bug"
+    assert (
+        summarize(session.events[66])
+        == "bridge checkpoint applied [req-1]: markId: 1, seq: 63, objective: find the bug"
+    )
 
 
 def test_a_td_run_without_its_done_is_no_mark_yet(tmp_path: Path) -> None:
@@ -168,7 +171,9 @@ def test_hostile_command_pairs_never_break_the_mark_readers(tmp_path_factory, pa
         assert type(exc).__name__ == "RewindError"
 
 
-def test_a_bridge_mark_whose_node_a_compaction_replaced_is_inactive_as_the_plugin_says(tmp_path: Path) -> None:
+def test_a_bridge_mark_whose_node_a_compaction_replaced_is_inactive_as_the_plugin_says(
+    tmp_path: Path,
+) -> None:
     """The plugin calls a mark whose node left the surface no longer active (it rejects a rewind to it); so do the
     marks read from the log, and the Checkpoints screen says its node was replaced rather than offering it."""
     from tui.screens.checkpoints import derive_checkpoints
@@ -187,3 +192,22 @@ def test_a_bridge_mark_whose_node_a_compaction_replaced_is_inactive_as_the_plugi
     view = derive_checkpoints(session)
     assert view.problems[1] == "the history at checkpoint 1 was replaced since it was placed"
     assert [p.preview.mark.mark_id for p in view.previews] == [2]
+
+
+@pytest.mark.parametrize(
+    "text", ["/td does not accept image attachments", "command aborted", "tapedeck-bridge unloaded"]
+)
+def test_a_td_command_dsh_settled_in_its_own_words_did_not_run(tmp_path: Path, text: str) -> None:
+    """A ``command/done`` of kind error whose text is no outcome of the plugin's is DSH's (its refusal of an image, a
+    cancel): the handler never ran the op, so it reads as not run, with DSH's words as the reason, never as rejected."""
+    [run] = td_pair("c1", CHECKPOINT, None)
+    done = {"type": "command/done", "data": {"commandId": "c1", "kind": "error", "text": text}}
+    session = load_session(dsh_log(tmp_path / "s", tail=[run, orjson.dumps(done).decode()]))
+    [command] = td_commands(session)
+    assert command.outcome == {
+        "requestId": "req-1",
+        "op": "checkpoint",
+        "outcome": "not run",
+        "error": f"DSH did not run this td command: {text}",
+    }
+    assert not command.applied and marks(session) == []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.bridge.commands import td_commands
+from core.read.load import load_session
 from tests.dsh.harness import (
     DshInstall,
     DshWeb,
@@ -69,3 +71,9 @@ def test_a_td_command_dsh_refused_before_the_handler_is_no_run_of_its_request(
         )
     assert [pair[1]["data"]["kind"] for pair in settled] == ["error", "success"]  # type: ignore[index]
     assert [o["outcome"] for o in outcomes(d)] == ["applied"]
+    # tapedeck's reader of the log says the same: the refused command did not run, in DSH's words
+    read = [
+        c.outcome for c in td_commands(load_session(d / "session.jsonl")) if c.request.get("id") == mark["id"]
+    ]
+    assert [(o or {}).get("outcome") for o in read] == ["not run", "applied"], read
+    assert read[0]["error"] == "DSH did not run this td command: /td does not accept image attachments", read  # type: ignore[index]
