@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import threading
@@ -392,15 +393,26 @@ def leaked() -> list[str]:
 
 
 def _stop_group(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
-    """SIGTERM the process group, SIGKILL it after ``grace`` s; never leaves a child behind."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(grace)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever the leader left in its group
+    """SIGTERM the process group (while its leader runs), SIGKILL it once the leader exited or after ``grace`` s, then
+    reap the leader; never leaves a child behind. The group is signalled only while its leader is not reaped (a
+    pidfd tells its exit without reaping it): its number is then this group's, where once reaped and its group empty
+    the number can be handed to another process and its group. A leader reaped already leaves its group alone."""
+    if proc.returncode is None:
+        pidfd = os.pidfd_open(proc.pid)
+        try:
+            with contextlib.suppress(ProcessLookupError):
+                if not _exited(pidfd, 0):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                _exited(pidfd, grace)
+                os.killpg(proc.pid, signal.SIGKILL)  # whatever the leader left in its group
+        finally:
+            os.close(pidfd)
     proc.wait()
+
+
+def _exited(pidfd: int, timeout: float) -> bool:
+    """Whether the process of ``pidfd`` exited within ``timeout`` s (it stays unreaped)."""
+    return bool(select.select([pidfd], [], [], timeout)[0])
 
 
 def _log_stamps(root: Path) -> list[tuple[str, int, int]]:
