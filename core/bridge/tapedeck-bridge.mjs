@@ -1902,7 +1902,8 @@ function chainOf(session, event) {
 // handler: `bridge`, or, when a reload or an in-place upgrade of the plugin replaced its instance while it waited,
 // the new instance's (its marks and files are the session's now), which goes on waiting and applies it. Nothing else
 // would answer the request: every instance knows its run began. Throws Rejected when it was answered meanwhile
-// (withdrawn or expired), the session went, no new instance attached the session within ATTACH_WAIT_MS, or the new
+// (withdrawn or expired), the session went, the plugin was removed (`removed`), no new instance attached the session
+// within ATTACH_WAIT_MS, or the new
 // instance is of a plugin that keeps its state in another form (STATE_FORMAT), which this one cannot drive.
 async function idleBridge(bridge, request) {
   const gaveUp = `${request.op}: gave up waiting for the agent to be idle`;
@@ -1915,6 +1916,11 @@ async function idleBridge(bridge, request) {
     const deadline = Date.now() + ATTACH_WAIT_MS;
     let next;
     while (!(next = current()?.sessions.get(bridge.agent.id))?.attached) {
+      if (removed(bridge.plugin))
+        throw new Rejected(
+          `${gaveUp}: the tapedeck bridge plugin was removed from DSH while this ${request.op} waited, and no new ` +
+            `instance of it will take the ${request.op} over; it applied nothing`,
+        );
       if (Date.now() >= deadline) throw new Rejected(`${gaveUp}: no new instance of the tapedeck bridge took it over`);
       await sleep(POLL_MS);
     }
@@ -1926,6 +1932,13 @@ async function idleBridge(bridge, request) {
       );
     bridge = next;
   }
+}
+
+// Whether `plugin`, disposed, was removed from DSH rather than reloaded or upgraded: no instance of the plugin is live
+// in this process a reload's grace after its dispose (a reload's or an upgrade's new instance comes within
+// milliseconds; `settleExits` writes the exits by the same rule).
+function removed(plugin) {
+  return plugin.disposedAt !== undefined && !current() && Date.now() - plugin.disposedAt >= RELOAD_GRACE_MS;
 }
 
 // The bridge that writes the outcome of an op `bridge` ran: the instance that answers now, once it attached the
@@ -2153,6 +2166,7 @@ class Bridge {
     this.sessions = new Map();
     this.troubles = new Map(); // what is wrong now (a file, a session's poll): the warning logged for it
     this.disposed = false;
+    this.disposedAt = undefined; // when DSH disposed it (`removed`)
     this.procStart = procStart(process.pid);
     this.bootId = bootId();
     this.pidNs = pidNamespace();
@@ -2326,6 +2340,7 @@ class Bridge {
   dispose() {
     const answered = this.answers();
     this.disposed = true;
+    this.disposedAt = Date.now();
     const live = globalThis[LIVE] ?? [];
     live.splice(live.indexOf(this), 1);
     // with a successor live, that one writes bridge.json; without, DSH exits, or a reload makes one next
