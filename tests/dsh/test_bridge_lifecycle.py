@@ -369,17 +369,20 @@ def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes
         assert final_outcome(d, send(d, "checkpoint")["id"])["outcome"] == "applied"
         rewind = send(d, "rewind")
         wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 60, "the rewind pending")
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    wait_for(lambda: _past_a_reload_gap(d), 60, "the last heartbeat to be longer ago than a reload's gap")
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        wait_for(
-            lambda: bridge_json(d)["state"] == "idle" and len(_turn_ends(d)) >= 2, 60, "the new turn to end"
-        )
-        done = final_outcome(d, rewind["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
+
+        def past_the_gap() -> None:
+            wait_for(
+                lambda: _past_a_reload_gap(d), 60, "the last heartbeat to be longer ago than a reload's gap"
+            )
+
+        with killed_and_resumed(web, sid, past_the_gap):
+            wait_for(
+                lambda: bridge_json(d)["state"] == "idle" and len(_turn_ends(d)) >= 2,
+                60,
+                "the new turn to end",
+            )
+            done = final_outcome(d, rewind["id"])
+            assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
     assert rewind["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]
 
 
@@ -401,24 +404,26 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         read_to = (d / "control.jsonl").stat().st_size
         wait_for(lambda: _inbox_read_to(d) == read_to, 60, "the bridge to read the four requests")
         assert outcomes(d) == []
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    send_line(
-        d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode()
-    )  # past the cursor
-    hold.unlink()
-    wait_for(lambda: time.time() * 1000 > expiring["expires"], 60, "the third request's time to run out")
-    with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = final_outcome(d, held["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
-        done = final_outcome(d, expiring["id"])
-        assert done["outcome"] == "expired" and done["error"].startswith("it expired at"), done
-        done = final_outcome(d, given_up["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "withdrawn by its sender"), done
-        assert final_outcome(d, queued["id"])["detail"]["objective"] == "queued, read, never run"
-        wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+
+        def withdrawn_and_expired() -> None:
+            send_line(
+                d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode()
+            )  # past the cursor
+            hold.unlink()
+            wait_for(
+                lambda: time.time() * 1000 > expiring["expires"], 60, "the third request's time to run out"
+            )
+
+        # restarted within a plugin reload's grace: still another DSH process
+        with killed_and_resumed(web, sid, withdrawn_and_expired):
+            done = final_outcome(d, held["id"])
+            assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
+            done = final_outcome(d, expiring["id"])
+            assert done["outcome"] == "expired" and done["error"].startswith("it expired at"), done
+            done = final_outcome(d, given_up["id"])
+            assert (done["outcome"], done["error"]) == ("cancelled", "withdrawn by its sender"), done
+            assert final_outcome(d, queued["id"])["detail"]["objective"] == "queued, read, never run"
+            wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
     _no_replays(d, sent=4)
 
@@ -526,23 +531,26 @@ def test_requests_sent_to_a_killed_dsh_that_never_read_them_are_cancelled_when_i
     world = _installed_world(dsh, model, tmp_path)
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    last = bridge_json(d)["heartbeat"]
-    unread = send(d, "checkpoint", {"objective": "sent before it died"}, at=last - 500)  # as its poll was due
-    after = send(d, "checkpoint", {"objective": "sent after it died"})
-    queued = send(d, "checkpoint", {"objective": "queued"}, queued=True)
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = final_outcome(d, unread["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before reading it"), done
-        done = final_outcome(d, after["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "it arrived while no bridge was running"), (
-            done
-        )
-        assert final_outcome(d, queued["id"])["outcome"] == "applied"
-        wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+        sent: dict[str, dict[str, Any]] = {}
+
+        def sent_while_dead() -> None:
+            last = bridge_json(d)["heartbeat"]  # type: ignore[index]
+            # as its poll was due
+            sent["unread"] = send(d, "checkpoint", {"objective": "sent before it died"}, at=last - 500)
+            sent["after"] = send(d, "checkpoint", {"objective": "sent after it died"})
+            sent["queued"] = send(d, "checkpoint", {"objective": "queued"}, queued=True)
+
+        with killed_and_resumed(web, sid, sent_while_dead):
+            done = final_outcome(d, sent["unread"]["id"])
+            assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before reading it"), done
+            done = final_outcome(d, sent["after"]["id"])
+            assert (done["outcome"], done["error"]) == (
+                "cancelled",
+                "it arrived while no bridge was running",
+            ), done
+            assert final_outcome(d, sent["queued"]["id"])["outcome"] == "applied"
+            wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+    queued = sent["queued"]
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
     _no_replays(d, sent=3)
 

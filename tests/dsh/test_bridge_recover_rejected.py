@@ -7,14 +7,12 @@ refuses (an unknown op) must be answered there too: poll starts past it, and not
 
 from __future__ import annotations
 
-import os
-import signal
-
 from tests.dsh.harness import (
     DshHome,
     DshWeb,
     bridge_json,
     final_outcome,
+    killed_and_resumed,
     outcomes,
     send,
     start_session,
@@ -40,17 +38,9 @@ def test_a_refused_line_read_before_dsh_died_unanswered_is_answered_rejected_at_
             60,
             "the refusal, which it could not write",
         )
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    (d / "control.outcomes.jsonl").rmdir()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        assert web.proc is not None
-        new = web.proc.pid
-        wait_for(lambda: (bridge_json(d) or {}).get("pid") == new, 60, "the restarted DSH's bridge.json")
-        after = send(d, "checkpoint", {"objective": "sent after the restart"})
-        assert final_outcome(d, after["id"])["outcome"] == "applied"
+        with killed_and_resumed(web, sid, (d / "control.outcomes.jsonl").rmdir):
+            after = send(d, "checkpoint", {"objective": "sent after the restart"})
+            assert final_outcome(d, after["id"])["outcome"] == "applied"
     answered = [o for o in outcomes(d) if o["requestId"] == refused["id"]]
     assert [(o["outcome"], o["op"]) for o in answered] == [("rejected", "no.such.op")], answered
     assert "unknown control op" in answered[0]["error"], answered

@@ -10,8 +10,6 @@ take the session for the live one it is, never for one whose bridge exited or wa
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -27,6 +25,7 @@ from tests.dsh.harness import (
     ScriptedModel,
     bridge_json,
     final_outcome,
+    killed_and_resumed,
     log_events,
     outcomes,
     send,
@@ -187,21 +186,22 @@ def test_dsh_killed_in_a_reload_s_gap_reads_as_exited_and_its_next_start_runs_no
         hold_attach.touch()
         _reload_until_held(world, hold_attach, 2, 1)
         assert read_host_state(d / "session.jsonl").live
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    state = read_host_state(d / "session.jsonl")
-    assert (state.state, state.live) == ("exited", False), state
-    assert json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]["state"] == "exited"
-    hold_attach.unlink()
-    hold_run.unlink()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = final_outcome(d, read["id"])
-        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
-        wait_for(
-            lambda: len([e for e in log_events(d) if e["type"] == "turn/end"]) >= 2, 60, "the new turn to end"
-        )
+
+        def exited() -> None:
+            state = read_host_state(d / "session.jsonl")
+            assert (state.state, state.live) == ("exited", False), state
+            assert json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]["state"] == "exited"
+            hold_attach.unlink()
+            hold_run.unlink()
+
+        with killed_and_resumed(web, sid, exited):
+            done = final_outcome(d, read["id"])
+            assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
+            wait_for(
+                lambda: len([e for e in log_events(d) if e["type"] == "turn/end"]) >= 2,
+                60,
+                "the new turn to end",
+            )
     assert td_runs(log_events(d)) == []
     assert [o["requestId"] for o in outcomes(d)] == [read["id"]]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from tests.dsh.harness import (
     ScriptedModel,
     bridge_json,
     final_outcome,
+    killed_and_resumed,
     send,
     start_session,
     wait_for,
@@ -30,28 +30,24 @@ def test_a_temporary_file_a_dead_dsh_left_is_removed_at_the_next_start_and_a_liv
     world = DshHome(dsh, tmp_path, model.url)
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Short: steps=1 sleep=0", in_flight=False)
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)  # as if killed between a temporary write and its rename
-        web.proc.wait()
-    # what a killed DSH left (a pid no process has: the killed one's own may be a live process's again by the time
-    # the plugin looks), and what a live process writes this moment (this test's pid), both from a while ago: only
-    # the dead one's goes
-    left = d / f".bridge.json.{NEVER_ALIVE_PID}.tmp"
-    # the name taken, it wrote under another
-    left_aside = d / f".bridge.standby.json.{NEVER_ALIVE_PID}.0123456789ab.tmp"
-    live = d / f".bridge.state.json.{os.getpid()}.tmp"
-    an_hour_ago = time.time() - 3600
-    for temporary in (left, left_aside, live):
-        temporary.write_text('{"pid": 1}\n')
-        os.utime(temporary, (an_hour_ago, an_hour_ago))
-    with DshWeb(world) as web:
-        # DSH resumes the session, and the plugin attaches it
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        assert web.proc is not None
-        new = web.proc.pid
-        wait_for(lambda: (bridge_json(d) or {}).get("pid") == new, 60, "the restarted DSH's bridge.json")
-        assert not left.exists() and not left_aside.exists()
-        assert live.read_text() == '{"pid": 1}\n'
+        # what a killed DSH left (a pid no process has: the killed one's own may be a live process's again by the
+        # time the plugin looks), and what a live process writes this moment (this test's pid), both from a while
+        # ago: only the dead one's goes
+        left = d / f".bridge.json.{NEVER_ALIVE_PID}.tmp"
+        # the name taken, it wrote under another
+        left_aside = d / f".bridge.standby.json.{NEVER_ALIVE_PID}.0123456789ab.tmp"
+        live = d / f".bridge.state.json.{os.getpid()}.tmp"
+
+        def plant() -> None:
+            an_hour_ago = time.time() - 3600
+            for temporary in (left, left_aside, live):
+                temporary.write_text('{"pid": 1}\n')
+                os.utime(temporary, (an_hour_ago, an_hour_ago))
+
+        # killed as if between a temporary write and its rename; DSH resumes the session, and the plugin attaches it
+        with killed_and_resumed(web, sid, plant):
+            assert not left.exists() and not left_aside.exists()
+            assert live.read_text() == '{"pid": 1}\n'
     assert sorted(p.name for p in d.glob(".*.tmp")) == [live.name]
 
 

@@ -8,12 +8,19 @@ answers would never be answered for ``control --wait``, the TUI or the fleet.
 from __future__ import annotations
 
 import json
-import os
-import signal
 from pathlib import Path
 
 from core.bridge.files import OutcomeReader
-from tests.dsh.harness import DshInstall, DshWeb, ScriptedModel, bridge_json, send, start_session, wait_for
+from tests.dsh.harness import (
+    DshInstall,
+    DshWeb,
+    ScriptedModel,
+    bridge_json,
+    killed_and_resumed,
+    send,
+    start_session,
+    wait_for,
+)
 from tests.dsh.test_bridge_lifecycle import _hold_outcomes, _installed_world
 
 
@@ -29,28 +36,26 @@ def test_an_outcome_line_a_kill_cut_short_does_not_swallow_the_next_start_s_answ
         sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=1")
         mark = send(d, "checkpoint", {"objective": "cut short"})
         wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 60, "the checkpoint in flight")
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    line = json.dumps(
-        {"requestId": mark["id"], "op": "checkpoint", "outcome": "applied", "detail": {"markId": 1}}
-    )
-    cut = line[: len(line) // 2].encode()
-    outcomes_file = d / "control.outcomes.jsonl"
-    with outcomes_file.open("ab") as f:  # what the killed write left
-        f.write(cut)
-    hold.unlink()
-    reader = OutcomeReader(d)
+        line = json.dumps(
+            {"requestId": mark["id"], "op": "checkpoint", "outcome": "applied", "detail": {"markId": 1}}
+        )
+        cut = line[: len(line) // 2].encode()
+        outcomes_file = d / "control.outcomes.jsonl"
+        reader = OutcomeReader(d)
 
-    def final(request_id: str) -> dict | None:
-        reader.read()
-        found = reader.outcomes.get(request_id)
-        return found if found is not None and found["outcome"] != "pending" else None
+        def cut_short() -> None:
+            with outcomes_file.open("ab") as f:  # what the killed write left
+                f.write(cut)
+            hold.unlink()
 
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = wait_for(lambda: final(mark["id"]), 60, "the killed checkpoint's answer, read by tapedeck")
-        assert done["outcome"] == "unknown", done
-        after = send(d, "checkpoint", {"objective": "after the restart"})
-        assert wait_for(lambda: final(after["id"]), 60, "the next answer")["outcome"] == "applied"
+        def final(request_id: str) -> dict | None:
+            reader.read()
+            found = reader.outcomes.get(request_id)
+            return found if found is not None and found["outcome"] != "pending" else None
+
+        with killed_and_resumed(web, sid, cut_short):
+            done = wait_for(lambda: final(mark["id"]), 60, "the killed checkpoint's answer, read by tapedeck")
+            assert done["outcome"] == "unknown", done
+            after = send(d, "checkpoint", {"objective": "after the restart"})
+            assert wait_for(lambda: final(after["id"]), 60, "the next answer")["outcome"] == "applied"
     assert outcomes_file.read_bytes().split(b"\n")[0] == cut
