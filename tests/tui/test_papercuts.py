@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Footer, Input, Label, TextArea
+from textual.widgets import Button, DataTable, Footer, Input, Label, Static, TextArea
 from textual.widgets._footer import FooterKey
 from textual.widgets._toast import Toast
 
@@ -32,6 +32,7 @@ from tests.tui.pilot import (
     until,
 )
 from tui.app import TapedeckApp
+from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.control import first_run_hint
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
@@ -498,3 +499,38 @@ async def test_a_policy_screen_names_a_bug_in_its_derive_as_every_worker_does(
 
         await until(pilot, lambda: "derive" in said())
         assert said() == "cannot derive this view: an unexpected error (RuntimeError: a bug in derive)", said()
+
+
+@pytest.mark.parametrize("action", ["control_stop", "control_message"])
+async def test_a_host_poll_answered_before_a_control_dialog_is_composed_is_no_failure(
+    tmp_path: Path, action: str
+) -> None:
+    """Each poll of the host watch says on the stop or message dialog up now what sending it would do
+    (``Dialog.warn``); a poll answered between the dialog's push and its compose found no warning line to say it on,
+    and the watch toasted 'Host watch failed … NoMatches: No nodes match #dialog-warning' (the stop dialog's
+    snapshot caught it at load 28, with the watch's first poll slowed by 0.2 s). The poll's answer comes here right
+    after the push, and the line shows it once composed."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.run_action(action)  # pushed: composed in the loop's next turns
+        app._host_changed(False, [], "the host has stopped", None)  # what a poll calls on the UI thread
+        await quiet(pilot)
+        dialog = app.control_dialog
+        assert dialog is not None and dialog.is_mounted
+        line = dialog.query_one("#dialog-warning", Static)  # the real watch's polls may have said more since
+        assert line.display == (dialog.warning is not None), (line.display, dialog.warning)
+
+
+@pytest.mark.parametrize("kind", ["confirm", "ask"])
+async def test_a_warning_said_before_a_dialog_is_composed_shows_once_it_is(tmp_path: Path, kind: str) -> None:
+    """``Dialog.warn`` before the dialog's compose is kept, and its warning line starts with it."""
+    dialog = ConfirmScreen("Stop", "the body") if kind == "confirm" else AskScreen("Message", "the hint")
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        dialog.warn("As things stand nothing is sent: the host has stopped")
+        await app.push_screen(dialog)
+        await quiet(pilot)
+        line = dialog.query_one("#dialog-warning", Static)
+        assert line.display and "the host has stopped" in str(line.render()), line.render()

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
 from tui.keymap import key_of
-from tui.screens.dialog import Dialog, warning_line
+from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
 
 
@@ -40,7 +40,7 @@ class ConfirmScreen(Dialog[bool]):
         """Title, the preview, and the two buttons."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")  # it may quote a log: no markup
-            yield warning_line()
+            yield self.warning_line()
             with VerticalScroll(classes="policy-dialog-body"):
                 yield Static(self.body, id="confirm-body")
             with Horizontal(classes="policy-dialog-buttons"):
@@ -56,9 +56,10 @@ class ConfirmScreen(Dialog[bool]):
     def revise(self, warning: str | None, body: RenderableType | None = None) -> None:
         """Say ``warning`` above the body (None: nothing is wrong), and show ``body`` in place of the old one."""
         self.warn(warning)
-        if body is not None and self.is_attached:
-            self.body = body
-            self.query_one("#confirm-body", Static).update(body)
+        if body is not None:
+            self.body = body  # a body composed after this starts with it
+            for shown in self.query("#confirm-body").results(Static):
+                shown.update(body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A button answers the dialog."""
@@ -114,7 +115,7 @@ class AskScreen(Dialog[str | None]):
         """Title, hint and the input line."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
-            yield warning_line()
+            yield self.warning_line()
             yield Static(Text(self.hint), classes="policy-dialog-hint")
             if self.lines:
                 area = LinesArea(self.value, id="ask-input", soft_wrap=True, placeholder=self.placeholder)

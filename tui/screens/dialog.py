@@ -33,13 +33,20 @@ class Dialog(ModalScreen[ResultType]):
                 rack.display = False
                 rack.remove_children()
 
+    warning: str | None = None  # what ``warn`` said last: a warning line composed after it starts with it
+
     def warn(self, warning: str | None) -> None:
-        """Say ``warning`` on the dialog's warning line (``warning_line``), above what it asks; None hides it."""
-        if not self.is_attached:
-            return
-        line = self.query_one("#dialog-warning", Static)
-        line.display = warning is not None
-        line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
+        """Say ``warning`` on the dialog's warning line (``warning_line``), above what it asks; None hides it. Said
+        before the dialog is composed (a host poll answered right after its push), the line shows it once built."""
+        self.warning = warning
+        for line in self.query("#dialog-warning").results(Static):
+            _say(line, warning)
+
+    def warning_line(self) -> Static:
+        """The dialog's line for what changed under it while it is up (hidden until ``warn`` says something)."""
+        line = Static(id="dialog-warning", classes="policy-dialog-warning")
+        _say(line, self.warning)
+        return line
 
     def toast_band(self) -> Region:
         """Where the toasts may go, beside the box: in the band the screen beneath keeps for its own (a policy
@@ -57,6 +64,6 @@ class Dialog(ModalScreen[ResultType]):
         stack_in(self, above if above.height > below.height else below, top=above.height > below.height)
 
 
-def warning_line() -> Static:
-    """A dialog's line for what changed under it while it is up (hidden until ``Dialog.warn`` says something)."""
-    return Static(id="dialog-warning", classes="policy-dialog-warning")
+def _say(line: Static, warning: str | None) -> None:
+    line.display = warning is not None
+    line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
