@@ -480,25 +480,23 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
         (held,) = bridge_json(d)["inFlight"]
         assert held["op"] == "checkpoint"
         wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 60, "the mark kept")
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-        out, err = waiting.communicate(timeout=60)
-    assert waiting.returncode == 4, out + err
-    told = json.loads(out)["data"]
-    assert (told["requestId"], told["outcome"]) == (held["id"], "unknown") and "may or may not" in told[
-        "error"
-    ]
-    hold.unlink()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = final_outcome(d, held["id"])
-        assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
-        assert "inFlight" not in bridge_json(d)
-        wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
-        assert (
-            final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2
-        )  # the first mark was placed
+
+        def told_unknown() -> None:
+            out, err = waiting.communicate(timeout=60)
+            assert waiting.returncode == 4, out + err
+            told = json.loads(out)["data"]
+            assert (told["requestId"], told["outcome"]) == (held["id"], "unknown"), told
+            assert "may or may not" in told["error"], told
+            hold.unlink()
+
+        with killed_and_resumed(web, sid, told_unknown):
+            done = final_outcome(d, held["id"])
+            assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
+            assert "inFlight" not in bridge_json(d)  # type: ignore[operator]
+            wait_for(lambda: len(_turn_ends(d)) >= 2, 60, "the new turn to end")
+            assert (
+                final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2
+            )  # the first mark was placed
     _no_replays(d, sent=2)
 
 
@@ -601,20 +599,21 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         # looked at once, as DSH logs the held command's pair a second or so after a reload: the new instance, attached,
         # lists the request in flight (a bridge.json of its attach, or the old one's last, which listed it too)
         assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]  # type: ignore[union-attr]
-        assert web.proc is not None
-        os.killpg(web.proc.pid, signal.SIGKILL)
-        web.proc.wait()
-    assert mark["id"] not in [
-        run["request"]["id"] for run, _ in td_runs(log_events(d))
-    ]  # DSH logged none of it
-    assert mark["id"] not in [o["requestId"] for o in outcomes(d)]
-    hold.unlink()
-    with DshWeb(world) as web:
-        web.prompt(sid, "After the restart: steps=1 sleep=0")
-        done = final_outcome(d, mark["id"])
-        assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
-        assert done["error"].endswith(unknown_hint("checkpoint")), done  # where a mark shows, not the events
-        wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 60, "the in-flight list emptied")
+
+        def left_unanswered() -> None:
+            assert mark["id"] not in [
+                run["request"]["id"] for run, _ in td_runs(log_events(d))
+            ]  # DSH logged none of it
+            assert mark["id"] not in [o["requestId"] for o in outcomes(d)]
+            hold.unlink()
+
+        with killed_and_resumed(web, sid, left_unanswered):
+            done = final_outcome(d, mark["id"])
+            assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
+            assert done["error"].endswith(unknown_hint("checkpoint")), (
+                done
+            )  # where a mark shows, not the events
+            wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 60, "the in-flight list emptied")
 
 
 def test_a_wait_on_a_request_pending_when_dsh_died_says_it_was_pending(
