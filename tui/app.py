@@ -28,11 +28,11 @@ from textual.widgets import Input, TextArea
 
 from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
+from core.cli.args import layout_notes
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
 from core.log.layout import is_sessions_root
 from core.log.pace import Pacer
-from core.log.sessions import layout_note
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog, names_one_session
 from core.remote.target import parse_remote
@@ -210,8 +210,9 @@ class TapedeckApp(ControlActions, App[None]):
         if fleet_roots is None and not is_session_log_target(target):
             fleet_roots = [target]  # a sessions root opens the fleet table
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
-        # what a root that holds no session holds instead, read here, not by the UI thread (a root's whole tree)
-        self.layout_notes = [note for root in fleet_roots or () if (note := layout_note(root, "fleet"))]
+        # what a root that holds no session holds instead (here or over SSH, as ``tapedeck sessions`` says it), read
+        # here, not by the UI thread (a root's whole tree)
+        self.layout_notes = layout_notes([str(root) for root in fleet_roots or ()], "fleet")
         # the remote log the target names (None: a local one): ``host:PATH`` is local when such a file is here
         self.target_remote = None if fleet_roots else RemoteLog.of(target)
         self.config = config or validate_config({})  # its alerts and model sections apply
