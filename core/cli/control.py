@@ -14,7 +14,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_seconds, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
-from core.control.config import CONFIG_EVENT, check_section, parse_value, session_config, set_value
+from core.control.config import check_section, config_events, parse_value, session_config, set_value
 from core.control.host_state import (
     KIND_DSH,
     HostState,
@@ -43,7 +43,6 @@ from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, int
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.log.tail import Tailer
-from core.log.vocabulary import HOST_EVENT
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import ConfigError, LogFormatError, TapedeckError
@@ -99,9 +98,8 @@ def _check_config_set(log: Path, args: dict[str, Any]) -> None:
     from core.read.load import load_session
 
     session = load_session(log, retain=False, readback=True, index=True)
-    events = (session.events[seq] for seq in session.seqs_of((HOST_EVENT, CONFIG_EVENT)))
     try:
-        set_value(session_config(events), args["key"], args.get("value"))
+        set_value(session_config(config_events(session)), args["key"], args.get("value"))
     except ConfigError as exc:
         raise ControlError(f"config.set: {exc}") from None
 

@@ -9,8 +9,7 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, path_argument, whole
 from core.cli.common import emit, guarded
-from core.control.config import CONFIG_EVENT, load_config, logged_config
-from core.log.vocabulary import HOST_EVENT
+from core.control.config import config_events, load_config, logged_config
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, session_workspace, status_from_log
 from core.read.load import load_session
@@ -42,7 +41,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--log-file", metavar="F", help="override prolong.logFile")
     parser.add_argument(
-        "--log-window", type=whole, metavar="N", help="override prolong.logWindow (0 full, N last N, -1 disabled)"
+        "--log-window",
+        type=whole,
+        metavar="N",
+        help="override prolong.logWindow (0 full, N last N, -1 disabled)",
     )
     parser.add_argument("--deny-keep", type=whole, metavar="N", help="override prolong.denyKeep")
     add_json(parser)
@@ -51,8 +53,7 @@ def register(subparsers: Any) -> None:
 
 def resolve_config(args: argparse.Namespace, session: Session) -> prolong_config.ProlongConfig:
     """The session's effective prolong config (from its log, else ``--config``) with the overrides applied."""
-    events = (session.events[seq] for seq in session.seqs_of((HOST_EVENT, CONFIG_EVENT)))
-    logged = logged_config(events)
+    logged = logged_config(config_events(session))
     raw: dict[str, object] = {}
     if logged is not None:
         raw = logged.prolong.to_dict()
