@@ -145,7 +145,9 @@ class EventFilter:
         types = tuple(t for t in self.types if t != item) if item in self.types else (*self.types, item)
         return replace(self, types=types)
 
-    def passes_stream(self, test: Predicate, first: int, end: int, read: Callable[[int], dict[str, Any]]) -> bool:
+    def passes_stream(
+        self, test: Predicate, first: int, end: int, read: Callable[[int], dict[str, Any]]
+    ) -> bool:
         """True when a delta of the model stream ``first``..``end - 1`` (deltas of one step; ``read`` reads one)
         passes ``test``, this filter's ``predicate``: the list shows the stream's row then. Its first delta
         answers for all when only the type and the turn are asked, none passes when a tool is (a delta names
@@ -179,7 +181,10 @@ class EventFilter:
         return test
 
 
-def search_predicate(query: str) -> Predicate:
-    """Case-insensitive substring search over an event's JSON text."""
+def search_predicate(query: str, shown: Predicate | None = None) -> Predicate:
+    """Case-insensitive substring search over an event's JSON text; with ``shown`` (a filter's predicate), over
+    the events it passes only, so that a search counts and steps through the matches the filtered list shows."""
     needle = query.casefold()
-    return lambda event: needle in _json_text(event).casefold()
+    if shown is None:
+        return lambda event: needle in _json_text(event).casefold()
+    return lambda event: shown(event) and needle in _json_text(event).casefold()

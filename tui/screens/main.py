@@ -387,7 +387,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             parts.append(part("following", "green", 2))
         else:  # the list stopped at the operator's row; the agent itself runs on
             news = f" +{ev.new_rows} new" if ev.new_rows else ""
-            parts.append(part(f"scroll lock{news} ({key_of(self.app, 'main.follow')} follows)", "bold yellow", 3))
+            parts.append(
+                part(f"scroll lock{news} ({key_of(self.app, 'main.follow')} follows)", "bold yellow", 3)
+            )
         if self.search_query:
             parts.append(part(self._search_label(), "cyan", 5))
         parts.append(part(f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", "", 6))
@@ -482,16 +484,21 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         """Run (or clear) a search in the background; the list takes the keys back (``n``/``N`` step through
         matches) and the cursor goes to the first match once the scan finds one."""
         self.search_query = message.query
-        if not message.query:
-            self.search_scan = None
-        else:
-            self.search_scan = Scanner(
-                self, self.live, search_predicate(message.query), self._search_changed, "search"
-            )
-            self._jump_to_match = True
-            self.search_scan.advance()
+        self._jump_to_match = bool(message.query)
+        self._start_search()
         self.query_one(SearchBar).action_close()
         self._search_changed()
+
+    def _start_search(self) -> None:
+        """Scan for the search query among the events the filter passes (every event when none is on)."""
+        if not self.search_query:
+            self.search_scan = None
+            return
+        shown = self.filter.predicate(self.live.session) if self.filter.active else None
+        self.search_scan = Scanner(
+            self, self.live, search_predicate(self.search_query, shown), self._search_changed, "search"
+        )
+        self.search_scan.advance()
 
     def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
         """Back to the list."""
@@ -566,6 +573,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         else:
             self.filter_scan = None
         self._rebuild(reset=False)
+        if self.search_query:  # the search's matches are those the new filter shows
+            self._start_search()
+            self._search_changed()
 
     def _filter_changed(self) -> None:
         self._rebuild(reset=False)
@@ -689,9 +699,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 text = dumps(event, option=orjson.OPT_INDENT_2).decode()
             else:
                 sections = payload_sections(self.live.session, event)
-                text = (
-                    "\n\n".join(body for _, body, _ in sections) or dumps(event.get("data")).decode()
-                )
+                text = "\n\n".join(body for _, body, _ in sections) or dumps(event.get("data")).decode()
             what = f"seq {seq}"
         self.app.call_from_thread(self._copied, what, form, text)
 
