@@ -11,7 +11,13 @@ from core.cli.args import add_json, add_log_path, path_argument, whole
 from core.cli.common import emit, guarded
 from core.control.config import config_events, load_config, logged_config
 from core.policies import prolong_config
-from core.policies.prolong import ProlongError, render_status, session_workspace, status_from_log
+from core.policies.prolong import (
+    ProlongError,
+    render_status,
+    session_workspace,
+    status_from_log,
+    workspace_gone,
+)
 from core.read.load import load_session
 from core.read.session import Session
 from core.shared.text import quoted_path
@@ -94,10 +100,8 @@ def run(args: argparse.Namespace) -> int:
     # first the report, which reads events back (and says so if the log changed meanwhile); then the session's own
     # workspace, which may be gone since it ran: no log file can be looked for there, nor its probe judged
     report = status_from_log(session, workspace, config)
-    if not config.disabled and not workspace.is_dir():
-        raise ProlongError(
-            f"the session's workspace {quoted_path(workspace)} is not there any more (moved or removed since the "
-            "session ran), so its prolong log file cannot be read; pass --workspace DIR where it is now"
-        )
+    gone = workspace_gone(workspace, config)
+    if gone is not None:
+        raise ProlongError(f"{gone}; pass --workspace DIR where it is now")
     emit(report.to_dict(), args.json, lambda _: render_status(report))
     return 0

@@ -311,7 +311,9 @@ def write_file(path: Path, text: str, replace: bool, *, root: Path | None = None
         write_all(fd, data)
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISLNK(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                raise beneath.LinkRefused(errno.ELOOP, "a symbolic link is in the way (links are not followed)", str(path))
+                raise beneath.LinkRefused(
+                    errno.ELOOP, "a symbolic link is in the way (links are not followed)", str(path)
+                )
         os.replace(tmp.name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
@@ -371,7 +373,9 @@ class SectionWriter:
         self._overflow: deque[Any] = deque()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._window: deque[str] | None = deque(maxlen=min(window, sys.maxsize)) if window > 0 else None  # no deque holds more
+        self._window: deque[str] | None = (
+            deque(maxlen=min(window, sys.maxsize)) if window > 0 else None
+        )  # no deque holds more
         self._probe = probe_section(session_id, path)
         self.writable: bool | None = None
         self.sections = 0
@@ -716,11 +720,25 @@ def session_workspace(session: Session) -> Path:
     )
 
 
+def workspace_gone(workspace: str | os.PathLike[str], config: ProlongConfig) -> str | None:
+    """Why no log file can be looked for in a session's ``workspace``: it is not a directory any more (None while
+    it is, or with the log disabled). A probe cannot be judged there, nor a sandbox blamed."""
+    if config.disabled or Path(workspace).is_dir():
+        return None
+    return (
+        f"the session's workspace {quoted_path(workspace)} is not there any more (moved or removed since the "
+        "session ran), so its prolong log file cannot be read"
+    )
+
+
 def session_status_text(session: Session, workspace: str | os.PathLike[str], config: ProlongConfig) -> str:
-    """The status command's answer for a session: its report, or the notice that the command is off."""
+    """The status command's answer for a session: its report, the notice that the command is off, or that its
+    workspace is gone."""
     if not config.register_command:
         return render_status_off(config)
-    return render_status(status_from_log(session, workspace, config))
+    report = render_status(status_from_log(session, workspace, config))
+    gone = workspace_gone(workspace, config)
+    return report if gone is None else f"prolong-memory status: workspace gone\n{gone}"
 
 
 # the host-facing object --------------------------------------------------------------------------------
@@ -892,7 +910,9 @@ def status_from_log(
         except OSError as exc:
             # A directory, a link or a file in its way: the host could not have written it there either.
             text = None
-            note = f"the log file cannot be read ({_read_problem(exc)}), so no section of this session is there"
+            note = (
+                f"the log file cannot be read ({_read_problem(exc)}), so no section of this session is there"
+            )
         grouped = sections_by_session(parse_sections(text)) if text is not None else {}
         writable = session.id in grouped
         mine = grouped.get(session.id, [])
