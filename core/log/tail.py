@@ -521,8 +521,11 @@ def _frames_to_end(data: bytes, start: int) -> list[tuple[int, int]] | None:
 def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
     """Decode only the last frames: find frame starts near the end of the file by their magic number, keep
     the earliest one whose frames chain exactly to the end of the file, and grow the window until ``n`` events
-    are in. A magic number inside compressed data cannot pass the chaining check by accident in practice."""
+    are in (each frame decoded once). A magic number inside compressed data cannot pass the chaining check by
+    accident in practice."""
     magic = (0xFD2FB528).to_bytes(4, "little")
+    # what each frame decoded to, by its file offset: a bigger window decodes only the frames the smaller ones did not
+    decoded: dict[int, bytes] = {}
     for start, data in _tail_windows(path):
         candidates = []
         at = data.find(magic)
@@ -540,8 +543,11 @@ def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
             lines = 0
             try:
                 for a, b in reversed(bounds):
-                    texts.append(decode_frame(data[a:b]))
-                    lines += texts[-1].count(b"\n")
+                    text = decoded.get(start + a)
+                    if text is None:
+                        text = decoded[start + a] = decode_frame(data[a:b])
+                    texts.append(text)
+                    lines += text.count(b"\n")
                     if lines >= n:
                         break
             except (zstandard.ZstdError, FrameTooLarge):
