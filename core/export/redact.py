@@ -2136,8 +2136,10 @@ def _quoted_end_of(data: bytes, m: Any, group: int, shell: bool) -> int:
         triple = data[escaped - 1 : escaped] in (b"'", b'"')  # a triple quote's (Python's, TOML's)
         if triple:  # closed by the same three quotes only, on its line or another
             close = _triple_close(data, quote, start)
-        elif close is None and group == 3 and b":" in (sign := data[m.end(1) : escaped]) and b"=" not in sign:
-            close = _flow_close(data, quote, end, _key_indent(data, m))
+        elif (
+            group == 3 and (close is None or quote == b"'" and close >= end) and _yaml_sign(m, escaped, data)
+        ):
+            close = _flow_close(data, quote, end, _key_indent(data, m))  # (a single quote's ``''`` too)
         closes = lead > start and close is not None or broken
         if closes and data.count(quote, _line_start(data, escaped), escaped) % 2:
             return start  # it closes a quote its line opened before the key (``print("password: " + pw)``): no value
@@ -2193,26 +2195,35 @@ def _key_indent(data: bytes, m: Any) -> int:
     return 0 if blanks is None else _indent_width(blanks.group(1))
 
 
+def _yaml_sign(m: Any, at: int, data: bytes) -> bool:
+    """True when what comes between the key word of ``m`` (group 1) and ``at``, its value's quote, is a YAML
+    mapping's sign (``: ``), no ``=``."""
+    sign = data[m.end(1) : at]
+    return b":" in sign and b"=" not in sign
+
+
 def _flow_close(data: bytes, quote: bytes, at: int, indent: int) -> int | None:
-    """Where a YAML flow scalar that ``quote`` (as written: ``"``, ``\\"`` …) opened after a key and left open on its
-    line closes, past ``at`` (``password: "ab`` then ``  cd"``): on a line after it, each one to it deeper than
-    the key (``indent`` blanks: ``_key_indent``) or empty, past a quote a backslash escapes within it (``_closes``), within
-    ``FLOW_REACH`` bytes. None when a line no deeper (the next entry) comes first: nothing closes the value there."""
+    """Where a YAML flow scalar that ``quote`` (as written: ``"``, ``\\"`` …, or ``'``) opened after a key closes,
+    from ``at`` on, on its line or a later one (``password: "ab`` then ``  cd"``), each line to it deeper than the key
+    (``indent`` blanks: ``_key_indent``) or empty, within ``FLOW_REACH`` bytes: past a double quote a backslash
+    escapes within the value (``_closes``), and in single quotes past ``''``, which writes a quote (a backslash
+    escapes nothing there). None when a line no deeper (the next entry) comes first: nothing closes the value."""
     stop = min(len(data), at + FLOW_REACH)
-    while (brk := _BREAK.search(data, at, stop)) is not None:
-        at = _INDENTED.match(data, brk.end()).end()  # type: ignore[union-attr]  # it matches the empty string
-        if _BREAK.match(data, at) is not None:  # an empty line (or ``\r\n``'s second half)
-            continue
-        if _indent_width(data[brk.end() : at]) <= indent:
-            return None
-        line = _BREAK.search(data, at, stop)
-        end = stop if line is None else line.start()
+    doubled = quote == b"'"
+    while True:
+        brk = _BREAK.search(data, at, stop)
+        end = stop if brk is None else brk.start()
         while (close := data.find(quote, at, end)) >= 0:
             at = close + len(quote)
-            if _closes(data, at - 1, len(quote) - 1):
+            if doubled and data[at : at + 1] == b"'":  # ``''``: a quote of the value
+                at += 1
+            elif doubled or _closes(data, at - 1, len(quote) - 1):
                 return close
-        at = end
-    return None
+        if brk is None:
+            return None
+        at = _INDENTED.match(data, brk.end()).end()  # type: ignore[union-attr]  # it matches the empty string
+        if _BREAK.match(data, at) is None and _indent_width(data[brk.end() : at]) <= indent:
+            return None  # (an empty line, or ``\r\n``'s second half, is passed over)
 
 
 def _close(data: bytes, quote: bytes, at: int, literal: bool = False) -> int | None:

@@ -92,3 +92,29 @@ def test_a_triple_quoted_value_of_several_lines_goes_whole(
     keeps no value's line count: a YAML block, a here-document go as one too)."""
     value = f"\n{indent}".join(lines)
     _redacts(f"{key}{sign}{quote}{value}{quote}{after}", f"{key}{sign}{quote}[redacted key]{quote}{after}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=YAML_KEYS,
+    words=st.lists(SECRET_WORDS, min_size=2, max_size=4),
+    doubled=st.lists(st.booleans(), min_size=4, max_size=4),
+    deeper=st.sampled_from(["  ", "    "]),
+    after=st.sampled_from(["", "\nuser: bob"]),
+)
+@example(key="password", words=["ab1", "cd2"], doubled=[True, False, False, False], deeper="  ", after="")
+@example(
+    key="password",
+    words=["ab1", "cd2"],
+    doubled=[False, True, False, False],
+    deeper="  ",
+    after="\nuser: bob",
+)
+def test_a_yaml_single_quoted_value_s_doubled_quotes_close_nothing_on_any_line(
+    key: str, words: list[str], doubled: list[bool], deeper: str, after: str
+) -> None:
+    """In YAML's single quotes ``''`` writes a quote: ``password: 'ab''`` then ``  cd'`` lost ``ab`` alone, the
+    first quote of the pair taken for the close and the quote after it for a piece glued on that closed on no line
+    of its own. A single-quoted value goes to the quote that closes it, no doubled one, whatever line it is on."""
+    lines = [word + ("''" if twice else "") for word, twice in zip(words, doubled, strict=False)]
+    _redacts(f"{key}: '" + f"\n{deeper}".join(lines) + f"'{after}", f"{key}: '[redacted key]'{after}")
