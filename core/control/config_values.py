@@ -9,73 +9,15 @@ say something misleading. Lists of tables are addressed by an entry's name (``ta
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from core.shared.config_ranges import NUMBER_RANGES as NUMBER_RANGES  # where README points
+from core.shared.config_ranges import number_range, out_of_range
 from core.shared.errors import ConfigError
-from core.shared.text import describe, js_number, plain_number, quoted, shown
+from core.shared.text import describe, js_number, quoted, shown
 
 MAX_DEPTH = 32
-_INDEX = re.compile(r"\[([0-9]+)\]")
-_TEXT = 100_000_000  # chars: more than any request holds (a 1M-token window is a few million chars)
-_COUNT = 1_000_000  # lines, errors, matches: more than any one tool result shows
-_STEPS = 10_000  # steps or turns: more than any session runs
-_TOKENS = 100_000_000  # tokens: a hundred times the largest context window a model offers today
-# The allowed range of every numeric key a config file, ``config.set`` or ``--set`` gives (``*``: any list entry or
-# model name), checked before the key's section sees the value: an upper bound no sane setting reaches, so a slip
-# (``1e26``, a bytes count where chars were meant) is refused by name instead of switching a policy off for good.
-# A value under the low end is left to the section, which words it as the seed did. The ``alerts`` keys carry their
-# ranges in ``core.alerts.config``. README "Config" lists these bounds.
-NUMBER_RANGES: dict[str, tuple[float, float]] = {
-    "slice.maxStepsPerTurn": (1, _STEPS),
-    "slice.history.keepRecentTurns": (0, _STEPS),
-    "slice.history.entryMaxChars": (256, _TEXT),
-    "slice.fold.pinSteps": (0, _STEPS),
-    "slice.fold.pinMaxChars": (0, _TEXT),
-    "slice.fold.spillPreviewMinBytes": (0, 1 << 30),
-    "slice.fold.backoffAfterExpansions": (1, 1_000),
-    "slice.digest.minChars": (0, _TEXT),
-    "slice.digest.headLines": (0, _COUNT),
-    "slice.digest.tailLines": (0, _COUNT),
-    "slice.digest.maxKeepRatio": (0, 1),
-    "slice.digest.structuredBlockCap": (1, 1_000_000_000),  # its message offers 1000000000 for "no cap"
-    "slice.digest.structuredBlockMin": (0, _COUNT),
-    "slice.digest.logMinChars": (0, _TEXT),
-    "slice.digest.logMaxErrors": (1, _COUNT),
-    "slice.digest.logContextLines": (0, _COUNT),
-    "slice.digest.maxLineChars": (1, 1_000_000_000),  # as structuredBlockCap
-    "slice.digest.lineHeadChars": (0, _TEXT),
-    "slice.digest.lineTailChars": (0, _TEXT),
-    "slice.digest.searchMinMatches": (1, _COUNT),
-    "slice.digest.searchMinChars": (0, _TEXT),
-    "slice.digest.searchMaxPerFile": (2, _COUNT),
-    "rewind.maxTokens": (1, _TOKENS),
-    "rewind.maxSummarizationRetries": (0, 8),
-    "prolong.logWindow": (-1, _COUNT),
-    "prolong.promptOrder": (100, 199),
-    "prolong.denyKeep": (0, _COUNT),
-    "adaptive.taskProfiles.*.maxTokens": (1, _TOKENS),
-    "adaptive.taskProfiles.*.softStepBudget": (1, _STEPS),
-    "adaptive.taskProfiles.*.hardStepBudget": (1, _STEPS),
-    "adaptive.pruneLevels.*.atStep": (1, _STEPS),
-    "adaptive.pruneLevels.*.atPressureRatio": (0, 1),
-    "adaptive.pruneLevels.*.thresholdChars": (1, _TEXT),
-    "adaptive.pruneLevels.*.headChars": (0, _TEXT),
-    "adaptive.pruneLevels.*.tailChars": (0, _TEXT),
-    "adaptive.pruneLevels.*.protectRecentSteps": (0, _STEPS),
-    "adaptive.pruneLevels.*.minimumCharsRemoved": (0, _TEXT),
-    "adaptive.riskRouter.minimumScore": (1, 1_000),
-    "adaptive.riskRouter.maxRequestChars": (1, _TEXT),
-    "adaptive.riskRouter.maxEvidenceChars": (1, _TEXT),
-    "model.contextWindow": (1, _TOKENS),
-    "model.maxOutputTokens": (1, _TOKENS),
-    "model.limits.*.contextWindow": (1, _TOKENS),
-    "model.limits.*.maxOutputTokens": (1, _TOKENS),
-    "model.prices.*.hit": (0, 1_000_000),  # USD per 1M tokens
-    "model.prices.*.miss": (0, 1_000_000),
-    "model.prices.*.output": (0, 1_000_000),
-}
 INT_RANGE = range(-(2**63), 2**64)  # the integers a JSON event holds (signed or unsigned 64 bits)
 ENTRY_NAMES = ("taskClass", "name")
 
@@ -108,17 +50,6 @@ def check_loggable(value: Any, key: str) -> None:
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(node))
 
 
-def number_range(key: str) -> tuple[float, float] | None:
-    """The allowed range of the dotted ``key`` (``NUMBER_RANGES``, a ``*`` there matching any one part), or None
-    for a key without one."""
-    parts = _INDEX.sub(r".\1", key).split(".")  # a list entry by index: taskProfiles[0] as taskProfiles.0
-    for pattern, bounds in NUMBER_RANGES.items():
-        wanted = pattern.split(".")
-        if len(wanted) == len(parts) and all(w in ("*", p) for w, p in zip(wanted, parts, strict=True)):
-            return bounds
-    return None
-
-
 def check_ranges(value: Any, key: str) -> None:
     """Raise ConfigError naming the key, the value and the allowed range for a number (anywhere inside ``value``,
     given for the dotted ``key``) past the top of its key's range (``number_range``); the first one in order."""
@@ -128,8 +59,7 @@ def check_ranges(value: Any, key: str) -> None:
         if isinstance(node, int | float) and not isinstance(node, bool):
             bounds = number_range(where)
             if bounds is not None and node > bounds[1]:
-                low, high = (plain_number(bound) for bound in bounds)
-                raise ConfigError(f"{quoted(where)} must be from {low} to {high} (got {shown(node)})")
+                raise out_of_range(where, bounds, node)
         elif depth < MAX_DEPTH and isinstance(node, Mapping):
             items = reversed(list(node.items()))
             stack.extend((child, f"{where}.{name}", depth + 1) for name, child in items)

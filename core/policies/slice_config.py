@@ -2,7 +2,9 @@
 
 Key names, defaults and error messages follow the seed so a profile written for the DSH plugin loads here
 unchanged and a bad one fails with the same words (but for the two that offered Infinity, below), followed by the value
-it was given (``(got "8000")``, escaped and cut as ``shown`` writes it). Checks run in load order: top-level key names first (retired
+it was given (``(got "8000")``, escaped and cut as ``shown`` writes it). A number under its key's range is the
+exception: it is refused as ``core.control.config_values`` refuses one over the top, naming the full key and the
+range (``slice.fold.pinSteps must be from 0 to 10,000 (got -1)``, ``core.shared.config_ranges``). Checks run in load order: top-level key names first (retired
 keys explain where they went; unknown keys get a "did you mean"), then each value, section by section.
 
 Numbers follow JavaScript's rules as the seed applied them: ``2.0`` is the integer 2, ``True`` is not a number,
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from core.shared.config_ranges import number_range, out_of_range
 from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.text import describe, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
@@ -176,23 +179,37 @@ def _refused(message: str, value: Any, key: str = "") -> ConfigError:
     return ConfigError(f"{message} (got {shown(value)}{f' for {key}' if key else ''})")
 
 
-def _int_at_least(value: Any, low: int, message: str, *, safe: bool = False, key: str = "") -> int:
+def _at_least_low(number: float, key: str, value: Any) -> None:
+    """Refuse ``number`` (as ``value`` was given) under the low end of ``slice.<key>``'s range (``NUMBER_RANGES``)
+    in the words ``check_ranges`` uses for a number over the top, which a config file's value meets first: both
+    ends read alike, naming the full key and the range."""
+    bounds = number_range(f"slice.{key}")
+    assert bounds is not None, key  # every numeric key of the section has a range
+    if number < bounds[0]:
+        raise out_of_range(f"slice.{key}", bounds, value)
+
+
+def _int_at_least(value: Any, key: str, message: str, *, safe: bool = False, name: str = "") -> int:
+    """A whole number (the seed's ``message`` when it is none, or past ``MAX_SAFE_INTEGER`` when ``safe``) not
+    under the low end of ``slice.<key>``'s range."""
     number = whole_number(value)
-    if number is None or number < low or (safe and number > MAX_SAFE_INTEGER):
-        raise _refused(message, value, key)
+    if number is None or (safe and number > MAX_SAFE_INTEGER):
+        raise _refused(message, value, name)
+    _at_least_low(number, key, value)
     return number
 
 
-def _int_or_infinity(value: Any, low: int, message: str) -> float:
+def _int_or_infinity(value: Any, key: str, message: str) -> float:
     if isinstance(value, float) and value == math.inf:
         return value
-    return _int_at_least(value, low, message)
+    return _int_at_least(value, key, message)
 
 
-def _non_negative_number(value: Any, message: str) -> float:
+def _non_negative_number(value: Any, key: str, message: str) -> float:
     number = _number(value)
-    if number is None or number < 0:
+    if number is None:
         raise _refused(message, value)
+    _at_least_low(number, key, value)
     return number
 
 
@@ -208,7 +225,7 @@ def _history(raw: Mapping[str, Any]) -> HistoryConfig:
     if "keepRecentTurns" in raw:
         keep = _int_at_least(
             raw["keepRecentTurns"],
-            0,
+            "history.keepRecentTurns",
             "history.keepRecentTurns must be a non-negative safe integer",
             safe=True,
         )
@@ -216,7 +233,7 @@ def _history(raw: Mapping[str, Any]) -> HistoryConfig:
     if "entryMaxChars" in raw:
         cap = _int_at_least(
             raw["entryMaxChars"],
-            MIN_ENTRY_MAX_CHARS,
+            "history.entryMaxChars",
             f"history.entryMaxChars must be a safe integer >= {MIN_ENTRY_MAX_CHARS}",
             safe=True,
         )
@@ -228,14 +245,20 @@ def _fold(raw: Mapping[str, Any]) -> FoldConfig:
     d = FoldConfig()
     return FoldConfig(
         enabled=_boolean(raw.get("enabled", d.enabled), "fold.enabled must be a boolean"),
-        pinSteps=_int_at_least(raw.get("pinSteps", d.pinSteps), 0, "pinSteps must be a non-negative integer"),
-        pinMaxChars=_non_negative_number(raw.get("pinMaxChars", d.pinMaxChars), "pinMaxChars must be >= 0"),
+        pinSteps=_int_at_least(
+            raw.get("pinSteps", d.pinSteps), "fold.pinSteps", "pinSteps must be a non-negative integer"
+        ),
+        pinMaxChars=_non_negative_number(
+            raw.get("pinMaxChars", d.pinMaxChars), "fold.pinMaxChars", "pinMaxChars must be >= 0"
+        ),
         spillPreviewMinBytes=_non_negative_number(
-            raw.get("spillPreviewMinBytes", d.spillPreviewMinBytes), "spillPreviewMinBytes must be >= 0"
+            raw.get("spillPreviewMinBytes", d.spillPreviewMinBytes),
+            "fold.spillPreviewMinBytes",
+            "spillPreviewMinBytes must be >= 0",
         ),
         backoffAfterExpansions=_int_at_least(
             raw.get("backoffAfterExpansions", d.backoffAfterExpansions),
-            1,
+            "fold.backoffAfterExpansions",
             "backoffAfterExpansions must be an integer >= 1",
         ),
     )
@@ -243,8 +266,11 @@ def _fold(raw: Mapping[str, Any]) -> FoldConfig:
 
 def _ratio(value: Any) -> float:
     number = _number(value)
-    if number is None or not 0 < number <= 1:
+    if number is None:
         raise _refused("digest.maxKeepRatio must be in (0, 1]", value)
+    _at_least_low(number, "digest.maxKeepRatio", value)
+    if number == 0:  # the low end itself is not in the range
+        raise _refused("slice.digest.maxKeepRatio must be above 0 and at most 1", value)
     return float(number)
 
 
@@ -257,38 +283,56 @@ def _digest(raw: Mapping[str, Any]) -> DigestConfig:
     log_limits = "digest.logMaxErrors/logContextLines invalid"
     return DigestConfig(
         enabled=_boolean(v["enabled"], "digest.enabled must be a boolean"),
-        minChars=_int_at_least(v["minChars"], 0, "digest.minChars must be a non-negative integer"),
-        headLines=_int_at_least(v["headLines"], 0, head_tail, key="headLines"),
-        tailLines=_int_at_least(v["tailLines"], 0, head_tail, key="tailLines"),
+        minChars=_int_at_least(
+            v["minChars"], "digest.minChars", "digest.minChars must be a non-negative integer"
+        ),
+        headLines=_int_at_least(v["headLines"], "digest.headLines", head_tail, name="headLines"),
+        tailLines=_int_at_least(v["tailLines"], "digest.tailLines", head_tail, name="tailLines"),
         maxKeepRatio=_ratio(v["maxKeepRatio"]),
         structuredBlockCap=_int_or_infinity(
             v["structuredBlockCap"],
-            1,
+            "digest.structuredBlockCap",
             "digest.structuredBlockCap must be a whole number >= 1 (for no cap, one past any run of structured "
             "lines, such as 1000000000)",
         ),
         structuredBlockMin=_int_at_least(
-            v["structuredBlockMin"], 0, "digest.structuredBlockMin must be a non-negative integer"
+            v["structuredBlockMin"],
+            "digest.structuredBlockMin",
+            "digest.structuredBlockMin must be a non-negative integer",
         ),
-        logMinChars=_int_at_least(v["logMinChars"], 0, "digest.logMinChars must be a non-negative integer"),
-        logMaxErrors=_int_at_least(v["logMaxErrors"], 1, log_limits, key="logMaxErrors"),
-        logContextLines=_int_at_least(v["logContextLines"], 0, log_limits, key="logContextLines"),
+        logMinChars=_int_at_least(
+            v["logMinChars"], "digest.logMinChars", "digest.logMinChars must be a non-negative integer"
+        ),
+        logMaxErrors=_int_at_least(v["logMaxErrors"], "digest.logMaxErrors", log_limits, name="logMaxErrors"),
+        logContextLines=_int_at_least(
+            v["logContextLines"], "digest.logContextLines", log_limits, name="logContextLines"
+        ),
         maxLineChars=_int_or_infinity(
             v["maxLineChars"],
-            1,
+            "digest.maxLineChars",
             "digest.maxLineChars must be a whole number > 0 (to never cut a line, one past any line's length, such "
             "as 1000000000)",
         ),
-        lineHeadChars=_int_at_least(v["lineHeadChars"], 0, line_cut, key="lineHeadChars"),
-        lineTailChars=_int_at_least(v["lineTailChars"], 0, line_cut, key="lineTailChars"),
+        lineHeadChars=_int_at_least(
+            v["lineHeadChars"], "digest.lineHeadChars", line_cut, name="lineHeadChars"
+        ),
+        lineTailChars=_int_at_least(
+            v["lineTailChars"], "digest.lineTailChars", line_cut, name="lineTailChars"
+        ),
         searchMinMatches=_int_at_least(
-            v["searchMinMatches"], 1, "digest.searchMinMatches must be a positive integer"
+            v["searchMinMatches"],
+            "digest.searchMinMatches",
+            "digest.searchMinMatches must be a positive integer",
         ),
         searchMinChars=_int_at_least(
-            v["searchMinChars"], 0, "digest.searchMinChars must be a non-negative integer"
+            v["searchMinChars"],
+            "digest.searchMinChars",
+            "digest.searchMinChars must be a non-negative integer",
         ),
         searchMaxPerFile=_int_at_least(
-            v["searchMaxPerFile"], 2, "digest.searchMaxPerFile must be an integer >= 2"
+            v["searchMaxPerFile"],
+            "digest.searchMaxPerFile",
+            "digest.searchMaxPerFile must be an integer >= 2",
         ),
     )
 
@@ -301,7 +345,10 @@ def validate(raw: Mapping[str, Any]) -> SliceConfig:
     max_steps = None
     if "maxStepsPerTurn" in raw:
         max_steps = _int_at_least(
-            raw["maxStepsPerTurn"], 1, "maxStepsPerTurn must be a positive safe integer", safe=True
+            raw["maxStepsPerTurn"],
+            "maxStepsPerTurn",
+            "maxStepsPerTurn must be a positive safe integer",
+            safe=True,
         )
     effort = raw.get("defaultReasoningEffort", "inherit")
     if effort not in REASONING_EFFORTS:

@@ -45,7 +45,7 @@ def _inbox(writer: SessionWriter) -> Path:
         (
             "slice.maxStepsPerTurn",
             "-5",
-            "config.set: maxStepsPerTurn must be a positive safe integer (got -5)",
+            "config.set: slice.maxStepsPerTurn must be from 1 to 10,000 (got -5)",
         ),
         ("model.contextWindow", "0", "config.set: model.contextWindow must be a positive integer (got 0)"),
         # of another type than the key's

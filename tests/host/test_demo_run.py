@@ -99,7 +99,7 @@ def test_demo_scenario_exercises_every_policy_and_obeys_the_inbox(tmp_path: Path
     _assert_one_outcome_per_request(session, inbox)
     by_id = {e["data"]["requestId"]: e["data"] for e in session.events if e["type"] == "tapedeck/control"}
     assert by_id[sent["config.set0"]]["outcome"] == "applied"
-    assert "keepRecentTurns must be a non-negative safe integer" in by_id[sent["config.set1"]]["error"]
+    assert "slice.history.keepRecentTurns must be from 0 to 10,000" in by_id[sent["config.set1"]]["error"]
     assert by_id[sent["expand3"]]["outcome"] == "rejected"
     assert by_id[sent["checkpoint"]]["outcome"] == "applied"
     assert by_id[sent["stop"]]["outcome"] == "applied"

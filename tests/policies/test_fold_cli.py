@@ -71,7 +71,7 @@ def test_overrides_change_the_preview(live_log: Path, capsys: pytest.CaptureFixt
 def test_bad_config_exits_2_with_the_spec_message(live_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, str(live_log), "--set", "fold.backoffAfterExpansions=0")
     assert (code, out) == (2, "")
-    assert err == "tapedeck: backoffAfterExpansions must be an integer >= 1 (got 0)\n"
+    assert err == "tapedeck: slice.fold.backoffAfterExpansions must be from 1 to 1,000 (got 0)\n"
     code, _, err = run(capsys, str(live_log), "--set", "histroy.keepRecentTurns=1")
     assert code == 2 and "Did you mean history?" in err
 
@@ -115,5 +115,5 @@ def test_effective_config_overrides() -> None:
         effective_config(session, None, ["fold.pinSteps"])
     with pytest.raises(ConfigError, match=r"slice\.fold must be a table, got 3 \(a number\)"):
         effective_config(session, None, ["fold=3"])
-    with pytest.raises(ConfigError, match="pinSteps must be a non-negative integer"):
+    with pytest.raises(ConfigError, match=r"slice\.fold\.pinSteps must be from 0 to 10,000 \(got -1\)"):
         effective_config(session, None, ["fold.pinSteps=-1"])

@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from core.policies.slice_config import (
-    MAX_SAFE_INTEGER,
     DigestConfig,
     FoldConfig,
     HistoryConfig,
@@ -19,6 +18,7 @@ from core.policies.slice_config import (
 )
 from core.shared.errors import ConfigError
 from core.shared.text import edit_distance, nearest, shown
+from core.shared.values import MAX_SAFE_INTEGER
 
 VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
 
@@ -202,13 +202,14 @@ def test_unknown_history_key_is_not_called_retired() -> None:
 
 def test_entry_max_chars_floor() -> None:
     assert (
-        error_of({"history": {"entryMaxChars": 255}}) == "history.entryMaxChars must be a safe integer >= 256 (got 255)"
+        error_of({"history": {"entryMaxChars": 255}})
+        == "slice.history.entryMaxChars must be from 256 to 100,000,000 (got 255)"
     )
     assert validate({"history": {"entryMaxChars": 256}}).history.entryMaxChars == 256
     assert "entryMaxChars" in error_of({"history": {"entryMaxChars": None}})
 
 
-@pytest.mark.parametrize("value", [-1, 1.5, "2", None, True, math.nan, MAX_SAFE_INTEGER + 1])
+@pytest.mark.parametrize("value", [1.5, "2", None, True, math.nan, MAX_SAFE_INTEGER + 1])
 def test_keep_recent_turns_rejects(value: object) -> None:
     assert (
         error_of({"history": {"keepRecentTurns": value}})
@@ -217,9 +218,26 @@ def test_keep_recent_turns_rejects(value: object) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- top-level values
-@pytest.mark.parametrize("value", [0, -1, 1.5, math.nan, math.inf, MAX_SAFE_INTEGER + 1, None, "50", True])
+@pytest.mark.parametrize("value", [1.5, math.nan, math.inf, MAX_SAFE_INTEGER + 1, None, "50", True])
 def test_max_steps_per_turn_rejects(value: object) -> None:
-    assert error_of({"maxStepsPerTurn": value}) == f"maxStepsPerTurn must be a positive safe integer (got {shown(value)})"
+    assert (
+        error_of({"maxStepsPerTurn": value})
+        == f"maxStepsPerTurn must be a positive safe integer (got {shown(value)})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"maxStepsPerTurn": 0}, "slice.maxStepsPerTurn must be from 1 to 10,000 (got 0)"),
+        (
+            {"history": {"keepRecentTurns": -1}},
+            "slice.history.keepRecentTurns must be from 0 to 10,000 (got -1)",
+        ),
+    ],
+)
+def test_under_the_range_is_refused_with_the_key_and_the_range(raw: dict[str, object], message: str) -> None:
+    assert error_of(raw) == message
 
 
 def test_max_steps_per_turn_accepts_the_largest_safe_integer() -> None:
@@ -250,13 +268,13 @@ def test_only_slice_mode(mode: object) -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"pinSteps": -1}, "pinSteps must be a non-negative integer"),
+        ({"pinSteps": -1}, "slice.fold.pinSteps must be from 0 to 10,000"),
         ({"pinSteps": 1.5}, "pinSteps must be a non-negative integer"),
-        ({"pinMaxChars": -1}, "pinMaxChars must be >= 0"),
+        ({"pinMaxChars": -1}, "slice.fold.pinMaxChars must be from 0 to 100,000,000"),
         ({"pinMaxChars": "8000"}, "pinMaxChars must be >= 0"),
         ({"pinMaxChars": math.nan}, "pinMaxChars must be >= 0"),
-        ({"spillPreviewMinBytes": -5}, "spillPreviewMinBytes must be >= 0"),
-        ({"backoffAfterExpansions": 0}, "backoffAfterExpansions must be an integer >= 1"),
+        ({"spillPreviewMinBytes": -5}, "slice.fold.spillPreviewMinBytes must be from 0 to 1,073,741,824"),
+        ({"backoffAfterExpansions": 0}, "slice.fold.backoffAfterExpansions must be from 1 to 1,000"),
         ({"backoffAfterExpansions": 2.5}, "backoffAfterExpansions must be an integer >= 1"),
         ({"enabled": "yes"}, "fold.enabled must be a boolean"),
         (
@@ -267,7 +285,9 @@ def test_only_slice_mode(mode: object) -> None:
     ],
 )
 def test_fold_errors(raw: dict[str, object], message: str) -> None:
-    assert error_of({"fold": raw}).partition(" (got ")[0] == message  # the value given: test_a_refused_value_is_named…
+    assert (
+        error_of({"fold": raw}).partition(" (got ")[0] == message
+    )  # the value given: test_a_refused_value_is_named…
 
 
 def test_fold_accepts_infinite_pin_budget() -> None:
@@ -278,33 +298,37 @@ def test_fold_accepts_infinite_pin_budget() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"minChars": -1}, "digest.minChars must be a non-negative integer"),
+        ({"minChars": -1}, "slice.digest.minChars must be from 0 to 100,000,000"),
         ({"headLines": 1.5}, "digest.headLines/tailLines must be non-negative integers"),
-        ({"tailLines": -2}, "digest.headLines/tailLines must be non-negative integers"),
-        ({"maxKeepRatio": 0}, "digest.maxKeepRatio must be in (0, 1]"),
-        ({"maxKeepRatio": 1.01}, "digest.maxKeepRatio must be in (0, 1]"),
+        ({"tailLines": -2}, "slice.digest.tailLines must be from 0 to 1,000,000"),
+        ({"maxKeepRatio": 0}, "slice.digest.maxKeepRatio must be above 0 and at most 1"),
+        ({"maxKeepRatio": -0.5}, "slice.digest.maxKeepRatio must be from 0 to 1"),
         ({"maxKeepRatio": True}, "digest.maxKeepRatio must be in (0, 1]"),
-        ({"structuredBlockCap": 0}, CAP_MESSAGE),
+        ({"structuredBlockCap": 0}, "slice.digest.structuredBlockCap must be from 1 to 1,000,000,000"),
         ({"structuredBlockCap": -math.inf}, CAP_MESSAGE),
-        ({"structuredBlockMin": -1}, "digest.structuredBlockMin must be a non-negative integer"),
-        ({"logMaxErrors": 0}, "digest.logMaxErrors/logContextLines invalid"),
-        ({"logContextLines": -1}, "digest.logMaxErrors/logContextLines invalid"),
+        ({"structuredBlockMin": -1}, "slice.digest.structuredBlockMin must be from 0 to 1,000,000"),
+        ({"logMaxErrors": 0}, "slice.digest.logMaxErrors must be from 1 to 1,000,000"),
+        ({"logMaxErrors": 1.5}, "digest.logMaxErrors/logContextLines invalid"),
+        ({"logContextLines": -1}, "slice.digest.logContextLines must be from 0 to 1,000,000"),
         ({"enabled": 1}, "digest.enabled must be a boolean"),
         ({"logMinChars": "512"}, "digest.logMinChars must be a non-negative integer"),
+        ({"maxLineChars": 0}, "slice.digest.maxLineChars must be from 1 to 1,000,000,000"),
         (
-            {"maxLineChars": 0},
+            {"maxLineChars": 0.5},
             "digest.maxLineChars must be a whole number > 0 (to never cut a line, one past any line's length, "
             "such as 1000000000)",
         ),
-        ({"lineHeadChars": -1}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
+        ({"lineHeadChars": -1}, "slice.digest.lineHeadChars must be from 0 to 100,000,000"),
         ({"lineTailChars": 0.5}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
-        ({"searchMinMatches": 0}, "digest.searchMinMatches must be a positive integer"),
-        ({"searchMinChars": -1}, "digest.searchMinChars must be a non-negative integer"),
-        ({"searchMaxPerFile": 1}, "digest.searchMaxPerFile must be an integer >= 2"),
+        ({"searchMinMatches": 0}, "slice.digest.searchMinMatches must be from 1 to 1,000,000"),
+        ({"searchMinChars": -1}, "slice.digest.searchMinChars must be from 0 to 100,000,000"),
+        ({"searchMaxPerFile": 1}, "slice.digest.searchMaxPerFile must be from 2 to 1,000,000"),
     ],
 )
 def test_digest_errors(raw: dict[str, object], message: str) -> None:
-    assert error_of({"digest": raw}).partition(" (got ")[0] == message  # the value given: test_a_refused_value_is_named…
+    assert (
+        error_of({"digest": raw}).partition(" (got ")[0] == message
+    )  # the value given: test_a_refused_value_is_named…
 
 
 def test_digest_ratio_of_one_and_infinite_caps_load() -> None:
@@ -328,7 +352,10 @@ def test_sections_must_be_mappings(section: str, value: object) -> None:
 
 
 def test_whole_config_must_be_a_mapping() -> None:
-    assert error_of([("history", {})]) == 'the slice configuration must be a mapping of keys, got [["history",{}]] (a list)'
+    assert (
+        error_of([("history", {})])
+        == 'the slice configuration must be a mapping of keys, got [["history",{}]] (a list)'
+    )
 
 
 @pytest.mark.parametrize(
@@ -340,7 +367,7 @@ def test_the_way_to_no_limit_a_refusal_names_is_one_a_config_file_takes(key: str
     a number instead, which the config takes and which limits nothing."""
     from core.control.config import validate_config
 
-    message = error_of({"digest": {key: 0}})
+    message = error_of({"digest": {key: 0.5}})
     assert "Infinity" not in message and unlimited in message, message
     number = int(message.split("such as ")[1].partition(")")[0].replace(",", ""))
     digest = validate_config({"slice": {"digest": {key: number}}}).slice.digest
@@ -372,7 +399,7 @@ def test_a_refused_value_is_named_escaped_and_cut(section: str, key: str) -> Non
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"digest": {"tailLines": -2}}, "digest.headLines/tailLines must be non-negative integers (got -2 for tailLines)"),
+        ({"digest": {"tailLines": 0.5}}, "digest.headLines/tailLines must be non-negative integers (got 0.5 for tailLines)"),
         ({"fold": {"pinMaxChars": "8000"}}, 'pinMaxChars must be >= 0 (got "8000")'),
         ({"mode": "state"}, 'Only mode: slice is supported (got "state"); state/stream rollback experiments are retired.'),
     ],

@@ -255,11 +255,11 @@ async def test_config_edit_rejected_inline_and_by_the_host(tmp_path: Path) -> No
         assert box.value == "1"  # slice.history.keepRecentTurns, changed to 1 in the log
         await pilot.press("e", "backspace", "minus", "1")
         await settle(pilot, lambda: text(check).startswith("✗"))
-        assert text(check) == "✗ history.keepRecentTurns must be a non-negative safe integer (got -1)"
+        assert text(check) == "✗ slice.history.keepRecentTurns must be from 0 to 10,000 (got -1)"
         await pilot.press("enter")
         await settle(pilot)
         assert text(screen.query_one("#policy-message", Static)) == (
-            "Not sent: history.keepRecentTurns must be a non-negative safe integer (got -1)"
+            "Not sent: slice.history.keepRecentTurns must be from 0 to 10,000 (got -1)"
         )
         assert not isinstance(app.screen, ConfirmScreen)
         assert read_inbox(path) == []
@@ -567,7 +567,7 @@ async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
         assert box.has_focus and box.value == "null"
         await pilot.press(*["backspace"] * 4, *"255")
         await settle(pilot, lambda: text(check).startswith("✗"))
-        assert text(check) == "✗ history.entryMaxChars must be a safe integer >= 256 (got 255)"
+        assert text(check) == "✗ slice.history.entryMaxChars must be from 256 to 100,000,000 (got 255)"
         await pilot.press("backspace", "6", "enter")
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "+ slice.history.entryMaxChars = 256" in app.screen.body.plain  # type: ignore[union-attr]

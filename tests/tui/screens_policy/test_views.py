@@ -416,7 +416,7 @@ def test_check_value_gives_the_diff_or_the_validator_message(demo_session: Sessi
     assert ok.error is None and ok.value == 3
     assert ok.diff == (("slice.history.keepRecentTurns", 1, 3),)
     bad = check_value(config, "slice.history.keepRecentTurns", "-1")
-    assert bad.error == "history.keepRecentTurns must be a non-negative safe integer (got -1)"
+    assert bad.error == "slice.history.keepRecentTurns must be from 0 to 10,000 (got -1)"
     assert check_value(config, "rewind.reportLanguage", "zh").diff == (("rewind.reportLanguage", "en", "zh"),)
     assert check_value(config, "slice.fold.pinSteps", "0").diff == ()
     unknown = check_value(config, "slcie.fold.pinSteps", "1")
