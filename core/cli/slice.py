@@ -29,13 +29,12 @@ from core.policies.recall import (
     run_recall_tool,
 )
 from core.policies.slice import plan_seal
-from core.policies.slice_config import MIN_ENTRY_MAX_CHARS
 from core.read.load import load_session
 from core.read.session import Session
 from core.read.summary import human_chars, turn_span
+from core.shared.config_ranges import number_range
 from core.shared.errors import TapedeckError
 from core.shared.text import a_or_an, quoted
-from core.shared.values import MAX_SAFE_INTEGER
 
 
 def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:
@@ -64,14 +63,23 @@ def _seal_lines(report: dict[str, Any]) -> Iterator[str]:
         yield ""
     yield from (f"warning: {w}" for w in report["warnings"])
     count = len(report["entries"])
-    yield f"{count} entr{'y' if count == 1 else 'ies'} would be sealed now" if count else "nothing to seal now"
+    yield (
+        f"{count} entr{'y' if count == 1 else 'ies'} would be sealed now" if count else "nothing to seal now"
+    )
 
 
 def _seal(args: argparse.Namespace) -> None:
-    # named as typed here; a config file's bad value is named by its key, in the spec's words
-    check_at_least("keep-recent-turns", args.keep_recent_turns, 0, MAX_SAFE_INTEGER)
-    check_at_least("entry-max-chars", args.entry_max_chars, MIN_ENTRY_MAX_CHARS, MAX_SAFE_INTEGER)
-    session = load_session(args.path, retain=False, readback=True, observe=index_reads, observe_types=ReadIndex.TYPES)
+    # named as typed here, within the range the config gives its key (a config file's bad value is named by its key)
+    for option, key, value in (
+        ("keep-recent-turns", "slice.history.keepRecentTurns", args.keep_recent_turns),
+        ("entry-max-chars", "slice.history.entryMaxChars", args.entry_max_chars),
+    ):
+        bounds = number_range(key)
+        assert bounds is not None, key
+        check_at_least(option, value, int(bounds[0]), int(bounds[1]))
+    session = load_session(
+        args.path, retain=False, readback=True, observe=index_reads, observe_types=ReadIndex.TYPES
+    )
     overrides = []
     if args.keep_recent_turns is not None:
         overrides.append(f"history.keepRecentTurns={args.keep_recent_turns}")
@@ -92,7 +100,9 @@ def _run(
     arguments: dict[str, Any],
     message: Callable[[str], str] = lambda text: text,
 ) -> None:
-    result = run_recall_tool(load_session(args.path, retain=False, readback=True, index=True), tool, arguments)
+    result = run_recall_tool(
+        load_session(args.path, retain=False, readback=True, index=True), tool, arguments
+    )
     if result.is_error:
         raise TapedeckError(message(result.text))
     payload = {"tool": tool, "arguments": arguments, "text": result.text}
@@ -148,7 +158,9 @@ def _recall_search(args: argparse.Namespace) -> None:
         arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]
         unknown = [k for k in arguments["kinds"] if k not in SEARCH_KINDS]
         if unknown:
-            raise TapedeckError(f"--kinds: unknown kind '{quoted(unknown[0])}' (kinds: {', '.join(SEARCH_KINDS)})")
+            raise TapedeckError(
+                f"--kinds: unknown kind '{quoted(unknown[0])}' (kinds: {', '.join(SEARCH_KINDS)})"
+            )
     if args.limit is not None and not 1 <= args.limit <= SEARCH_LIMIT_MAX:  # the tool would clamp it
         raise TapedeckError(f"--limit must be from 1 to {SEARCH_LIMIT_MAX} (got {args.limit})")
     if args.scope is not None:
@@ -254,12 +266,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     _common(p)
     p.add_argument(
-        "--keep-recent-turns", metavar="N", type=whole, help="completed turns to keep raw (history.keepRecentTurns)"
+        "--keep-recent-turns",
+        metavar="N",
+        type=whole,
+        help="completed turns to keep raw (history.keepRecentTurns)",
     )
     p.add_argument(
-        "--entry-max-chars", metavar="N", type=whole, help="code-point cap per entry (history.entryMaxChars, >= 256)"
+        "--entry-max-chars",
+        metavar="N",
+        type=whole,
+        help="code-point cap per entry (history.entryMaxChars, >= 256)",
     )
-    p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        type=path_argument,
+        help="policy config file (TOML or JSON) whose [slice] section applies",
+    )
     add_json(p)
     p.set_defaults(handler=guarded(_seal))
 
@@ -303,14 +326,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "scope auto a few tool-output hits besides.",
     )
     _common(p)
-    p.add_argument("query", metavar="QUERY",
-                   help=f"words of two or more characters to look for, at most {MAX_SEARCH_TERMS} distinct ones")
+    p.add_argument(
+        "query",
+        metavar="QUERY",
+        help=f"words of two or more characters to look for, at most {MAX_SEARCH_TERMS} distinct ones",
+    )
     p.add_argument(
         "--kinds", metavar="A,B", help=f"comma-separated kinds to search: {', '.join(SEARCH_KINDS)}"
     )
     p.add_argument("--scope", choices=("auto", "dialogue"), help="auto (default) adds a few tool-output hits")
     p.add_argument(
-        "--limit", type=whole, metavar="N", help=f"hits to return besides tool output, 1-{SEARCH_LIMIT_MAX} (default 5)"
+        "--limit",
+        type=whole,
+        metavar="N",
+        help=f"hits to return besides tool output, 1-{SEARCH_LIMIT_MAX} (default 5)",
     )
     add_json(p)
     p.set_defaults(handler=guarded(_recall_search))

@@ -52,9 +52,7 @@ def test_seal_json_preview(log: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_seal_text_preview_and_flags(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "seal", str(log), "--keep-recent-turns", "1")
     assert code == 0
-    assert out.startswith(
-        "entry 1 → seq 17: replaces seq 3..3 (1 node(s), 12 chars) · turn 1 · 186 chars\n"
-    )
+    assert out.startswith("entry 1 → seq 17: replaces seq 3..3 (1 node(s), 12 chars) · turn 1 · 186 chars\n")
     assert "[slice tape v1 · turns 1-1 · 1 turn(s) sealed · recall_turn / expand_result]" in out
     assert out.endswith("1 entry would be sealed now\n")
     code, out, _ = run(capsys, "seal", str(log), "--keep-recent-turns", "2")
@@ -66,16 +64,32 @@ def test_seal_text_preview_and_flags(log: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--keep-recent-turns", "-1", "--keep-recent-turns must be a number from 0 to 9,007,199,254,740,991 (got -1)"),
-        ("--keep-recent-turns", str(2**53), f"--keep-recent-turns must be a number from 0 to {2**53 - 1:,} (got {2**53})"),
-        ("--entry-max-chars", "255", "--entry-max-chars must be a number from 256 to 9,007,199,254,740,991 (got 255)"),
+        ("--keep-recent-turns", "-1", "--keep-recent-turns must be a number from 0 to 10,000 (got -1)"),
+        ("--keep-recent-turns", "10001", "--keep-recent-turns must be a number from 0 to 10,000 (got 10001)"),
+        (
+            "--keep-recent-turns",
+            str(2**53),
+            f"--keep-recent-turns must be a number from 0 to 10,000 (got {2**53})",
+        ),
+        ("--entry-max-chars", "255", "--entry-max-chars must be a number from 256 to 100,000,000 (got 255)"),
+        (
+            "--entry-max-chars",
+            "100000001",
+            "--entry-max-chars must be a number from 256 to 100,000,000 (got 100000001)",
+        ),
+        (
+            "--entry-max-chars",
+            str(2**53 - 1),
+            f"--entry-max-chars must be a number from 256 to 100,000,000 (got {2**53 - 1})",
+        ),
     ],
 )
 def test_seal_rejects_bad_history_values(
     log: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
 ) -> None:
     """A bad option's message names the option as typed (it gave the config key's, which the options' help names
-    only in passing); a config file's keeps the spec's wording (tests/policies/test_slice_config.py)."""
+    only in passing), and the range is the config key's: it took any safe integer, up to 9,007,199,254,740,991,
+    where the config caps history.entryMaxChars at 100,000,000."""
     code, out, err = run(capsys, "seal", str(log), flag, value)
     assert (code, out, err) == (2, "", f"tapedeck: {message}\n")
 
