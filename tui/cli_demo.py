@@ -43,7 +43,9 @@ FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what a demo without the TUI passe
 NAMED_SCRATCHES = 3  # demo directories no demo removes that the closing lines name (the rest are counted)
 
 
-def host_command(args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool) -> list[str]:
+def host_command(
+    args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool
+) -> list[str]:
     """The ``tapedeck run`` command line that plays the demo."""
     pace = BASE_PACE / args.speed if args.speed > 0 else 0.0
     chunk = BASE_CHUNK_DELAY / args.speed if args.speed > 0 else 0.0
@@ -71,7 +73,9 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     workspace = given or scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):
         shutil.rmtree(scratch)
-        raise TapedeckError(f"--workspace {quoted_path(workspace)} is not empty; the demo writes its own project there")
+        raise TapedeckError(
+            f"--workspace {quoted_path(workspace)} is not empty; the demo writes its own project there"
+        )
     create_demo_workspace(workspace)
     return scratch, workspace, write_script(scratch / "demo-script.json")
 
@@ -96,7 +100,7 @@ def run_demo(args: argparse.Namespace) -> int:
     stopped = False  # a signal ended the host, which named the `tapedeck run --resume` that continues it
     try:
         if args.no_tui:
-            print(f"workspace {quoted_path(workspace)}\nlog {quoted_path(log)}", flush=True)
+            print(f"workspace {quoted_path(workspace)}", flush=True)  # the host names the log next
             code = _play(host_command(args, workspace, script, session_id, linger=False))
             stopped = code in (128 + signal.SIGINT, 128 + signal.SIGTERM)
             return code
@@ -121,7 +125,12 @@ def _play(command: list[str]) -> int:
 
 
 def _watch(
-    args: argparse.Namespace, workspace: Path, script: Path, session_id: str, log: Path, cleanup: Callable[[], None]
+    args: argparse.Namespace,
+    workspace: Path,
+    script: Path,
+    session_id: str,
+    log: Path,
+    cleanup: Callable[[], None],
 ) -> None:
     errors = script.with_name("host-errors.txt")  # what the host says on stderr, named if it fails to start
     with errors.open("wb") as err:
@@ -137,7 +146,9 @@ def _watch(
         while not log.exists():
             if host.poll() is not None:
                 said = errors.read_text(errors="replace").strip().splitlines()
-                why = said[-1].removeprefix("tapedeck: ") if said else f"it exited with code {host.returncode}"
+                why = (
+                    said[-1].removeprefix("tapedeck: ") if said else f"it exited with code {host.returncode}"
+                )
                 raise TapedeckError(f"the demo host did not start: {why}")
             if time.monotonic() > deadline:
                 raise TapedeckError(f"the demo host wrote no log within {START_SECONDS} s; try --no-tui")
@@ -162,22 +173,30 @@ def _watch(
         _stop(host, log)
 
 
-def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path, stopped: bool = False) -> None:
+def _cleanup(
+    args: argparse.Namespace, scratch: Path, workspace: Path, log: Path, stopped: bool = False
+) -> None:
     """Remove the scratch files (unless --keep) and say what is left; ``stopped``: the host, stopped by a signal,
     named a resume that needs the demo's script."""
-    lines = [f"demo log kept at {quoted_path(log)}" if log.exists() else "no demo log was written"]
+    # without the TUI the host named the log as it started, still on the screen; a TUI covered its words
+    kept = "demo log kept (its path above)" if args.no_tui else f"demo log kept at {quoted_path(log)}"
+    lines = [kept if log.exists() else "no demo log was written"]
     if args.keep:
         lines.append(f"workspace kept at {quoted_path(workspace)} (--keep)")
     else:
         shutil.rmtree(scratch, ignore_errors=True)
-        lines.append(f"workspace {quoted_path(workspace)} " + ("kept (yours)" if args.workspace else "removed"))
+        lines.append(
+            f"workspace {quoted_path(workspace)} " + ("kept (yours)" if args.workspace else "removed")
+        )
         if stopped:
             lines.append("the demo's script is removed too (--keep keeps it), so the `tapedeck run --resume` above "
                          "cannot continue it")  # fmt: skip
     if others := unowned_scratches(scratch):
         named = first_few([quoted_path(p) for p in others], NAMED_SCRATCHES)
-        lines.append("demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
-                     f"theirs; rm -r them when done): {named}")
+        lines.append(
+            "demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
+            f"theirs; rm -r them when done): {named}"
+        )
     with contextlib.suppress(OSError):  # the terminal may be gone
         print("\n".join(lines), flush=True)
 
@@ -205,13 +224,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "when Ctrl-C or a SIGTERM stopped it). The log is kept; the temporary workspace is removed unless --keep."
         ),
     )
-    p.add_argument("--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI")
-    p.add_argument("--speed", type=decimal, default=1.0, metavar="X", help="how fast it plays: 2 plays twice as fast, 0.5 half as fast, 0 with no pauses (default 1)")
-    p.add_argument("--workspace", metavar="DIR", type=path_argument, help="an empty (or new) directory for the demo project (default: a temp dir)")
     p.add_argument(
-        "--sessions-root", default=str(default_sessions_root()), metavar="DIR", type=path_argument,
+        "--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI"
+    )
+    p.add_argument(
+        "--speed",
+        type=decimal,
+        default=1.0,
+        metavar="X",
+        help="how fast it plays: 2 plays twice as fast, 0.5 half as fast, 0 with no pauses (default 1)",
+    )
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=path_argument,
+        help="an empty (or new) directory for the demo project (default: a temp dir)",
+    )
+    p.add_argument(
+        "--sessions-root",
+        default=str(default_sessions_root()),
+        metavar="DIR",
+        type=path_argument,
         help="where the log goes (default: %(default)s)",
     )
     p.add_argument("--zstd", action="store_true", help="write the log zstd-compressed")
-    p.add_argument("--keep", action="store_true", help="keep the throw-away workspace and script after the demo")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the throw-away workspace and script after the demo"
+    )
     p.set_defaults(handler=guarded(run_demo))

@@ -136,6 +136,7 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
     assert demo.stdout is not None
     out = Lines(demo.stdout)
     workspace = Path(out.next().split(" ", 1)[1].strip())
+    assert out.next().startswith("session ")  # the host's first lines name the session and its log
     log = Path(out.next().split(" ", 1)[1].strip())
     children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
     _wait_for(lambda: log.exists() and children.read_text().split())
@@ -165,6 +166,7 @@ def test_a_demo_without_the_tui_whose_host_is_killed_exits_as_a_shell_reports_it
     assert demo.stdout is not None
     out = Lines(demo.stdout)
     out.next()
+    assert out.next().startswith("session ")  # the host's first lines name the session and its log
     log = Path(out.next().split(" ", 1)[1].strip())
     children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
     _wait_for(lambda: log.exists() and children.read_text().split())
