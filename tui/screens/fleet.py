@@ -38,7 +38,7 @@ from tui.keymap import key_of
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.control import message_ask, what_stop_does
 from tui.screens.dialog import Dialog
-from tui.screens.policy_screen import fill_table
+from tui.screens.policy_screen import asked_words, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import sentence, stack_toasts
 from tui.widgets.footer import PriorityFooter
@@ -438,8 +438,8 @@ class FleetScreen(Screen[None]):
             self.notify(held, title="Not sent", timeout=6, markup=False)
             return
         if self.dialog is not None or CHECKING in self.pending.values():  # one dialog at a time, tracked
-            self.notify(f"{op.capitalize()} to {self._named(row)} is not asked: another row action is being checked "
-                        "or asked; one row action at a time.", title="Not asked", timeout=6, markup=False)  # fmt: skip
+            said = f"{_asked(op, self._named(row))} is not asked: another row action is being checked or asked"
+            self.notify(sentence(f"{said}; one row action at a time"), title="Not asked", timeout=6, markup=False)
             return
         self.pending[(row.key, op)] = CHECKING
         self._when_live(row, op, then)
@@ -464,7 +464,8 @@ class FleetScreen(Screen[None]):
         if why is None:
             then()
         else:
-            self.notify(sentence(f"{op} to {self._named(row)}: {why}"), title="Not sent", severity="error", markup=False)
+            self.notify(sentence(f"{_asked(op, self._named(row))}: {why}"), title="Not sent", severity="error",
+                        markup=False)  # fmt: skip
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str], state: object = None) -> None:
         """Ask the operator to confirm ``op`` on ``row``, its host's state said as ``state`` (by default the row's)."""
@@ -507,10 +508,11 @@ class FleetScreen(Screen[None]):
             request = send_row_action(path, op, args)
         except Exception as exc:  # noqa: BLE001 - an unexpected one is told as well, and the table goes on
             why = str(exc) if isinstance(exc, (TapedeckError, OSError)) else self._unexpected(exc)
-            self.app.call_from_thread(self.notify, sentence(f"{op} to {label}: {why}"), title="Not sent",
+            self.app.call_from_thread(self.notify, sentence(f"{_asked(op, label)}: {why}"), title="Not sent",
                                       severity="error", markup=False)  # fmt: skip
             return None
-        self.app.call_from_thread(self.notify, f"{op.capitalize()} sent to {label}.", timeout=3, markup=False)
+        self.app.call_from_thread(self.notify, sentence(f"{asked_words(op)} was sent to {label}"), timeout=3,
+                                  markup=False)  # fmt: skip
         worker = get_current_worker()  # cancelled when the app exits: quitting never waits out the answer
         title = "DSH bridge" if answer_of.kind == KIND_DSH else "host"
         try:
@@ -523,7 +525,7 @@ class FleetScreen(Screen[None]):
         if worker.is_cancelled:
             return None
         if answer is None:
-            text, severity = sentence(f"{op} to {label} got no answer: {lost}"), "warning"
+            text, severity = sentence(f"{_asked(op, label, 'sent to')} got no answer: {lost}"), "warning"
         else:
             text = _answer_said(answer, op, label, title)
             severity = "information" if answer.get("outcome") == APPLIED else "error"
@@ -533,8 +535,8 @@ class FleetScreen(Screen[None]):
     def _late(self, op: str, label: str, title: str) -> None:
         """No answer came within ``ANSWER_SECONDS``: what became of the request, and that its key waits on."""
         key = key_of(self.app, "fleet.pause" if op == "resume" else f"fleet.{op}")
-        self.notify(f"No answer to the {op} sent to {label} within {ANSWER_SECONDS:g} s. The request stays in the "
-                    f"session's inbox and its {title} may still apply it: {key} sends no second {op} until it "
+        self.notify(f"No answer to {_asked(op, label, 'sent to')} within {ANSWER_SECONDS:g} s. The request stays in "
+                    f"the session's inbox and its {title} may still apply it: {key} sends no second {op} until it "
                     "answers (told here) or exits.", title=title, severity="warning", markup=False)  # fmt: skip
 
     def _answered(self, key: str, op: str, answer: dict[str, Any] | None) -> None:
@@ -558,7 +560,7 @@ class FleetScreen(Screen[None]):
 def _answer_said(answer: dict[str, Any], op: str, label: str, who: str) -> str:
     """The toast that tells the host's ``answer`` to the ``op`` sent to the session titled ``label``: one sentence
     that names the session and says what ``who`` (``host``, ``DSH bridge``) did with it, and why when it says."""
-    outcome, sent = answer.get("outcome"), f"the {op} sent to {label}"
+    outcome, sent = answer.get("outcome"), _asked(op, label, "sent to")
     done = {
         APPLIED: f"the {who} applied {sent}",
         REJECTED: f"the {who} refused {sent}",
@@ -566,3 +568,9 @@ def _answer_said(answer: dict[str, Any], op: str, label: str, who: str) -> str:
         EXPIRED: f"{sent} expired before the {who} applied it",
     }.get(outcome, f"whether the {who} applied {sent} is not known")  # unknown: it died while it ran it
     return sentence(f"{done}: {answer['error']}" if answer.get("error") else done)
+
+
+def _asked(op: str, label: str, how: str = "to") -> str:
+    """The ``op`` request ``how`` (``to``, ``sent to``) the session titled ``label``, in the words an open session's
+    toasts name it by (``asked_words``): ``the pause sent to Port the CLI``, ``your message to …``."""
+    return f"{asked_words(op)} {how} {label}"

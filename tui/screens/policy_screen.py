@@ -131,16 +131,22 @@ class TrackedRequest:
 
     @property
     def asked(self) -> str:
-        """What the request asks, as the noun phrase a sentence about its fate starts with: ``the change of
-        slice.fold.pinSteps to 2``, ``the rewind to checkpoint 3``, ``your message``."""
-        args = self.args or {}
-        if self.op == "config.set" and "key" in args:
-            return f"the change of {printable(str(args['key']))} to {said_value(args.get('value'))}"
-        if self.op == "rewind" and args.get("markId") is not None:
-            return f"the rewind to checkpoint {args['markId']}"
-        if self.op == "expand" and "seq" in args:
-            return f"the expansion of seq {args['seq']}"
-        return ASKED.get(self.op, f"the {printable(self.op)} request")
+        """What the request asks, as the noun phrase a sentence about its fate starts with (``asked_words``)."""
+        return asked_words(self.op, self.args)
+
+
+def asked_words(op: str, args: Mapping[str, Any] | None = None) -> str:
+    """What a request of ``op`` with ``args`` asks, as the noun phrase every toast about it starts with (an open
+    session's and the fleet's alike): ``the change of slice.fold.pinSteps to 2``, ``the rewind to checkpoint 3``,
+    ``the pause``, ``your message``."""
+    args = args or {}
+    if op == "config.set" and "key" in args:
+        return f"the change of {printable(str(args['key']))} to {said_value(args.get('value'))}"
+    if op == "rewind" and args.get("markId") is not None:
+        return f"the rewind to checkpoint {args['markId']}"
+    if op == "expand" and "seq" in args:
+        return f"the expansion of seq {args['seq']}"
+    return ASKED.get(op, f"the {printable(op)} request")
 
 
 ASKED = {  # what a request of each op asks, when its arguments add nothing to say
