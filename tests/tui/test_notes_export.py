@@ -72,7 +72,7 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
         await pilot.press(*"check this step", "enter")
         await until(pilot, lambda: screen.events.notes.get(seq) == "check this step")
         assert {s: n.text for s, n in load_notes(path).items()} == {seq: "check this step"}
-        assert f"Noted seq {seq} ({quoted_path(sidecar_paths(path)[0])})." in _toasts(app), _toasts(app)
+        assert f"Added a note on seq {seq} ({quoted_path(sidecar_paths(path)[0])})." in _toasts(app), _toasts(app)
         row = screen.events.cursor - int(screen.events.scroll_offset.y)  # type: ignore[attr-defined]
         line = "".join(s.text for s in screen.events.render_line(row))
         assert "✎ note" in line
@@ -124,7 +124,7 @@ async def test_the_note_dialog_draws_a_notes_controls_as_pictures_and_keeps_them
         assert not [c for c in drawn if ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F], drawn
         assert "see ␛]52;c;" in drawn, drawn
         await pilot.press("enter")
-        await until(pilot, lambda: any(f"Noted seq {seq}" in t for t in _toasts(app)))
+        await until(pilot, lambda: any(f"Replaced the note on seq {seq}" in t for t in _toasts(app)))
         assert load_notes(path)[seq].text == f"see {ESCAPES}"
 
 

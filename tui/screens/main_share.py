@@ -135,7 +135,8 @@ class ShareActions:
     def _write_note(self, seq: int, text: str) -> None:
         try:
             written = set_note(self.live.path, seq, text)  # type: ignore[attr-defined]
-            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({quoted_path(written.sidecar)})."
+            did = "Replaced the note on" if written.replaced else "Added a note on"
+            said = f"{did if text.strip() else 'Removed the note on'} seq {seq} ({quoted_path(written.sidecar)})."
             if written.kept is not None:
                 said += f" The notes of the session this log replaced are kept in {quoted_path(written.kept)}."
             severity = "information"
