@@ -145,6 +145,7 @@ async def test_the_tui_raises_what_tapedeck_alerts_reports(demo_root: Path, foll
 def test_the_alerts_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    monkeypatch.setattr("tui.screens.alerts.today", lambda: "2026-12-07")  # the alerts of another day are dated
     path = tmp_path / "session.jsonl"
     log = Log()
     log.header()

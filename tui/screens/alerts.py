@@ -1,11 +1,13 @@
 """The Alerts screen: every alert raised since the TUI started, newest last, the selected one's reason whole under
-the table (the reason column is cut on a narrow terminal); ``enter`` goes to its event.
+the table (the reason column is cut on a narrow terminal, the session's title to the room left, never out);
+``enter`` goes to its event, or, opened from the fleet, opens the session of another's.
 
 It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core, on a worker thread.
 """
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from rich.text import Text
@@ -16,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from core.alerts.engine import Alert
+from core.shared.clock import utc_time
 from core.shared.text import printable
 from tui.alerts import AlertBoard
 from tui.cells import cut, fitting, show_columns
@@ -28,13 +31,28 @@ from tui.widgets.table import RowTable
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 COLUMNS = ("time", "severity", "cause", "session", "seq", "reason")
-LEAST_NEEDED = ("severity", "session")  # left out in this order while the reason would get less than REASON_MIN
+# left out while the reason would get less than REASON_MIN; the session stays (a fleet's alerts are of many), its
+# title cut to the room the other columns leave, but no shorter than SESSION_MIN
+LEAST_NEEDED = ("severity",)
 REASON_MIN = 10  # a reason is cut no shorter than this (the line under the table gives the selected one whole)
+SESSION_MIN = 12
+
+
+def today() -> str:
+    """Today's date in UTC (``2026-12-07``), which an alert of another day is dated against."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 def alert_time(at: int | None) -> str:
-    """``18:04:05`` (UTC) of an alert's epoch-ms time (as a row's, ``clock``), or ``-``."""
-    return clock(at) if at else "-"
+    """An alert's epoch-ms time in UTC, as every time the app shows (``clock``): ``18:04:05`` today,
+    ``12-06 18:04`` on an earlier day of this year, ``2025-12-06`` before it (narrow enough for 60 columns);
+    ``-`` when unknown."""
+    if not at:
+        return "-"
+    day, now = utc_time(at, "%Y-%m-%d"), today()
+    if day is None or day == now:
+        return clock(at)  # a time no clock gives is marked as a row's is
+    return day if day[:4] != now[:4] else utc_time(at, "%m-%d %H:%M") or day
 
 
 class AlertsScreen(Screen[None]):
@@ -50,7 +68,8 @@ class AlertsScreen(Screen[None]):
         self._rows: dict[str, Alert] = {}  # row key -> its alert, in the board's order
         self._last: Alert | None = None  # the last row's alert
         self._widths: dict[str, int] = {}  # each column's cells, padding included, over every row
-        self._layout: tuple[list[str], int] = ([], 0)  # the columns shown and the reason's cells
+        # the columns shown, and the cells of the session's title and of the reason
+        self._layout: tuple[list[str], int, int] = ([], 0, 0)
 
     def compose(self) -> ComposeResult:
         """Heading, the table, the selected alert's reason, a count and the footer."""
@@ -92,13 +111,18 @@ class AlertsScreen(Screen[None]):
         widths = {c: max([self._widths[c] if kept else column_widths([c], []),
                           *(column_widths([c], [[cells[c]]]) for _, cells in new)]) for c in COLUMNS}  # fmt: skip
         room = table.size.width - table.styles.scrollbar_size_vertical
-        columns = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
-        layout = (columns, room - sum(widths[c] for c in columns if c != "reason") - 2)  # the reason's padding
+        least = {"session": SESSION_MIN + 2, "reason": REASON_MIN + 2}
+        least = {c: min(widths[c], cells) for c, cells in least.items()}
+        columns = fitting({**widths, **least}, room, LEAST_NEEDED)
+        others = sum(widths[c] for c in columns if c not in least)
+        # the session's title takes the room left, up to its whole, then the reason (each cut, its padding off)
+        session = max(least["session"], min(widths["session"], room - others - least["reason"]))
+        layout = (columns, session - 2, room - others - session - 2)
         if kept and layout != self._layout:  # the rows shown need other cells
             kept, new = 0, [(a, self._cells(a)) for a in alerts]
         self._widths, self._layout, self._last = widths, layout, alerts[-1] if alerts else None
-        left = layout[1]
-        rows = [(str(id(a)), [cut(cells[c], left) if c == "reason" else cells[c] for c in columns])
+        room_of = {"session": layout[1], "reason": layout[2]}
+        rows = [(str(id(a)), [cut(cells[c], room_of[c]) if c in room_of else cells[c] for c in columns])
                 for a, cells in new]  # fmt: skip
         if not kept:
             self._rows = {}
@@ -134,21 +158,27 @@ class AlertsScreen(Screen[None]):
         self.query_one("#alerts-selected", Static).update(said)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """``enter``: back to the main view, on the alert's event (when that session is the one open)."""
+        """``enter``: back to the main view, on the alert's event (when that session is the one open); opened from
+        the fleet, an alert of another session opens that session, as Enter on its row does."""
         alert = self._rows.get(event.row_key.value or "")
         if alert is None:
             return
-        if id(alert) in self.board.replaced:
-            self.notify("That alert is about the log this one replaced: its event is gone.", timeout=3)
-            return
+        from tui.screens.fleet import FleetScreen
         from tui.screens.main import MainScreen
 
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
         live = getattr(self.app, "live", None)
-        if main is None or live is None or live.key != self.board.keys[id(alert)]:  # both found by workers
+        # the open session's: its log's key (found by a worker), else the path it was opened by (a fleet row's key)
+        here = live is not None and (live.key == self.board.keys[id(alert)] or str(live.path) == alert.path)
+        fleet = next((s for s in self.app.screen_stack if isinstance(s, FleetScreen)), None)
+        if here and id(alert) in self.board.replaced:
+            self.notify("That alert is about the log this one replaced: its event is gone.", timeout=3)
+        elif here and main is not None:
+            main.show_seq(alert.seq)  # closes this screen and any other above the session's
+        elif fleet is None:
             self.notify("That alert is about another session: open it from the fleet table.", timeout=3)
-            return
-        main.show_seq(alert.seq)  # closes this screen and any other above the session's
+        elif not fleet.open_row(alert.path):
+            self.notify("That alert is about a session no longer in the fleet table.", timeout=3)
 
     def action_close(self) -> None:
         """Leave the screen."""

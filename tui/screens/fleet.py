@@ -358,6 +358,20 @@ class FleetScreen(Screen[None]):
         """Enter or a click on a row opens it."""
         self.action_open()
 
+    def open_row(self, key: str) -> bool:
+        """Open the session of the row ``key`` (its log's path) as Enter on it does, from a screen over the table
+        (the alerts): the screens over the table close, the session open there with them, and the cursor goes to
+        the row, so that going back returns to it. False when no row has that key."""
+        shown = self.rows.get(key)
+        if shown is None:
+            return False
+        while self.app.screen is not self and self in self.app.screen_stack:
+            self.app.pop_screen()
+        if key in self.shown:
+            self.query_one(DataTable).move_cursor(row=self.shown.index(key))
+        self.app.open_session(shown.row.ref.path)  # type: ignore[attr-defined]
+        return True
+
     def action_next_attention(self) -> None:
         """Move to the next row needing attention (after the cursor, wrapping around)."""
         table = self.query_one(DataTable)
