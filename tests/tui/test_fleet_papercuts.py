@@ -174,3 +174,40 @@ async def test_an_alert_not_of_today_shows_its_date(tmp_path: Path) -> None:
         assert times == [time.strftime(dated, day_before), time.strftime("%H:%M:%S", time.gmtime(now / 1000)),
                          time.strftime("%Y-%m-%d", time.gmtime(streak / 1000))], times  # fmt: skip
         assert table.max_scroll_x == 0 and "session" in [str(c.label) for c in table.columns.values()]
+
+
+@pytest.mark.anyio
+async def test_an_error_given_as_a_mapping_is_said_key_by_key(tmp_path: Path) -> None:
+    """A host's error given as a mapping of what is wrong with each key was said as its raw pairs ('refused:
+    slice.fold.pinSteps=must be 0 or more, value=-1'): each key is named, then what is wrong with it, as the
+    screen words its own errors; a value that is no text is given as its JSON."""
+    import orjson
+
+    from core.control.inbox import REJECTED, outcome_event
+    from tests.tui.logs import policy_log
+    from tests.tui.pilot import make_app, settle
+    from tui.screens.policy_screen import PolicyScreen
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    toasts = raised_toasts(app)
+    error = {"slice.fold.pinSteps": "must be 0 or more", "got": -1}
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.control_unavailable() is None)
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, PolicyScreen))
+        app.send_control("config.set", {"key": "slice.fold.pinSteps", "value": -1}, "pinSteps")
+        inbox = path.parent / "control.jsonl"
+        await until(pilot, lambda: inbox.exists() and inbox.read_bytes().endswith(b"\n"))
+        request = orjson.loads(inbox.read_bytes().splitlines()[-1])
+        seq = len(path.read_bytes().splitlines())
+        answer = {**outcome_event(request, REJECTED), "seq": seq, "time": 1786000000000}
+        answer["data"]["error"] = error
+        with path.open("ab") as log:
+            log.write(orjson.dumps(answer) + b"\n")
+        await until(pilot, lambda: any(n.title == "Rejected" for n in toasts))
+        (said,) = [str(n.message) for n in toasts if n.title == "Rejected"]
+        assert said == (
+            "The change of slice.fold.pinSteps to -1 was refused: slice.fold.pinSteps: must be 0 or more; got: -1."
+        ), said

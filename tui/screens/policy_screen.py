@@ -270,7 +270,9 @@ def rewind_outcome(detail: Any) -> str:
 
 
 def describe(value: Any) -> str:
-    """A short human form of an outcome's ``error`` or ``detail`` (a string, a mapping or any JSON value)."""
+    """A short human form of an outcome's ``error`` or ``detail`` (a string, a mapping or any JSON value): a
+    mapping with no message is said key by key, each key then what is wrong with it (``slice.fold.pinSteps: must
+    be 0 or more; got: -1``), as the screens word their own errors."""
     if value is None or value == "":
         return ""
     if isinstance(value, str):
@@ -280,7 +282,7 @@ def describe(value: Any) -> str:
         code = value.get("code")
         if isinstance(message, str):
             return f"{message} ({code})" if isinstance(code, str) else message
-        return ", ".join(f"{k}={v if isinstance(v, str) else js_json(v)}" for k, v in value.items())
+        return "; ".join(f"{k}: {v if isinstance(v, str) else js_json(v)}" for k, v in value.items())
     return js_json(value)
 
 

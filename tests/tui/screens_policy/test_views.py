@@ -239,7 +239,7 @@ def test_describe_outcome_values() -> None:
     assert describe(None) == ""
     assert describe("boom") == "boom"
     assert describe({"message": "region changed", "code": "CHANGED"}) == "region changed (CHANGED)"
-    assert describe({"markId": 1, "seqs": [4, 5]}) == "markId=1, seqs=[4,5]"
+    assert describe({"markId": 1, "seqs": [4, 5]}) == "markId: 1; seqs: [4,5]"
     assert describe(3) == "3"
 
 
