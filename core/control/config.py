@@ -24,10 +24,10 @@ import copy
 import dataclasses
 import functools
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from core.control.config_values import check_loggable, check_ranges, check_type, child
 from core.log.vocabulary import HOST_EVENT
@@ -35,9 +35,6 @@ from core.shared.errors import ConfigError, unknown_config_key
 from core.shared.parsers import Failure, Unparsable, Wording, load_document, parse_json
 from core.shared.records import record
 from core.shared.text import describe, quoted, quoted_path
-
-if TYPE_CHECKING:
-    from core.read.session import Session
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -316,7 +313,17 @@ def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
         raise ConfigError(f"the session log's config does not validate here: {exc}") from exc
 
 
-def config_events(session: Session) -> list[Mapping[str, Any]]:
+class LoggedEvents(Protocol):
+    """What ``config_events`` reads of a session (``core.read.session.Session``, which this layer may not import)."""
+
+    events: Any
+
+    def seqs_of(self, types: Collection[str]) -> Iterable[int]:
+        """The seqs of the events whose type is in ``types``, in log order."""
+        ...
+
+
+def config_events(session: LoggedEvents) -> list[Mapping[str, Any]]:
     """The ``tapedeck/host`` and ``tapedeck/config`` events of ``session`` in log order: what ``logged_config`` and
     ``session_config`` rebuild its config from."""
     return [session.events[seq] for seq in session.seqs_of((HOST_EVENT, CONFIG_EVENT))]
