@@ -421,7 +421,7 @@ def _render_cost(r: dict[str, Any]) -> str:
         change = f"{'-' if removed > 0 else '+' if removed < 0 else ''}{human_chars(abs(removed))} chars"
         lines.append(
             f"  seq {c['seq']:>{width}} {c['kind']:<10} turn {c['turn']:<3} {change:>11} "
-            f"for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
+            f"for {counted(c['laterRequests'], 'request')}: saved {_usd(c['savedUsd'])}, {broke} "
             f"({_usd(c['costUsd'])}), net {_usd(c['netUsd'])}"
         )
     return "\n".join(lines)
