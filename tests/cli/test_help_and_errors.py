@@ -641,7 +641,8 @@ def test_the_demos_lines_name_its_workspace_escaped(
     assert main(argv, extra_commands=tui_commands()) == 2
     out, _ = capfd.readouterr()
     named = str(workspace).replace("\x1b", "\\u001b").replace("\x07", "\\u0007").replace("\n", "\\n")
-    assert out.startswith(f"workspace {named}\nlog ") and f"\nworkspace {named} kept (yours)\n" in out, out
+    # the host names the log (dea55d19): here it fails before making one
+    assert out.startswith(f"workspace {named}\n") and f"\nworkspace {named} kept (yours)\n" in out, out
     assert "\x1b" not in out and not any(line.startswith("forged") for line in out.splitlines()), out
 
 

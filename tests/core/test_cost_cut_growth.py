@@ -51,4 +51,4 @@ def test_a_cut_shows_how_it_changed_the_requests(
     assert cut["charsRemoved"] == removed
     assert main(["cost", str(log)]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  seq ")]
-    assert line.startswith(f"  seq     21 compaction turn 1   {said:>11} for 1 requests: "), line
+    assert line.startswith(f"  seq     21 compaction turn 1   {said:>11} for 1 request: "), line

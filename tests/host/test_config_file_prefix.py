@@ -28,7 +28,7 @@ def run_host(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) ->
     ("toml", "said"),
     [
         ('[rewind]\ntoolName = "bash"\n', 'rewind.toolName "bash" is the name of another tool'),
-        ("[slice.history]\nkeepRecentTurns = -3\n", "history.keepRecentTurns must be a non-negative"),
+        ("[slice.history]\nkeepRecentTurns = -3\n", "slice.history.keepRecentTurns must be from 0 to 10,000 (got -3)"),
     ],
 )
 def test_a_refused_config_file_is_named_first(

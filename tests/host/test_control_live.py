@@ -289,7 +289,7 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
         (
             "slice.history.keepRecentTurns",
             "-3",
-            "history.keepRecentTurns must be a non-negative safe integer",
+            "slice.history.keepRecentTurns must be from 0 to 10,000 (got -3)",
         ),
         ("slice.nosuch", "1", "Unknown slice configuration key nosuch. Valid keys: "),
         ("rewind.toolName", '"bash"', 'rewind.toolName "bash" is the name of another tool'),

@@ -519,7 +519,11 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         """Jump to the next (or previous) search match."""
         scanner = self.search_scan
         if scanner is None or not scanner.seqs:
-            if not quiet:
+            if quiet:
+                return
+            if scanner is not None and self.filter.active:  # the search looks only at the rows the filter shows
+                self.notify(f"No match shown {self._hiding()}.", timeout=5)
+            else:
                 self.notify(f"No search matches; {key_of(self.app, 'main.search')} searches.", timeout=3)
             return
         if not self.events.go_match(scanner.seqs, direction > 0):
